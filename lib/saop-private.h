@@ -1,0 +1,57 @@
+/*
+ * saop-private.h: helpers shared by lib/ only (saop__ prefix, left out
+ * of the exported symbols by the export regex).  Never installed.
+ */
+#ifndef SAOP_PRIVATE_H
+#define SAOP_PRIVATE_H
+
+#include "saop.h"
+
+#include <sqlite3.h>
+
+#if defined(__GNUC__)
+#define SAOP__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define SAOP__PRINTF(f, a)
+#endif
+
+/*
+ * Fill e (when not NULL) with code, errno and a formatted message, and
+ * return -code, so that callers write "return saop__fail(e, ...);".
+ */
+int saop__fail(struct saop_err *e, int code, int sys_errno,
+    const char *fmt, ...) SAOP__PRINTF(4, 5);
+
+/* Like saop__fail, also naming a line and byte offset. */
+int saop__fail_at(struct saop_err *e, int code, long line, long long offset,
+    const char *fmt, ...) SAOP__PRINTF(5, 6);
+
+/* An embedded text file: its name (as given to scripts/embed.sh) and body. */
+struct saop__blob {
+	const char *name;
+	const char *text;
+	size_t len;
+};
+
+/* The migrations/ files in number order, ending with a NULL name. */
+extern const struct saop__blob saop__migrations[];
+/* The SAOP envelope v1 schema (lib/envelope-v1.json). */
+extern const struct saop__blob saop__envelope_v1;
+
+/* The open SQLite handle of s (borrowed: valid until saop_store_close()). */
+sqlite3 *saop__store_db(struct saop_store *s);
+
+/*
+ * Run fn(db, arg, e) inside BEGIN IMMEDIATE ... COMMIT, retrying the whole
+ * transaction a bounded number of times while SQLite says BUSY or LOCKED.
+ * fn returns 0 or a negative code (then the transaction is rolled back).
+ * With durable set, the commit is made with synchronous=FULL.
+ */
+int saop__store_tx(struct saop_store *s, int durable,
+    int (*fn)(sqlite3 *db, void *arg, struct saop_err *e), void *arg,
+    struct saop_err *e);
+
+/* SAOP_EDB naming what failed and SQLite's message for db. */
+int saop__fail_db(struct saop_err *e, sqlite3 *db, const char *what);
+
+#endif /* SAOP_PRIVATE_H */

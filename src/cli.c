@@ -1,0 +1,286 @@
+/* cli.c: the plumbing every saop program shares (see cli.h). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char *prog = "saop";
+static const char *synopsis_text = "";
+static const char *summary_text = "";
+static const char *own_help_text = "";
+static struct saop_store *store;
+
+static const char common_help[] =
+"  -h, --help          print this help and exit\n"
+"  -V, --version       print the version and exit\n"
+"  -q, --quiet         write no records; only the exit status tells\n"
+"  -v, --verbose       say more on stderr (twice: more still)\n"
+"  -r, --raw-input     read all of the input as the raw text of one record\n"
+"  -R, --raw-output    write only the result text, not records\n"
+"      --task ID       task id for records without one ($SAOP_TASK_ID)\n"
+"      --db PATH       state database ($SAOP_DB, .saop/state.sqlite)\n"
+"      --log FILE      also append every event to FILE as NDJSON\n"
+"      --dry-run       print the model request instead of sending it\n"
+"      --max-record N  longest record line or raw input, in bytes\n";
+
+/* At exit: stdout must have been written out, else "write error", 74. */
+static void
+close_stdout(void)
+{
+	int bad;
+
+	saop_store_close(store);
+	store = NULL;
+	bad = ferror(stdout) != 0;
+	if (fclose(stdout) != 0 && errno != EBADF)
+		bad = 1;
+	if (bad) {
+		/* A closed pipe (head, grep -q) is not worth a message. */
+		if (errno != EPIPE)
+			fprintf(stderr, "%s: write error: %s\n", prog,
+			    strerror(errno));
+		_exit(EX_IOERR);
+	}
+}
+
+void
+cli_init(const char *name, const char *synopsis, const char *summary,
+    const char *own_help)
+{
+	prog = name;
+	synopsis_text = synopsis;
+	summary_text = summary;
+	own_help_text = own_help ? own_help : "";
+	atexit(close_stdout);
+}
+
+const char *
+cli_name(void)
+{
+	return prog;
+}
+
+static noreturn void
+help(void)
+{
+	printf("usage: %s %s\n\n%s\n\nOptions:\n%s%s\n"
+	    "Exit status: 0 all records OK, 1 some flagged, 3 some need a "
+	    "person;\nsee %s(1) for the rest.\n", prog, synopsis_text,
+	    summary_text, own_help_text, common_help, prog);
+	exit(EX_OK);
+}
+
+int
+cli_common_opt(struct cli *o, int ch, const char *arg)
+{
+	switch (ch) {
+	case 'h':
+		help();
+	case 'V':
+		printf("%s (saop) %s\n", prog, SAOP_VERSION);
+		exit(EX_OK);
+	case 'q':
+		o->quiet = 1;
+		return 1;
+	case 'v':
+		o->verbose++;
+		return 1;
+	case 'r':
+		o->raw_in = 1;
+		return 1;
+	case 'R':
+		o->raw_out = 1;
+		return 1;
+	case CLI_OPT_TASK:
+		if (*arg == '\0')
+			cli_usage_error("--task: the id is empty");
+		o->task = arg;
+		return 1;
+	case CLI_OPT_DB:
+		o->db = arg;
+		return 1;
+	case CLI_OPT_LOG:
+		o->log = arg;
+		return 1;
+	case CLI_OPT_DRY_RUN:
+		o->dry_run = 1;
+		return 1;
+	case CLI_OPT_MAX_RECORD:
+		o->max_record = (size_t)cli_count("--max-record", arg,
+		    LONG_MAX);
+		if (o->max_record == 0)
+			cli_usage_error("--max-record: must be at least 1");
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+noreturn void
+cli_usage(int status)
+{
+	fprintf(stderr, "usage: %s %s\nTry '%s --help' for more.\n", prog,
+	    synopsis_text, prog);
+	exit(status);
+}
+
+noreturn void
+cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '%s --help' for more.\n", prog);
+	exit(EX_USAGE);
+}
+
+void
+cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void
+cli_warn_err(const struct saop_err *e)
+{
+	fprintf(stderr, "%s: ", prog);
+	if (e->line > 0) {
+		fprintf(stderr, "line %ld", e->line);
+		if (e->has_offset)
+			fprintf(stderr, ", byte %lld", e->offset);
+		fputs(": ", stderr);
+	} else if (e->has_offset) {
+		fprintf(stderr, "byte %lld: ", e->offset);
+	}
+	if (e->field[0] != '\0')
+		fprintf(stderr, "%s: ", e->field);
+	fprintf(stderr, "%s\n", e->msg[0] ? e->msg : "unknown error");
+}
+
+noreturn void
+cli_die(const struct saop_err *e)
+{
+	cli_warn_err(e);
+	exit(saop_err_exit_status(e->code));
+}
+
+int
+cli_worse(int a, int b)
+{
+	/* Order: 0 < 1 < 3; anything else (a sysexits code) wins. */
+	static const int rank[] = { 0, 1, -1, 2 };
+	int ra = a >= 0 && a <= 3 ? rank[a] : 9;
+	int rb = b >= 0 && b <= 3 ? rank[b] : 9;
+
+	return rb > ra ? b : a;
+}
+
+int
+cli_state_status(const char *state)
+{
+	if (state == NULL || strcmp(state, "OK") == 0)
+		return CLI_OK;
+	if (strcmp(state, "USER_ESCALATION") == 0)
+		return CLI_ESCALATE;
+	if (strcmp(state, "PAUSED_FOR_INTERVENTION") == 0)
+		return EX_TEMPFAIL;
+	return CLI_FLAGGED;	/* TRUNCATED, INVALID, RESUME_EXHAUSTED */
+}
+
+const char *
+cli_task_id(const struct cli *o)
+{
+	static char made[64];
+	const char *env;
+
+	if (o->task != NULL)
+		return o->task;
+	if ((env = getenv("SAOP_TASK_ID")) != NULL && *env != '\0')
+		return env;
+	if (made[0] == '\0') {
+		struct timeval tv;
+
+		gettimeofday(&tv, NULL);
+		snprintf(made, sizeof(made), "t-%lld-%ld",
+		    (long long)tv.tv_sec, (long)getpid());
+	}
+	return made;
+}
+
+void
+cli_record_task(const struct cli *o, json_t *rec)
+{
+	if (!json_is_string(json_object_get(rec, "task_id")))
+		json_object_set_new(rec, "task_id",
+		    json_string(cli_task_id(o)));
+}
+
+struct saop_store *
+cli_store(const struct cli *o)
+{
+	struct saop_err e;
+
+	if (store != NULL)
+		return store;
+	if ((store = saop_store_open(o->db, &e)) == NULL)
+		cli_die(&e);
+	if (o->log != NULL && saop_store_set_log(store, o->log, &e) != 0)
+		cli_die(&e);
+	return store;
+}
+
+long
+cli_count(const char *name, const char *arg, long max)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno != 0 || end == arg || *end != '\0' || v < 0 || v > max)
+		cli_usage_error("%s: '%s' is not a whole number from 0 to %ld",
+		    name, arg, max);
+	return v;
+}
+
+void
+cli_progress(const struct cli *o, unsigned long done, int final)
+{
+	static struct timeval start, last;
+	static int on = -1;
+	struct timeval now;
+	double secs;
+
+	if (on == -1) {
+		on = !o->quiet && isatty(STDERR_FILENO);
+		gettimeofday(&start, NULL);
+		last = start;
+	}
+	if (!on)
+		return;
+	gettimeofday(&now, NULL);
+	if (!final && now.tv_sec == last.tv_sec)
+		return;
+	last = now;
+	secs = (double)(now.tv_sec - start.tv_sec) +
+	    (double)(now.tv_usec - start.tv_usec) / 1e6;
+	fprintf(stderr, "\r%s: %lu records, %.0f/s%s", prog, done,
+	    secs > 0 ? (double)done / secs : 0.0, final ? "\n" : "");
+}

@@ -1,0 +1,122 @@
+/*
+ * cli.h: what every saop program shares: the common options of DESIGN.md,
+ * usage and --help, --version, error messages, exit statuses, the state
+ * database and the task id.
+ */
+#ifndef SAOP_CLI_H
+#define SAOP_CLI_H
+
+#include <getopt.h>
+#include <limits.h>
+#include <stdnoreturn.h>
+#include <sysexits.h>
+
+#include "saop.h"
+
+/* Exit statuses of a record's verdict; the worst wins (cli_worse). */
+#define CLI_OK		0	/* every record OK */
+#define CLI_FLAGGED	1	/* some record flagged and passed on */
+#define CLI_ESCALATE	3	/* some record needs a person */
+
+/* The common options. */
+struct cli {
+	int quiet;		/* -q */
+	int verbose;		/* -v, counted */
+	int raw_in;		/* -r */
+	int raw_out;		/* -R */
+	int dry_run;		/* --dry-run */
+	const char *task;	/* --task, else $SAOP_TASK_ID */
+	const char *db;		/* --db, else $SAOP_DB */
+	const char *log;	/* --log FILE */
+	size_t max_record;	/* --max-record BYTES, 0: the default */
+};
+
+/* Long-only common options; a tool's own start at CLI_OPT_FIRST_OWN. */
+enum {
+	CLI_OPT_TASK = CHAR_MAX + 1,
+	CLI_OPT_DB,
+	CLI_OPT_LOG,
+	CLI_OPT_DRY_RUN,
+	CLI_OPT_MAX_RECORD,
+	CLI_OPT_FIRST_OWN
+};
+
+#define CLI_SHORTOPTS "hqRrVv"
+#define CLI_LONGOPTS \
+	{ "help", no_argument, NULL, 'h' }, \
+	{ "version", no_argument, NULL, 'V' }, \
+	{ "quiet", no_argument, NULL, 'q' }, \
+	{ "verbose", no_argument, NULL, 'v' }, \
+	{ "raw-input", no_argument, NULL, 'r' }, \
+	{ "raw-output", no_argument, NULL, 'R' }, \
+	{ "task", required_argument, NULL, CLI_OPT_TASK }, \
+	{ "db", required_argument, NULL, CLI_OPT_DB }, \
+	{ "log", required_argument, NULL, CLI_OPT_LOG }, \
+	{ "dry-run", no_argument, NULL, CLI_OPT_DRY_RUN }, \
+	{ "max-record", required_argument, NULL, CLI_OPT_MAX_RECORD }
+
+/*
+ * Name the program (e.g. "saop-detect"), its synopsis (the part after the
+ * name), one line saying what it does, and the help text of its own
+ * options (lines of "  -x, --long  what", may be ""); installs the
+ * close-stdout check at exit.
+ */
+void cli_init(const char *name, const char *synopsis, const char *summary,
+    const char *own_help);
+
+/* The program's name, as given to cli_init(). */
+const char *cli_name(void);
+
+/*
+ * Handle a common option: set o, or for -h / -V print and exit 0.
+ * Returns 1 when ch was a common option, 0 when it is not.
+ */
+int cli_common_opt(struct cli *o, int ch, const char *arg);
+
+/* Print the usage line (and "try --help") on stderr and exit status. */
+noreturn void cli_usage(int status);
+
+/* Print "name: msg" on stderr and exit 64. */
+noreturn void cli_usage_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* Print e as "name: line L, byte B: msg" and exit its status. */
+noreturn void cli_die(const struct saop_err *e);
+
+/* Print e as cli_die() does, without exiting. */
+void cli_warn_err(const struct saop_err *e);
+
+/* Print "name: msg" on stderr. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The worse of two statuses: 3 over 1 over 0. */
+int cli_worse(int a, int b);
+
+/* The exit status a record state stands for. */
+int cli_state_status(const char *state);
+
+/*
+ * The task id for a record without one: --task, $SAOP_TASK_ID, else one
+ * made once per run ("t-" time and pid).  Borrowed: valid until exit.
+ */
+const char *cli_task_id(const struct cli *o);
+
+/* Set rec.task_id to cli_task_id() when rec has none. */
+void cli_record_task(const struct cli *o, json_t *rec);
+
+/*
+ * The state database, opened on first use with --db and --log; on failure
+ * prints the error and exits 74.  Closed at exit.
+ */
+struct saop_store *cli_store(const struct cli *o);
+
+/*
+ * Parse a non-negative decimal count for option name; exits 64 naming the
+ * option when arg is not one or is above max.
+ */
+long cli_count(const char *name, const char *arg, long max);
+
+/* On a terminal, show "N records, R/s" on stderr now and then; 0 at end. */
+void cli_progress(const struct cli *o, unsigned long done, int final);
+
+#endif /* SAOP_CLI_H */

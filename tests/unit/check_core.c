@@ -1,0 +1,442 @@
+/* check_core.c: unit tests for err.c, record.c and store.c. */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sysexits.h>
+#include <unistd.h>
+
+#include "saop-private.h"
+
+static char tmpdir[] = "/tmp/check_core.XXXXXX";
+
+static void
+setup(void)
+{
+	strcpy(tmpdir, "/tmp/check_core.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void
+teardown(void)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* A reader over text held in memory. */
+static struct saop_reader *
+reader_on(const char *text, size_t max)
+{
+	char path[256];
+	FILE *f;
+	struct saop_err e;
+	struct saop_reader *r;
+
+	snprintf(path, sizeof(path), "%s/in.ndjson", tmpdir);
+	f = fopen(path, "wb");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+	r = saop_reader_open(path, max, &e);
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+START_TEST(codes_map_to_sysexits)
+{
+	ck_assert_int_eq(saop_err_exit_status(SAOP_EDATA), EX_DATAERR);
+	ck_assert_int_eq(saop_err_exit_status(SAOP_ELIMIT), EX_DATAERR);
+	ck_assert_int_eq(saop_err_exit_status(SAOP_ENOINPUT), EX_NOINPUT);
+	ck_assert_int_eq(saop_err_exit_status(SAOP_EDB), EX_IOERR);
+	ck_assert_int_eq(saop_err_exit_status(SAOP_EREFUSED), EX_UNAVAILABLE);
+	ck_assert_int_eq(saop_err_exit_status(SAOP_EPROTO), EX_PROTOCOL);
+	ck_assert_int_eq(saop_err_exit_status(SAOP_ENETWORK), EX_TEMPFAIL);
+	ck_assert_int_eq(saop_err_exit_status(SAOP_ECONFIG), EX_CONFIG);
+	ck_assert_int_eq(saop_err_exit_status(SAOP_ENOMEM), EX_SOFTWARE);
+	ck_assert_int_eq(saop_err_exit_status(999), EX_SOFTWARE);
+}
+END_TEST
+
+START_TEST(fail_returns_negative_code_and_fills_err)
+{
+	struct saop_err e;
+
+	ck_assert_int_eq(saop__fail_at(&e, SAOP_EDATA, 3, 17, "bad %s", "x"),
+	    -SAOP_EDATA);
+	ck_assert_int_eq(e.code, SAOP_EDATA);
+	ck_assert_int_eq(e.line, 3);
+	ck_assert_int_eq(e.offset, 17);
+	ck_assert_str_eq(e.msg, "bad x");
+	ck_assert_int_eq(saop__fail(NULL, SAOP_EIO, 0, "ignored"), -SAOP_EIO);
+}
+END_TEST
+
+START_TEST(reader_keeps_unknown_fields_in_order)
+{
+	struct saop_reader *r = reader_on(
+	    "{\"zeta\":1,\"raw\":\"x\",\"alpha\":{\"k\":[1,2]}}\n", 0);
+	struct saop_err e;
+	json_t *rec;
+	char *out;
+
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), 1);
+	out = json_dumps(rec, JSON_COMPACT);
+	ck_assert_str_eq(out, "{\"zeta\":1,\"raw\":\"x\",\"alpha\":{\"k\":[1,2]}}");
+	free(out);
+	json_decref(rec);
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), 0);
+	saop_reader_close(r);
+}
+END_TEST
+
+START_TEST(reader_skips_blank_lines_and_counts_them)
+{
+	struct saop_reader *r = reader_on("\n  \n{\"a\":1}\n\n{\"b\":2}", 0);
+	struct saop_err e;
+	json_t *rec;
+
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), 1);
+	ck_assert_int_eq(saop_reader_line(r), 3);
+	json_decref(rec);
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), 1);
+	ck_assert_int_eq(saop_reader_line(r), 5);
+	json_decref(rec);
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), 0);
+	saop_reader_close(r);
+}
+END_TEST
+
+START_TEST(reader_names_line_and_byte_of_bad_json)
+{
+	struct saop_reader *r = reader_on("{\"a\":1}\n{\"a\":tru}\n", 0);
+	struct saop_err e;
+	json_t *rec;
+
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), 1);
+	json_decref(rec);
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), -SAOP_EDATA);
+	ck_assert_ptr_null(rec);
+	ck_assert_int_eq(e.line, 2);
+	ck_assert_int_eq(e.has_offset, 1);
+	ck_assert_int_gt(e.offset, 4);
+	saop_reader_close(r);
+}
+END_TEST
+
+START_TEST(reader_refuses_a_line_that_is_not_an_object)
+{
+	struct saop_reader *r = reader_on("[1,2]\n", 0);
+	struct saop_err e;
+	json_t *rec;
+
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), -SAOP_EDATA);
+	ck_assert_int_eq(e.line, 1);
+	ck_assert_ptr_nonnull(strstr(e.msg, "object"));
+	saop_reader_close(r);
+}
+END_TEST
+
+START_TEST(reader_refuses_two_objects_on_one_line)
+{
+	struct saop_reader *r = reader_on("{\"a\":1} {\"b\":2}\n", 0);
+	struct saop_err e;
+	json_t *rec;
+
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), -SAOP_EDATA);
+	ck_assert_int_eq(e.offset, 8);
+	saop_reader_close(r);
+}
+END_TEST
+
+START_TEST(reader_limits_line_length)
+{
+	struct saop_reader *r = reader_on("{\"a\":\"0123456789\"}\n{}\n", 10);
+	struct saop_err e;
+	json_t *rec;
+
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), -SAOP_ELIMIT);
+	ck_assert_int_eq(e.line, 1);
+	/* The long line was consumed: the next record is still readable. */
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), 1);
+	ck_assert_int_eq(saop_reader_line(r), 2);
+	json_decref(rec);
+	saop_reader_close(r);
+}
+END_TEST
+
+START_TEST(reader_open_missing_file_is_noinput)
+{
+	struct saop_err e;
+
+	ck_assert_ptr_null(saop_reader_open("/nonexistent/x", 0, &e));
+	ck_assert_int_eq(e.code, SAOP_ENOINPUT);
+}
+END_TEST
+
+START_TEST(read_all_keeps_nul_bytes_and_limits_size)
+{
+	FILE *f = tmpfile();
+	struct saop_err e;
+	char *buf;
+	size_t len;
+
+	fwrite("a\0b", 1, 3, f);
+	rewind(f);
+	ck_assert_int_eq(saop_read_all(f, &buf, &len, 0, &e), 0);
+	ck_assert_uint_eq(len, 3);
+	ck_assert_int_eq(memcmp(buf, "a\0b", 4), 0);
+	free(buf);
+	rewind(f);
+	ck_assert_int_eq(saop_read_all(f, &buf, &len, 2, &e), -SAOP_ELIMIT);
+	ck_assert_ptr_null(buf);
+	fclose(f);
+}
+END_TEST
+
+START_TEST(record_write_is_one_compact_utf8_line)
+{
+	json_t *rec = json_pack("{s:s, s:i}", "raw", "caf\xc3\xa9 \"q\"", "turn", 2);
+	struct saop_err e;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_int_eq(saop_record_write(f, rec, &e), 0);
+	fclose(f);
+	ck_assert_str_eq(buf, "{\"raw\":\"caf\xc3\xa9 \\\"q\\\"\",\"turn\":2}\n");
+	free(buf);
+	json_decref(rec);
+}
+END_TEST
+
+static char *
+db_path(const char *name)
+{
+	static char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", tmpdir, name);
+	return p;
+}
+
+START_TEST(store_creates_private_dir_and_file_in_wal_mode)
+{
+	struct saop_err e;
+	struct saop_store *s;
+	struct stat st;
+	sqlite3_stmt *q;
+
+	s = saop_store_open(db_path("d/state.sqlite"), &e);
+	ck_assert_msg(s != NULL, "%s", e.msg);
+	ck_assert_int_eq(stat(db_path("d"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0700);
+	ck_assert_int_eq(stat(db_path("d/state.sqlite"), &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(s),
+	    "PRAGMA journal_mode", -1, &q, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 0), "wal");
+	sqlite3_finalize(q);
+	saop_store_close(s);
+}
+END_TEST
+
+static int
+count_migrations(void)
+{
+	int n = 0;
+
+	while (saop__migrations[n].name != NULL)
+		n++;
+	return n;
+}
+
+static char *
+schema_text(const char *path)
+{
+	char cmd[512], *out;
+	FILE *p;
+	size_t len = 0;
+
+	snprintf(cmd, sizeof(cmd), "sqlite3 '%s' .schema", path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	out = calloc(1, 65536);
+	len = fread(out, 1, 65535, p);
+	pclose(p);
+	out[len] = '\0';
+	return out;
+}
+
+START_TEST(store_migrations_apply_once)
+{
+	struct saop_err e;
+	struct saop_store *s;
+	char *before, *after;
+
+	s = saop_store_open(db_path("m.sqlite"), &e);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(saop_store_version(s), count_migrations());
+	saop_store_close(s);
+	before = schema_text(db_path("m.sqlite"));
+	ck_assert_ptr_nonnull(strstr(before, "CREATE TABLE tasks"));
+	ck_assert_ptr_nonnull(strstr(before, "CREATE TABLE events"));
+	s = saop_store_open(db_path("m.sqlite"), &e);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(saop_store_version(s), count_migrations());
+	saop_store_close(s);
+	after = schema_text(db_path("m.sqlite"));
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+}
+END_TEST
+
+START_TEST(store_eight_processes_open_a_new_database_at_once)
+{
+	struct saop_err e;
+	struct saop_store *s;
+	pid_t pids[8];
+	int i, status;
+
+	for (i = 0; i < 8; i++) {
+		if ((pids[i] = fork()) == 0) {
+			s = saop_store_open(db_path("c.sqlite"), &e);
+			if (s == NULL)
+				_exit(1);
+			if (saop_event(s, "t", i, "PROBE", NULL, &e) != 0)
+				_exit(2);
+			saop_store_close(s);
+			_exit(0);
+		}
+		ck_assert_int_gt(pids[i], 0);
+	}
+	for (i = 0; i < 8; i++) {
+		ck_assert_int_eq(waitpid(pids[i], &status, 0), pids[i]);
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		    "child %d failed with %d", i, WEXITSTATUS(status));
+	}
+	s = saop_store_open(db_path("c.sqlite"), &e);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(saop_store_version(s), count_migrations());
+	saop_store_close(s);
+}
+END_TEST
+
+START_TEST(event_goes_to_table_and_log)
+{
+	struct saop_err e;
+	struct saop_store *s;
+	json_t *data = json_pack("{s:i}", "attempt", 2), *line;
+	sqlite3_stmt *q;
+	char buf[1024];
+	FILE *f;
+
+	s = saop_store_open(db_path("e.sqlite"), &e);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(saop_store_set_log(s, db_path("log.ndjson"), &e), 0);
+	ck_assert_int_eq(saop_event(s, "task-1", 4, "MALFORMED_RESPONSE", data,
+	    &e), 0);
+	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(s),
+	    "SELECT task_id, turn, event, data FROM events", -1, &q, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 0), "task-1");
+	ck_assert_int_eq(sqlite3_column_int(q, 1), 4);
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 2),
+	    "MALFORMED_RESPONSE");
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 3),
+	    "{\"attempt\":2}");
+	sqlite3_finalize(q);
+	saop_store_close(s);
+	f = fopen(db_path("log.ndjson"), "r");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	line = json_loads(buf, 0, NULL);
+	ck_assert_ptr_nonnull(line);
+	ck_assert_str_eq(json_string_value(json_object_get(line, "event")),
+	    "MALFORMED_RESPONSE");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+	    line, "data"), "attempt")), 2);
+	json_decref(line);
+	json_decref(data);
+}
+END_TEST
+
+START_TEST(task_status_is_upserted)
+{
+	struct saop_err e;
+	struct saop_store *s;
+	sqlite3_stmt *q;
+
+	s = saop_store_open(db_path("t.sqlite"), &e);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(saop_task_set_status(s, "t1", "IN_PROGRESS", NULL,
+	    &e), 0);
+	ck_assert_int_eq(saop_task_set_status(s, "t1", "USER_ESCALATION",
+	    "MAX_RETRIES_EXCEEDED", &e), 0);
+	ck_assert_int_lt(saop_task_set_status(s, "t1", "NOT_A_STATUS", NULL,
+	    &e), 0);
+	ck_assert_int_eq(e.code, SAOP_EDB);
+	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(s),
+	    "SELECT count(*), status, reason FROM tasks", -1, &q, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int(q, 0), 1);
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 1),
+	    "USER_ESCALATION");
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 2),
+	    "MAX_RETRIES_EXCEEDED");
+	sqlite3_finalize(q);
+	saop_store_close(s);
+}
+END_TEST
+
+START_TEST(store_open_on_unwritable_path_is_an_io_error)
+{
+	struct saop_err e;
+
+	ck_assert_ptr_null(saop_store_open("/proc/nope/state.sqlite", &e));
+	ck_assert(e.code == SAOP_EIO || e.code == SAOP_EDB);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("core");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, codes_map_to_sysexits);
+	tcase_add_test(tc, fail_returns_negative_code_and_fills_err);
+	tcase_add_test(tc, reader_keeps_unknown_fields_in_order);
+	tcase_add_test(tc, reader_skips_blank_lines_and_counts_them);
+	tcase_add_test(tc, reader_names_line_and_byte_of_bad_json);
+	tcase_add_test(tc, reader_refuses_a_line_that_is_not_an_object);
+	tcase_add_test(tc, reader_refuses_two_objects_on_one_line);
+	tcase_add_test(tc, reader_limits_line_length);
+	tcase_add_test(tc, reader_open_missing_file_is_noinput);
+	tcase_add_test(tc, read_all_keeps_nul_bytes_and_limits_size);
+	tcase_add_test(tc, record_write_is_one_compact_utf8_line);
+	tcase_add_test(tc, store_creates_private_dir_and_file_in_wal_mode);
+	tcase_add_test(tc, store_migrations_apply_once);
+	tcase_add_test(tc, store_eight_processes_open_a_new_database_at_once);
+	tcase_add_test(tc, event_goes_to_table_and_log);
+	tcase_add_test(tc, task_status_is_upserted);
+	tcase_add_test(tc, store_open_on_unwritable_path_is_an_io_error);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
