@@ -54,4 +54,28 @@ int saop__store_tx(struct saop_store *s, int durable,
 /* SAOP_EDB naming what failed and SQLite's message for db. */
 int saop__fail_db(struct saop_err *e, sqlite3 *db, const char *what);
 
+/*
+ * LLM (lib/llm.c): the wire body for a request, and the answer parser the
+ * client feeds (exposed for the unit tests).
+ */
+struct saop__llm_parser;
+json_t *saop__llm_body(const struct saop_llm_config *cfg,
+    const json_t *request, struct saop_err *e);
+struct saop__llm_parser *saop__llm_parser_new(size_t limit);
+void saop__llm_parser_head(struct saop__llm_parser *p, int status,
+    const char *ctype);
+int saop__llm_parser_feed(struct saop__llm_parser *p, const char *s,
+    size_t n);
+int saop__llm_parser_end(struct saop__llm_parser *p, int clean,
+    struct saop_llm_answer *a, struct saop_err *e);
+void saop__llm_parser_free(struct saop__llm_parser *p);
+
+/*
+ * validate: parse buf (len bytes) into a new jansson tree the fast way
+ * (lib/fastjson.c): the tree json_loadb(JSON_DECODE_ANY | JSON_ALLOW_NUL)
+ * builds, or NULL when the text is not JSON it accepts (bad JSON, or one of
+ * jansson's limits): then json_loadb() gives the verdict and the error.
+ */
+json_t *saop__json_fast(const char *buf, size_t len);
+
 #endif /* SAOP_PRIVATE_H */

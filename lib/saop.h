@@ -184,6 +184,59 @@ struct saop_detector;
 
 /* DETECT-SECTION: further declarations of lib/detect.c go here. */
 
+/*
+ * A new scanner that follows nesting up to max_depth containers (0:
+ * SAOP_MAX_DEPTH); deeper input is invalid ("nesting deeper than N").
+ * It holds O(depth) memory and never recurses.  Returns new detector
+ * (free with saop_detector_free()), or NULL when out of memory.
+ */
+struct saop_detector *saop_detector_new(size_t max_depth);
+
+/*
+ * Scan len more bytes of the input (chunks of any size, len 0 allowed).
+ * Returns the verdict so far: SAOP_COMPLETE, SAOP_TRUNCATED, or
+ * SAOP_INVALID (from then on further input is counted but not scanned);
+ * -SAOP_ENOMEM when the container stack could not grow.
+ */
+int saop_detector_feed(struct saop_detector *d, const char *buf, size_t len);
+
+/*
+ * The verdict on all input fed so far, into *res (new strings: free with
+ * saop_detect_result_free()).  The detector may go on being fed.  Returns
+ * 0, or -SAOP_ENOMEM (then *res holds nothing to free).
+ */
+int saop_detector_finish(struct saop_detector *d,
+    struct saop_detect_result *res);
+
+/* Free d; NULL is a no-op. */
+void saop_detector_free(struct saop_detector *d);
+
+/*
+ * Scan one whole buffer: saop_detector_new(max_depth), feed, finish, free.
+ * Returns 0 or -SAOP_ENOMEM.
+ */
+int saop_detect_buffer(const char *buf, size_t len, size_t max_depth,
+    struct saop_detect_result *res);
+
+/* Free the strings of res (not res itself) and zero it. */
+void saop_detect_result_free(struct saop_detect_result *res);
+
+/*
+ * The record's "detect" object for res, always with the same keys:
+ * complete, truncated, empty, bom (booleans), length, truncation_index
+ * (null unless truncated), last_valid_token (string or null), open (array
+ * of "{" and "[", outermost first), expected (string or null), closing
+ * (string or null: the suffix that completes a truncated input, after
+ * closing_bytes), closing_bytes (array of the UTF-8 continuation bytes, as
+ * numbers, that finish a character cut at the end; usually empty), error
+ * (null, or {offset, line, column, message}).  Returns a new reference,
+ * or NULL when out of memory.
+ */
+json_t *saop_detect_result_json(const struct saop_detect_result *res);
+
+/* The verdict as a record state: "OK", "TRUNCATED" or "INVALID". */
+const char *saop_verdict_state(enum saop_verdict v);
+
 
 /* ======================================================================
  * Store: state.sqlite, migrations, tasks and events (lib/store.c).
@@ -319,12 +372,165 @@ int saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 
 /* LLM-SECTION: further declarations of lib/llm.c go here. */
 
+/*
+ * What saop_llm_call() does beyond the declarations above:
+ *  - URL: cfg->base + "/chat/completions" (openai) or "/messages"
+ *    (anthropic); headers Authorization: Bearer / x-api-key and
+ *    anthropic-version: 2023-06-01.
+ *  - Body: the request's model, else cfg->model (neither: SAOP_ECONFIG).
+ *    OpenAI: "system" becomes the first message, "stop_sequences" becomes
+ *    "stop", other fields pass as they are, and a stream asks for
+ *    stream_options.include_usage.  Anthropic: "system" and system
+ *    messages go top-level, "stop" becomes "stop_sequences", max_tokens
+ *    defaults to SAOP_LLM_DEFAULT_MAX_TOKENS, OpenAI-style tool calls and
+ *    "tool" messages become tool_use / tool_result blocks, and only
+ *    temperature, top_p, top_k, metadata, thinking and service_tier pass
+ *    (the API refuses unknown fields).  "tools" and "tool_choice" are
+ *    converted either way.
+ *  - Answer: SSE, one JSON body or Ollama NDJSON, whatever the server
+ *    sends.  raw is the text only; tool calls (with partial arguments
+ *    when cut) are in a->tool_calls as
+ *    [{"id", "type": "function", "function": {"name", "arguments"}}].
+ *    finish_reason: stop (end_turn, stop_sequence), length (max_tokens,
+ *    model_context_window_exceeded, done_reason length), tool_calls
+ *    (tool_use), error (an error inside the stream, content_filter...).
+ *    A finished answer needs a finish reason and then either the end
+ *    marker ([DONE], message_stop, done: true) or a clean end of the
+ *    body; a transfer that breaks before the end marker is SAOP_ENETWORK
+ *    with a->broken set and the text kept.
+ *  - Limits: connect SAOP_LLM_CONNECT_TIMEOUT_MS (at most the whole-call
+ *    limit), whole call cfg->timeout_ms, less than 1 byte/s for
+ *    SAOP_LLM_LOW_SPEED_TIME_S seconds; an answer over
+ *    SAOP_MAX_RECORD_BYTES is SAOP_ELIMIT.  TLS is always verified.
+ */
+#define SAOP_LLM_DEFAULT_MAX_TOKENS	4096
+#define SAOP_LLM_CONNECT_TIMEOUT_MS	10000
+#define SAOP_LLM_LOW_SPEED_TIME_S	300
+
 
 /* ======================================================================
  * Resume: the partial-completion resume protocol (lib/resume.c).
  * ====================================================================== */
 
 /* RESUME-SECTION: declarations of lib/resume.c go here. */
+
+/*
+ * The resume prompt of DESIGN.md.  The request carries it followed by
+ * SAOP_RESUME_TOKEN_LABEL and the last valid token, verbatim.
+ */
+#define SAOP_RESUME_PROMPT "Continue the JSON payload from the last " \
+	"valid token. Output ONLY the remaining JSON. Do not repeat any " \
+	"content before the last valid token."
+#define SAOP_RESUME_TOKEN_LABEL "\n\nLast valid token: "
+/* In the user-turn form, between the prompt and the quoted partial output. */
+#define SAOP_RESUME_PARTIAL_LABEL "\n\nYour partial output so far:\n\n"
+
+/* How the partial output reaches the model. */
+enum saop_resume_form {
+	SAOP_RESUME_AUTO = 0,	/* anthropic: prefill, then user on refusal;
+				   openai: user */
+	SAOP_RESUME_PREFILL = 1, /* the model's own unfinished turn */
+	SAOP_RESUME_USER = 2	/* quoted in a user turn */
+};
+
+/* How much of the partial output is sent. */
+enum saop_resume_context {
+	SAOP_RESUME_FULL = 0,	/* all of it, up to the last valid token */
+	SAOP_RESUME_TAIL = 1	/* only the last valid token */
+};
+
+/* What became of one record (resume.status). */
+enum saop_resume_status {
+	SAOP_RESUME_SKIPPED = 0,	/* complete, invalid, or not called */
+	SAOP_RESUME_RESOLVED = 1,	/* merged into complete JSON */
+	SAOP_RESUME_EXHAUSTED = 2,	/* still not complete after the attempts */
+	SAOP_RESUME_SUSPENDED = 3	/* the call failed; progress kept */
+};
+
+/* The word of status s: "SKIPPED", "RESOLVED", ... (static). */
+const char *saop_resume_status_name(enum saop_resume_status s);
+
+/*
+ * Build the continuation request (new reference, or NULL and ENOMEM /
+ * EDATA): a copy of request (borrowed; may be NULL) whose messages end
+ * with the resume turn(s).  prefix (len bytes) is the partial output up to
+ * its last valid token; token is that token (may be NULL: taken as "").
+ * PREFILL: a user turn with the prompt and token, then an assistant turn
+ * holding prefix with its trailing white space stripped.  USER: one user
+ * turn with the prompt, token, SAOP_RESUME_PARTIAL_LABEL and prefix.  With
+ * SAOP_RESUME_TAIL the prefix is never sent: one user turn with the prompt
+ * and token, whatever the form.  form must not be SAOP_RESUME_AUTO.
+ */
+json_t *saop_resume_request(const json_t *request, const char *prefix,
+    size_t len, const char *token, enum saop_resume_form form,
+    enum saop_resume_context context, struct saop_err *e);
+
+/*
+ * Merge prefix (plen bytes: a partial output cut at its last valid token)
+ * and a continuation cont (clen bytes) as models really answer: leading
+ * white space, a code fence or a sentence around the JSON, a repeat of
+ * the tail of prefix (dropped only when the merge then scans better), a
+ * sentence after the completed value.  Every candidate is judged by the
+ * scanner (max_depth: 0 for SAOP_MAX_DEPTH); the best wins.  On success
+ * *out is a new NUL-terminated buffer (free()) of *outlen bytes, res (when
+ * not NULL) holds its scan (saop_detect_result_free()), and the verdict is
+ * returned: SAOP_COMPLETE, SAOP_TRUNCATED or SAOP_INVALID.  Else ENOMEM.
+ */
+int saop_resume_merge(const char *prefix, size_t plen, const char *cont,
+    size_t clen, size_t max_depth, char **out, size_t *outlen,
+    struct saop_detect_result *res, struct saop_err *e);
+
+/* How to resume. */
+struct saop_resume_opts {
+	int max_attempts;	/* continuation calls per record; 0: 2 */
+	enum saop_resume_form form;
+	enum saop_resume_context context;
+	enum saop_provider provider;	/* decides what AUTO means */
+	size_t max_depth;	/* scanner nesting limit; 0: SAOP_MAX_DEPTH */
+	/* The model call: saop_llm_call() behind a wrapper, or a stand-in. */
+	int (*call)(void *arg, const json_t *request,
+	    struct saop_llm_answer *a, struct saop_err *e);
+	void *call_arg;
+	int no_call;		/* 1: call nothing; truncated records are
+				   marked SUSPENDED with 0 attempts */
+	struct saop_store *store;	/* log rows and events; NULL: none */
+	const char *task_id;	/* for records without one; may be NULL */
+};
+
+/* What one saop_resume_record() did. */
+struct saop_resume_outcome {
+	enum saop_resume_status status;
+	int attempts;		/* continuation calls answered or failed */
+	enum saop_verdict verdict;	/* the scan of the raw written */
+	int prefill_refused;	/* AUTO fell back to the user form */
+};
+
+/*
+ * Run the partial-completion resume protocol on rec (a turn record,
+ * changed in place): scan its raw; when truncated, call the model up to
+ * opts->max_attempts times, merging each continuation, and write "raw",
+ * "detect", "resume" and "state"; one partial_completion_log row and the
+ * PARTIAL_COMPLETION_DETECTED / RESUME_SUCCEEDED / RESUME_FAILED events go
+ * to opts->store.  Complete records get resume.status SKIPPED; invalid
+ * ones also state INVALID.  AUTO that met SAOP_EPREFILL switches
+ * opts->form to SAOP_RESUME_USER for the rest of the run.  Returns 0 with
+ * out filled, or a negative code: EDATA (no string raw), ENOMEM, EDB, or
+ * the code of a failed call (ENETWORK, ERATELIMIT, EREFUSED, EBADREQ,
+ * EPROTO, ECONFIG), in which case rec still holds the progress made
+ * (resume.status SUSPENDED, raw the best merge so far) and out too.
+ */
+int saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
+    struct saop_resume_outcome *out, struct saop_err *e);
+
+/*
+ * What saop_resume_record() would send first for rec: 1 and, when request
+ * is not NULL, *request a new reference to the first continuation request;
+ * 0 when rec needs no call (complete or invalid); or a negative code
+ * (EDATA: no string raw, a request that is not an object).  For --dry-run
+ * and for knowing beforehand that a model is needed.
+ */
+int saop_resume_plan(const json_t *rec, const struct saop_resume_opts *opts,
+    json_t **request, struct saop_err *e);
 
 /* ======================================================================
  * Schema: JSON Schema 2020-12 / draft-07 validation (lib/schema.c).
@@ -378,11 +584,224 @@ void saop_schema_free(struct saop_schema *s);
 
 /* VALIDATE-SECTION: declarations of lib/repair.c and lib/validate.c go here. */
 
+/*
+ * Repair a model's output text (len bytes, may hold NUL) when the local fix
+ * is unambiguous: a UTF-8 BOM ("bom"), a Markdown code fence around the
+ * JSON ("code_fence"), prose around the one JSON object or array
+ * ("prose"), // and block comments ("comment"), trailing commas
+ * ("trailing_comma"), single-quoted strings ("single_quotes"), True, False
+ * and None ("python_literal"), unquoted keys ("unquoted_key"), raw control
+ * characters inside strings ("control_character").  The tokenizer knows
+ * strings: nothing inside a string is ever touched except to escape it.
+ * Returns 1 with *out a new NUL-terminated text (free()), *out_len bytes,
+ * and *repairs a new array of the names applied (json_decref()); 0 when the
+ * text stays as it is (valid JSON, or no single reading), *out and *repairs
+ * NULL; or -SAOP_ENOMEM.
+ */
+int saop_repair(const char *text, size_t len, char **out, size_t *out_len,
+    json_t **repairs, struct saop_err *e);
+
+/* The formatting-correction prompt of DESIGN.md, around the errors. */
+#define SAOP_CORRECTION_PROMPT_HEAD \
+	"Your previous response was not valid SAOP JSON. Errors: "
+#define SAOP_CORRECTION_PROMPT_TAIL \
+	". Please restate your complete response starting from '{'."
+/* After the prompt, the structured error list as a fenced JSON array. */
+#define SAOP_CORRECTION_LIST_HEAD "\n\n```json\n"
+#define SAOP_CORRECTION_LIST_TAIL "\n```"
+
+/*
+ * Check one answer text: repair it (unless no_repair), parse it, validate
+ * it against s.  Returns 1 valid (*value the parsed value, new), 0 invalid
+ * (*value NULL), or a negative code.  *errors is a new array (empty when valid) of
+ * {"path", "keyword", "message"}: schema errors, or one "syntax" error
+ * naming the line, column and byte, or one "limit" error naming the
+ * jansson limit (nesting, 64-bit integers, \u0000 in a key) that keeps
+ * a tree from being built.  *repairs is a new array of the repairs made.
+ */
+int saop_validate_text(const struct saop_schema *s, int no_repair,
+    const char *text, size_t len, json_t **value, json_t **errors,
+    json_t **repairs, struct saop_err *e);
+
+/*
+ * One error as a line: "path: message", "(root): message" for the whole
+ * value, or the message alone when it begins with its path already.  New
+ * string (free()), or NULL when out of memory.
+ */
+char *saop_validate_error_text(const json_t *err);
+
+/*
+ * The <errors> of the correction prompt: every error as
+ * saop_validate_error_text() writes it, joined by "; ", without a full
+ * stop at the end.  New string (free()), or NULL when out of memory.
+ */
+char *saop_validate_errors_text(const json_t *errors);
+
+/*
+ * The correction request (new reference): a copy of request (borrowed; may
+ * be NULL) whose messages end with the answer raw as the assistant's turn
+ * and a user turn of SAOP_CORRECTION_PROMPT_HEAD, the errors text,
+ * SAOP_CORRECTION_PROMPT_TAIL, then the error list as compact JSON between
+ * SAOP_CORRECTION_LIST_HEAD and _TAIL.  NULL and ENOMEM / EDATA.
+ */
+json_t *saop_correction_request(const json_t *request, const char *raw,
+    size_t raw_len, const json_t *errors, struct saop_err *e);
+
+/* How saop_validate_record() works. */
+struct saop_validate_opts {
+	const struct saop_schema *schema;	/* borrowed */
+	int no_repair;
+	int max_retries;	/* correction turns per record */
+	/* The model; NULL: only validate. */
+	const struct saop_llm_config *llm;
+	/* Instead of saop_llm_call() (tests); NULL: saop_llm_call(). */
+	int (*call)(void *arg, const json_t *request,
+	    struct saop_llm_answer *a, struct saop_err *e);
+	void *call_arg;
+	struct saop_store *store;	/* events and tasks; needed with llm */
+	size_t max_answer;	/* longest answer (0: SAOP_MAX_RECORD_BYTES) */
+};
+
+/*
+ * Validate the record rec (changed in place) and run the correction
+ * protocol on it: set "validate", "state" and, when valid, "envelope";
+ * a corrected answer replaces "raw" (the first one is kept as
+ * validate.original_raw).  A record in state TRUNCATED is only validated.
+ * Returns 0 (OK), 1 (flagged: INVALID, TRUNCATED) or 3 (USER_ESCALATION),
+ * or a negative code when a call failed (the record is then left as it
+ * stands, valid false, attempts the turns answered) or a store write did.
+ */
+int saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
+    struct saop_err *e);
+
+/*
+ * For --dry-run: the correction request rec would need (new reference in
+ * *request), 1; or 0 when its answer is valid, or negative.
+ */
+int saop_validate_plan(const json_t *rec, const struct saop_validate_opts *o,
+    json_t **request, struct saop_err *e);
+
 /* ======================================================================
  * Prune: tool-output pruning (lib/prune.c).
  * ====================================================================== */
 
 /* PRUNE-SECTION: declarations of lib/prune.c go here. */
+
+/* One tool output that was pruned (or, with dry_run, would be). */
+struct saop_prune_item {
+	const char *task_id;	/* borrowed: valid during the callback */
+	const char *tool_name;	/* may be NULL */
+	const char *tool_call_id;	/* may be NULL */
+	const char *field;	/* JSON Pointer of the output in its record */
+	size_t byte_size;	/* of the raw output */
+	long turn_age;
+	long long id;		/* its row in tool_outputs; 0 with dry_run */
+	int reused;		/* the same raw output was stored before */
+};
+
+/*
+ * How to prune.  saop_prune_opts_init() sets DESIGN's constants and no
+ * store; everything else is optional.
+ */
+struct saop_prune_opts {
+	size_t threshold;	/* prune outputs larger than this (bytes) */
+	long min_age;		/* ... whose turn age is at least this */
+	size_t keep;		/* characters of the raw kept in the summary */
+	int dry_run;		/* store nothing, change nothing */
+	const char *task_id;	/* rows and events of outputs without one */
+	long turn;		/* the record's turn for events, or -1 */
+	const char *field;	/* JSON Pointer of the messages (errors) */
+	long line;		/* input line (errors), or 0 */
+	/* The state database; when NULL, open_store(store_arg) is asked
+	 * for it the first time an output is to be stored. */
+	struct saop_store *store;
+	struct saop_store *(*open_store)(void *arg, struct saop_err *e);
+	void *store_arg;
+	/* When not NULL, told of every output pruned, after its commit. */
+	void (*on_output)(void *arg, const struct saop_prune_item *it);
+	void *on_output_arg;
+};
+
+/* Tallies, added to by each call. */
+struct saop_prune_stats {
+	unsigned long outputs;	/* tool outputs seen */
+	unsigned long pruned;	/* replaced by a summary now */
+	unsigned long stored;	/* new rows in tool_outputs */
+	unsigned long already;	/* summaries of an earlier run, left alone */
+	unsigned long long bytes_in;	/* of the outputs seen */
+	unsigned long long bytes_out;	/* of the same outputs afterwards */
+};
+
+/* Fill o with SAOP_LARGE_OUTPUT_THRESHOLD_BYTES, SAOP_PRUNE_MIN_TURN_AGE,
+ * SAOP_SUMMARY_CHARS, turn -1 and nothing else. */
+void saop_prune_opts_init(struct saop_prune_opts *o);
+
+/*
+ * Prune the conversation messages (an array, borrowed and changed in
+ * place).  Tool outputs are OpenAI-style messages of role "tool" (or
+ * "function") and Anthropic-style "tool_result" blocks in the content of
+ * a user message; their content is a string or an array of text parts.
+ * The turn age of an output is 1 plus the number of assistant messages
+ * after it.  Every output with turn age >= o->min_age and more than
+ * o->threshold bytes is stored in tool_outputs (an equal raw output of the
+ * same task is reused), all of them in one durable transaction, and only
+ * then replaced by saop_prune_summary().  Returns 0; SAOP_EDATA naming
+ * the field of a message that is not one; SAOP_EDB / SAOP_EIO when the
+ * store failed: then nothing is replaced, except when only the event
+ * TOOL_OUTPUT_PRUNED could not be recorded after the commit.
+ */
+int saop_prune_messages(json_t *messages, const struct saop_prune_opts *o,
+    struct saop_prune_stats *st, struct saop_err *e);
+
+/*
+ * Prune n tool-output entries (objects with raw_content, turn_age,
+ * tool_name, tool_call_id, captured_at, byte_size, task_id; borrowed and
+ * changed in place) as saop_prune_messages() prunes messages, with the
+ * turn age the entry states, all in one transaction.  A pruned entry gets
+ * "stored_id".  lines (may be NULL) holds each entry's input line, for
+ * errors.
+ */
+int saop_prune_entries(json_t *const *entries, const long *lines, size_t n,
+    const struct saop_prune_opts *o, struct saop_prune_stats *st,
+    struct saop_err *e);
+
+/*
+ * The summary of a raw output of len bytes stored as row id: its first
+ * keep whole UTF-8 characters, then "\n\n[... N bytes total \u2014 full
+ * output in state.sqlite, id ID]".  Returns a new string (free()), its
+ * length in *out_len, or NULL when out of memory.
+ */
+char *saop_prune_summary(const char *raw, size_t len, size_t keep,
+    long long id, size_t *out_len);
+
+/*
+ * 1 when s (len bytes) ends with the marker of saop_prune_summary(), and
+ * then the total and the id it names; else 0.
+ */
+int saop_prune_is_summary(const char *s, size_t len,
+    unsigned long long *bytes, long long *id);
+
+/*
+ * Write the raw output stored as row id to f, byte for byte.  Returns 0,
+ * 1 when there is no such row, or SAOP_EDB / SAOP_EIO.
+ */
+int saop_tool_output_get(struct saop_store *s, long long id, FILE *f,
+    struct saop_err *e);
+
+/*
+ * The id of the most recently captured output of tool (of task, when not
+ * NULL) in *id.  Returns 0, 1 when there is none, or SAOP_EDB.
+ */
+int saop_tool_output_latest(struct saop_store *s, const char *tool,
+    const char *task, long long *id, struct saop_err *e);
+
+/*
+ * Write the table of stored outputs (of task, when not NULL) to f: a
+ * header, then one tab-separated line per row, oldest first.  Returns 0,
+ * or SAOP_EDB / SAOP_EIO.
+ */
+int saop_tool_output_list(struct saop_store *s, const char *task, FILE *f,
+    struct saop_err *e);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,474 @@
+/*
+ * saop-detect: tell complete, truncated and invalid JSON apart in the raw
+ * output of each record (or, with -r, in all of the input, streamed).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum {
+	OPT_CLOSE = CLI_OPT_FIRST_OWN,
+	OPT_MAX_DEPTH
+};
+
+static const char own_help[] =
+"      --close         append the closing suffix to raw of truncated records\n"
+"      --max-depth N   deepest nesting followed (default 100000)\n";
+
+static int close_opt;		/* --close */
+static size_t max_depth;	/* --max-depth, 0: the default */
+
+static _Noreturn void
+die_nomem(void)
+{
+	struct saop_err e;
+
+	saop_err_clear(&e);
+	e.code = SAOP_ENOMEM;
+	snprintf(e.msg, sizeof(e.msg), "out of memory");
+	cli_die(&e);
+}
+
+static _Noreturn void
+die_write(void)
+{
+	struct saop_err e;
+
+	saop_err_clear(&e);
+	e.code = SAOP_EIO;
+	e.sys_errno = errno;
+	snprintf(e.msg, sizeof(e.msg), "write error: %s", strerror(errno));
+	cli_die(&e);
+}
+
+/* malloc() that exits 70 when out of memory. */
+static void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n);
+
+	if (p == NULL)
+		die_nomem();
+	return p;
+}
+
+/* json_dumps() that exits 70 when out of memory. */
+static char *
+xdumps(const json_t *j, size_t flags)
+{
+	char *s = json_dumps(j, flags);
+
+	if (s == NULL)
+		die_nomem();
+	return s;
+}
+
+static void
+put(const void *p, size_t n)
+{
+	if (n > 0 && fwrite(p, 1, n, stdout) != n)
+		die_write();
+}
+
+/* With --db or --log, record PARTIAL_COMPLETION_DETECTED for rec. */
+static void
+event(const struct cli *o, const json_t *rec, const json_t *detect)
+{
+	const json_t *t;
+	const char *task = NULL;
+	long turn = -1;
+	struct saop_err e;
+	json_t *data;
+
+	if (o->db == NULL && o->log == NULL)
+		return;
+	if (rec != NULL) {
+		if (json_is_string(t = json_object_get(rec, "task_id")))
+			task = json_string_value(t);
+		if (json_is_integer(t = json_object_get(rec, "turn")))
+			turn = (long)json_integer_value(t);
+	}
+	if (task == NULL)
+		task = cli_task_id(o);
+	data = json_pack("{s:O,s:O,s:O,s:O}",
+	    "length", json_object_get(detect, "length"),
+	    "truncation_index", json_object_get(detect, "truncation_index"),
+	    "last_valid_token", json_object_get(detect, "last_valid_token"),
+	    "expected", json_object_get(detect, "expected"));
+	if (data == NULL)
+		die_nomem();
+	if (saop_event(cli_store(o), task, turn, "PARTIAL_COMPLETION_DETECTED",
+	    data, &e) != 0)
+		cli_die(&e);
+	json_decref(data);
+}
+
+/* The detect object of res; exits 70 when out of memory. */
+static json_t *
+detect_json(const struct saop_detect_result *res)
+{
+	json_t *j;
+
+	if ((j = saop_detect_result_json(res)) == NULL)
+		die_nomem();
+	return j;
+}
+
+/* Judge one record: add detect and state; return its exit status. */
+static int
+detect_record(const struct cli *o, json_t *rec, long line)
+{
+	struct saop_detect_result res;
+	const char *raw;
+	json_t *detect, *nraw;
+	size_t len, clen;
+	char *closed;
+	enum saop_verdict v;
+
+	if ((raw = saop_record_raw(rec, &len)) == NULL) {
+		cli_warn("line %ld: the record has no string \"raw\" to "
+		    "judge; passed on unchanged", line);
+		return EX_DATAERR;
+	}
+	if (saop_detect_buffer(raw, len, max_depth, &res) != 0)
+		die_nomem();
+	detect = detect_json(&res);
+	if (close_opt && res.verdict == SAOP_TRUNCATED) {
+		clen = strlen(res.closing);
+		closed = xmalloc(len + clen + 1);
+		memcpy(closed, raw, len);
+		memcpy(closed + len, res.closing, clen + 1);
+		if ((nraw = json_stringn(closed, len + clen)) == NULL ||
+		    json_object_set_new(rec, "raw", nraw) != 0 ||
+		    json_object_set(detect, "closed",
+		    json_object_get(detect, "closing")) != 0)
+			die_nomem();
+		free(closed);
+	}
+	if (json_object_set_new(rec, "detect", detect) != 0 ||
+	    saop_record_set_state(rec, saop_verdict_state(res.verdict)) != 0)
+		die_nomem();
+	if ((v = res.verdict) == SAOP_TRUNCATED)
+		event(o, rec, detect);
+	saop_detect_result_free(&res);
+	return v == SAOP_COMPLETE ? CLI_OK : CLI_FLAGGED;
+}
+
+static int
+run_records(const struct cli *o, const char *path)
+{
+	struct saop_reader *in;
+	struct saop_err e;
+	json_t *rec;
+	unsigned long done = 0;
+	int rc, st, status = CLI_OK;
+
+	if ((in = saop_reader_open(path, o->max_record, &e)) == NULL)
+		cli_die(&e);
+	while ((rc = saop_reader_next(in, &rec, &e)) != 0) {
+		if (rc < 0) {
+			if (e.code != SAOP_EDATA && e.code != SAOP_ELIMIT)
+				cli_die(&e);
+			/* Name the line, go on with the others. */
+			cli_warn_err(&e);
+			status = cli_worse(status, EX_DATAERR);
+			continue;
+		}
+		st = detect_record(o, rec, saop_reader_line(in));
+		status = cli_worse(status, st);
+		if (o->quiet) {
+			/* Nothing to write. */
+		} else if (o->raw_out) {
+			const char *raw;
+			size_t len;
+
+			if ((raw = saop_record_raw(rec, &len)) != NULL) {
+				put(raw, len);
+				put("\n", 1);
+			}
+		} else if (saop_record_write(stdout, rec, &e) != 0) {
+			cli_die(&e);
+		}
+		json_decref(rec);
+		cli_progress(o, ++done, 0);
+	}
+	cli_progress(o, done, 1);
+	saop_reader_close(in);
+	return status;
+}
+
+/*
+ * Raw input written as a JSON string while it streams by: valid UTF-8
+ * goes out as it is, with the escapes JSON needs; a byte that is not part
+ * of valid UTF-8 becomes U+FFFD (counted in replaced).
+ */
+struct esc {
+	unsigned char out[65536 + 16];
+	size_t n;
+	unsigned char seq[4];	/* an unfinished UTF-8 character */
+	int have, need;
+	unsigned char lo, hi;	/* range of its next byte */
+	unsigned long long replaced;
+};
+
+static void
+esc_flush(struct esc *x)
+{
+	put(x->out, x->n);
+	x->n = 0;
+}
+
+static void
+esc_bytes(struct esc *x, const void *p, size_t n)
+{
+	if (x->n + n > sizeof(x->out) - 16)
+		esc_flush(x);
+	memcpy(x->out + x->n, p, n);
+	x->n += n;
+}
+
+static void
+esc_replace(struct esc *x)
+{
+	esc_bytes(x, "\xef\xbf\xbd", 3);
+	x->replaced++;
+	x->have = x->need = 0;
+}
+
+static void
+esc_feed(struct esc *x, const unsigned char *p, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *end = p + len;
+	unsigned c;
+
+	while (p < end) {
+		c = *p;
+		if (x->need > 0) {
+			if (c < x->lo || c > x->hi) {
+				/* Replace the broken start; c begins anew. */
+				esc_replace(x);
+				continue;
+			}
+			x->seq[x->have++] = (unsigned char)c;
+			x->lo = 0x80;
+			x->hi = 0xbf;
+			p++;
+			if (--x->need == 0) {
+				esc_bytes(x, x->seq, (size_t)x->have);
+				x->have = 0;
+			}
+			continue;
+		}
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			const unsigned char *s = p;
+
+			while (p < end && *p >= 0x20 && *p < 0x80 &&
+			    *p != '"' && *p != '\\')
+				p++;
+			while (s < p) {
+				size_t k = (size_t)(p - s);
+
+				if (k > 4096)
+					k = 4096;
+				esc_bytes(x, s, k);
+				s += k;
+			}
+			continue;
+		}
+		p++;
+		if (c == '"' || c == '\\') {
+			unsigned char e[2] = { '\\', (unsigned char)c };
+
+			esc_bytes(x, e, 2);
+		} else if (c < 0x20) {
+			char e[8];
+			const char *sh = c == '\n' ? "\\n" : c == '\t' ? "\\t" :
+			    c == '\r' ? "\\r" : c == '\b' ? "\\b" :
+			    c == '\f' ? "\\f" : NULL;
+
+			if (sh != NULL) {
+				esc_bytes(x, sh, 2);
+			} else {
+				memcpy(e, "\\u00", 4);
+				e[4] = hex[c >> 4];
+				e[5] = hex[c & 15];
+				esc_bytes(x, e, 6);
+			}
+		} else if (c >= 0xc2 && c <= 0xf4) {
+			x->seq[0] = (unsigned char)c;
+			x->have = 1;
+			x->lo = 0x80;
+			x->hi = 0xbf;
+			if (c <= 0xdf) {
+				x->need = 1;
+			} else if (c <= 0xef) {
+				x->need = 2;
+				if (c == 0xe0)
+					x->lo = 0xa0;
+				else if (c == 0xed)
+					x->hi = 0x9f;
+			} else {
+				x->need = 3;
+				if (c == 0xf0)
+					x->lo = 0x90;
+				else if (c == 0xf4)
+					x->hi = 0x8f;
+			}
+		} else {
+			esc_replace(x);
+		}
+	}
+}
+
+static void
+esc_end(struct esc *x)
+{
+	if (x->need > 0)
+		esc_replace(x);
+	esc_flush(x);
+}
+
+static int
+run_raw(const struct cli *o, const char *path)
+{
+	static unsigned char buf[1 << 18];
+	static struct esc x;
+	struct saop_detector *d;
+	struct saop_detect_result res;
+	struct saop_err e;
+	FILE *f = stdin;
+	json_t *detect, *tid;
+	char *s;
+	size_t n;
+	enum saop_verdict v;
+	int record = !o->quiet && !o->raw_out;
+
+	if (path != NULL && strcmp(path, "-") != 0 &&
+	    (f = fopen(path, "rb")) == NULL) {
+		saop_err_clear(&e);
+		e.code = SAOP_ENOINPUT;
+		e.sys_errno = errno;
+		snprintf(e.msg, sizeof(e.msg), "%s: %s", path,
+		    strerror(errno));
+		cli_die(&e);
+	}
+#ifdef F_SETPIPE_SZ
+	/* A larger pipe means fewer, longer reads; failing is harmless. */
+	(void)fcntl(fileno(f), F_SETPIPE_SZ, 1 << 20);
+#endif
+	if ((d = saop_detector_new(max_depth)) == NULL)
+		die_nomem();
+	if (record) {
+		if ((tid = json_string(cli_task_id(o))) == NULL)
+			die_nomem();
+		s = xdumps(tid, JSON_ENCODE_ANY);
+		put("{\"task_id\":", 11);
+		put(s, strlen(s));
+		put(",\"raw\":\"", 8);
+		free(s);
+		json_decref(tid);
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		if (saop_detector_feed(d, (const char *)buf, n) < 0)
+			die_nomem();
+		if (record)
+			esc_feed(&x, buf, n);
+		else if (o->raw_out && !o->quiet)
+			put(buf, n);
+	}
+	if (ferror(f)) {
+		saop_err_clear(&e);
+		e.code = SAOP_EIO;
+		e.sys_errno = errno;
+		snprintf(e.msg, sizeof(e.msg), "read error: %s",
+		    strerror(errno));
+		cli_die(&e);
+	}
+	if (f != stdin)
+		fclose(f);
+	if (saop_detector_finish(d, &res) != 0)
+		die_nomem();
+	saop_detector_free(d);
+	detect = detect_json(&res);
+	if (close_opt && res.verdict == SAOP_TRUNCATED) {
+		if (record)
+			esc_feed(&x, (const unsigned char *)res.closing,
+			    strlen(res.closing));
+		else if (o->raw_out && !o->quiet)
+			put(res.closing, strlen(res.closing));
+		if (json_object_set(detect, "closed",
+		    json_object_get(detect, "closing")) != 0)
+			die_nomem();
+	}
+	if (record) {
+		esc_end(&x);
+		if (x.replaced > 0 && json_object_set_new(detect, "replaced",
+		    json_integer((json_int_t)x.replaced)) != 0)
+			die_nomem();
+		s = xdumps(detect, JSON_COMPACT);
+		put("\",\"detect\":", 11);
+		put(s, strlen(s));
+		free(s);
+		put(",\"state\":\"", 10);
+		put(saop_verdict_state(res.verdict),
+		    strlen(saop_verdict_state(res.verdict)));
+		put("\"}\n", 3);
+	}
+	if ((v = res.verdict) == SAOP_TRUNCATED)
+		event(o, NULL, detect);
+	json_decref(detect);
+	saop_detect_result_free(&res);
+	return v == SAOP_COMPLETE ? CLI_OK : CLI_FLAGGED;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "close", no_argument, NULL, OPT_CLOSE },
+		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
+		CLI_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cli opt = { 0 };
+	int ch;
+
+	cli_init("saop-detect", "[-hqRrVv] [--close] [--max-depth n] "
+	    "[--max-record bytes] [--db path] [--log file] [--task id] [file]",
+	    "Say whether the raw output of each record is complete JSON, "
+	    "truncated (and where),\nor invalid (and why); add \"detect\" and "
+	    "\"state\" to each record.", own_help);
+	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case OPT_CLOSE:
+			close_opt = 1;
+			break;
+		case OPT_MAX_DEPTH:
+			max_depth = (size_t)cli_count("--max-depth", optarg,
+			    1L << 30);
+			if (max_depth == 0)
+				cli_usage_error("--max-depth: must be at "
+				    "least 1");
+			break;
+		default:
+			if (!cli_common_opt(&opt, ch, optarg))
+				cli_usage(EX_USAGE);
+		}
+	}
+	if (opt.dry_run)
+		cli_usage_error("--dry-run: saop-detect calls no model");
+	if (argc - optind > 1)
+		cli_usage(EX_USAGE);
+	if (opt.raw_in)
+		return run_raw(&opt, optind < argc ? argv[optind] : NULL);
+	return run_records(&opt, optind < argc ? argv[optind] : "-");
+}

@@ -1,0 +1,51 @@
+#!/bin/sh
+# saop-detect -r: all of the input is the raw text of one record.
+. "$top_srcdir/tests/cli/lib.sh"
+
+printf '{"a":' | saop-detect -r --task T >"$tmp/out" && fail "exit 0 on a truncation" || true
+jqf '.task_id == "T" and .raw == "{\"a\":" and .state == "TRUNCATED"' "$tmp/out"
+jqf '.detect.closing == "null}" and .detect.expected == "a value"' "$tmp/out"
+[ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "-r: not one line"
+
+# A file gives the same; a complete text exits 0.
+printf '{"a":' >"$tmp/in.json"
+expect_status 1 saop-detect -r --task T "$tmp/in.json" >"$tmp/out2"
+cmp "$tmp/out" "$tmp/out2"
+printf '\357\273\277 [1, "\\u00e9\303\251"]\n' | saop-detect -r >"$tmp/ok" ||
+    fail "a complete text with a BOM is not OK"
+jqf '.state == "OK" and .detect.bom and .raw == "\ufeff [1, \"\\u00e9é\"]\n"' "$tmp/ok"
+
+# -r -q: the status alone; -r -R: the text itself, with --close closed.
+expect_status 1 saop-detect -r -q <"$tmp/in.json" >"$tmp/q"
+[ ! -s "$tmp/q" ] || fail "-r -q wrote something"
+expect_status 1 saop-detect -r -R --close <"$tmp/in.json" >"$tmp/R"
+[ "$(cat "$tmp/R")" = '{"a":null}' ] || fail "-r -R --close: $(cat "$tmp/R")"
+expect_status 1 saop-detect -r --close <"$tmp/in.json" >"$tmp/c"
+jqf '.raw == "{\"a\":null}" and .detect.closed == "null}" and .state == "TRUNCATED"' "$tmp/c"
+
+# A cut UTF-8 character: --close finishes it (closing_bytes) and the
+# record carries the whole character.
+printf '["\342\202' >"$tmp/cut.json"
+expect_status 1 saop-detect -r --close "$tmp/cut.json" >"$tmp/cut"
+jqf '.raw == "[\"\u2080\"]" and .detect.closing_bytes == [128] and .detect.closing == "\"]"' "$tmp/cut"
+expect_status 1 saop-detect -r -R --close "$tmp/cut.json" >"$tmp/cutR"
+saop-detect -r -q "$tmp/cutR" || fail "-R --close of a cut character is not complete"
+
+# Invalid UTF-8 cannot stand in a JSON string: U+FFFD, counted.
+printf '["a\377b", "\300\257"]' >"$tmp/bad.json"
+expect_status 1 saop-detect -r "$tmp/bad.json" >"$tmp/bad"
+jqf '.state == "INVALID" and .detect.error.offset == 3 and .detect.replaced == 3' "$tmp/bad"
+jqf '.raw == "[\"a\ufffdb\", \"\ufffd\ufffd\"]"' "$tmp/bad"
+# ...but -R writes the bytes as they came.
+expect_status 1 saop-detect -r -R "$tmp/bad.json" >"$tmp/badR"
+cmp "$tmp/bad.json" "$tmp/badR"
+
+# NUL and control bytes are escaped, not lost.
+printf '"a\000b\001\tc"' >"$tmp/nul.json"
+expect_status 1 saop-detect -r "$tmp/nul.json" >"$tmp/nul"
+jqf '.raw == "\"a\u0000b\u0001\tc\"" and .detect.error.offset == 2' "$tmp/nul"
+jqf '.detect.error.message | test("control character 0x00")' "$tmp/nul"
+
+# Whitespace only: truncated and empty.
+printf ' \n\t' | saop-detect -r >"$tmp/ws" && fail "whitespace is not OK" || true
+jqf '.detect.empty and .detect.truncated and .detect.closing == "null"' "$tmp/ws"
