@@ -1,0 +1,1666 @@
+/* check_llm.c: unit tests of the model client (lib/llm.c), against the
+ * fake LLM server (tests/fake-llm.py) and the recorded fixtures. */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "saop-private.h"
+
+#define KEY "sk-test-check-llm-0123456789abcdef"
+
+static char fixdir[1024];
+static char python[1024] = "python3";
+/* Set: fake_start() serves HTTPS with TLS_DIR/cert.pem and key.pem. */
+static char tls_dir[512];
+
+struct fake {
+	pid_t pid;
+	char dir[256];
+	char log[300];
+	int port;
+	struct saop_llm_config cfg;
+};
+
+/* Start the fake server with the steps (one JSON object each). */
+static void
+fake_start(struct fake *f, enum saop_provider prov, const char *const *steps)
+{
+	const char *top = getenv("top_srcdir");
+	char path[600], script[600], portf[600], base[64];
+	FILE *fp;
+	int i;
+
+	memset(f, 0, sizeof(*f));
+	snprintf(f->dir, sizeof(f->dir), "%s/check_llm.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(f->dir));
+	snprintf(script, sizeof(script), "%s/script", f->dir);
+	snprintf(portf, sizeof(portf), "%s/port", f->dir);
+	snprintf(f->log, sizeof(f->log), "%s/log", f->dir);
+	ck_assert_ptr_nonnull(fp = fopen(script, "w"));
+	for (i = 0; steps[i] != NULL; i++)
+		fprintf(fp, "%s\n", steps[i]);
+	ck_assert_int_eq(fclose(fp), 0);
+	snprintf(path, sizeof(path), "%s/tests/fake-llm.py",
+	    top != NULL ? top : ".");
+	setenv("FAKE_LLM_TEST_KEY", KEY, 1);
+	if ((f->pid = fork()) == 0) {
+		if (tls_dir[0] != '\0') {
+			char cert[600], key[600];
+
+			snprintf(cert, sizeof(cert), "%s/cert.pem", tls_dir);
+			snprintf(key, sizeof(key), "%s/key.pem", tls_dir);
+			execlp(python, "python3", path, "--script", script,
+			    "--port-file", portf, "--log", f->log,
+			    "--max-seconds", "60", "--tls-cert", cert,
+			    "--tls-key", key, (char *)NULL);
+		}
+		execlp(python, "python3",
+		    path, "--script", script, "--port-file", portf, "--log",
+		    f->log, "--fixtures", fixdir, "--key-env",
+		    "FAKE_LLM_TEST_KEY", "--max-seconds", "60", (char *)NULL);
+		_exit(127);
+	}
+	ck_assert_int_gt(f->pid, 0);
+	for (i = 0; i < 400; i++) {
+		struct stat st;
+
+		if (stat(portf, &st) == 0 && st.st_size > 0)
+			break;
+		ck_assert_msg(waitpid(f->pid, NULL, WNOHANG) == 0,
+		    "fake-llm.py exited");
+		usleep(25000);
+	}
+	ck_assert_ptr_nonnull(fp = fopen(portf, "r"));
+	ck_assert_int_eq(fscanf(fp, "%d", &f->port), 1);
+	fclose(fp);
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d/v1", f->port);
+	f->cfg.provider = prov;
+	f->cfg.base = strdup(base);
+	f->cfg.key = strdup(KEY);
+	f->cfg.model = strdup("fake-model");
+	f->cfg.timeout_ms = 10000;
+	f->cfg.connect_timeout_ms = 2000;
+	f->cfg.stream = 1;
+}
+
+static void
+fake_stop(struct fake *f)
+{
+	char cmd[600];
+
+	if (f->pid > 0) {
+		kill(f->pid, SIGTERM);
+		waitpid(f->pid, NULL, 0);
+	}
+	saop_llm_config_free(&f->cfg);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", f->dir);
+}
+
+/* The request log as a JSON array. */
+static json_t *
+fake_requests(struct fake *f)
+{
+	FILE *fp = fopen(f->log, "r");
+	json_t *a = json_array(), *o;
+	char line[65536];
+
+	ck_assert_ptr_nonnull(fp);
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		ck_assert_ptr_nonnull(o = json_loads(line, 0, NULL));
+		json_array_append_new(a, o);
+	}
+	fclose(fp);
+	return a;
+}
+
+static json_t *
+simple_request(void)
+{
+	return json_pack("{s:[{s:s, s:s}], s:i}", "messages", "role", "user",
+	    "content", "Say {\"a\":1}", "max_tokens", 50);
+}
+
+/* One call with a fresh request; the key is never in the error. */
+static int
+call(struct fake *f, struct saop_llm_answer *a, struct saop_err *e)
+{
+	json_t *req = simple_request();
+	int r;
+
+	r = saop_llm_call(&f->cfg, req, a, e);
+	json_decref(req);
+	ck_assert_ptr_nonnull(a->raw);
+	ck_assert_msg(strstr(e->msg, KEY) == NULL, "key in '%s'", e->msg);
+	ck_assert_msg(strstr(e->msg, "0123456789abcdef") == NULL,
+	    "key part in '%s'", e->msg);
+	return r;
+}
+
+/* Serve one step and call once. */
+static int
+one(enum saop_provider prov, int stream, const char *step,
+    struct saop_llm_answer *a, struct saop_err *e)
+{
+	const char *steps[] = { step, NULL };
+	struct fake f;
+	int r;
+
+	fake_start(&f, prov, steps);
+	f.cfg.stream = stream;
+	r = call(&f, a, e);
+	fake_stop(&f);
+	return r;
+}
+
+/* The next call on a running server, as provider prov. */
+static int
+next(struct fake *f, enum saop_provider prov, int stream,
+    struct saop_llm_answer *a, struct saop_err *e)
+{
+	f->cfg.provider = prov;
+	f->cfg.stream = stream;
+	return call(f, a, e);
+}
+
+#define OPENAI SAOP_PROVIDER_OPENAI
+#define ANTHROPIC SAOP_PROVIDER_ANTHROPIC
+
+/* ---- the recorded fixtures, served as they are ---- */
+
+START_TEST(openai_length_stream_gives_the_partial_json_and_length)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 1,
+	    "{\"fixture\": \"openai-chat-length.sse\"}", &a, &e), 0);
+	ck_assert_str_eq(a.raw, "{\"");
+	ck_assert_uint_eq(a.raw_len, 2);
+	ck_assert_str_eq(a.finish_reason, "length");
+	ck_assert_int_eq(a.broken, 0);
+	ck_assert_int_eq(a.prompt_tokens, 79);
+	ck_assert_int_eq(a.completion_tokens, 1);
+	ck_assert_int_eq(a.http_status, 200);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(openai_length_json_body_gives_the_partial_json_and_length)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 0,
+	    "{\"fixture\": \"openai-chat-length.json\"}", &a, &e), 0);
+	ck_assert_str_eq(a.raw, "{\"");
+	ck_assert_str_eq(a.finish_reason, "length");
+	ck_assert_int_eq(a.prompt_tokens, 79);
+	ck_assert_int_eq(a.completion_tokens, 1);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(openai_stop_stream_assembles_every_delta)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 1,
+	    "{\"fixture\": \"openai-chat-json-stop.sse\"}", &a, &e), 0);
+	ck_assert_str_eq(a.raw,
+	    "{\"city\":\"San Francisco\",\"temperature\":61,\"units\":\"f\"}");
+	ck_assert_str_eq(a.finish_reason, "stop");
+	ck_assert_int_eq(a.prompt_tokens, 79);
+	ck_assert_int_eq(a.completion_tokens, 14);
+	ck_assert_ptr_null(a.tool_calls);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(openai_stop_json_body_is_read)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 0,
+	    "{\"fixture\": \"openai-chat-json-stop.json\"}", &a, &e), 0);
+	ck_assert_str_eq(a.raw,
+	    "{\"city\":\"San Francisco\",\"temperature\":65,\"units\":\"f\"}");
+	ck_assert_str_eq(a.finish_reason, "stop");
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+static void
+assert_weather_tool(const struct saop_llm_answer *a)
+{
+	json_t *t = json_array_get(a->tool_calls, 0);
+
+	ck_assert_int_eq(json_array_size(a->tool_calls), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(
+	    json_object_get(t, "function"), "name")), "GetWeatherArgs");
+	ck_assert_str_eq(json_string_value(json_object_get(
+	    json_object_get(t, "function"), "arguments")),
+	    "{\"city\":\"Edinburgh\",\"country\":\"UK\",\"units\":\"c\"}");
+	ck_assert_str_eq(a->finish_reason, "tool_calls");
+	ck_assert_str_eq(a->raw, "");
+}
+
+START_TEST(openai_tool_call_stream_joins_argument_fragments)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 1,
+	    "{\"fixture\": \"openai-chat-tool-calls.sse\"}", &a, &e), 0);
+	assert_weather_tool(&a);
+	ck_assert_str_eq(json_string_value(json_object_get(
+	    json_array_get(a.tool_calls, 0), "id")),
+	    "call_c91SqDXlYFuETYv8mUHzz6pp");
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(openai_tool_call_json_body_keeps_arguments_as_a_string)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 0,
+	    "{\"fixture\": \"openai-chat-tool-calls.json\"}", &a, &e), 0);
+	assert_weather_tool(&a);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(openrouter_error_chunk_after_length_is_an_error)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+	int r;
+
+	r = one(OPENAI, 1,
+	    "{\"fixture\": \"openrouter-chat-length-then-error.sse\"}", &a, &e);
+	ck_assert_int_eq(r, -SAOP_EBADREQ);
+	ck_assert_str_eq(a.finish_reason, "error");
+	ck_assert_ptr_nonnull(strstr(e.msg, "Token limit reached"));
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(openrouter_429_without_retry_after_is_a_rate_limit)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 1,
+	    "{\"fixture\": \"openrouter-429.json\"}", &a, &e),
+	    -SAOP_ERATELIMIT);
+	ck_assert_int_eq(e.http_status, 429);
+	ck_assert_int_eq(e.retry_after_ms, -1);
+	ck_assert_ptr_nonnull(strstr(e.msg, "Provider returned error"));
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(retry_after_on_a_200_is_ignored)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 0,
+	    "{\"fixture\": \"together-deepseek-length.json\"}", &a, &e), 0);
+	ck_assert_str_eq(a.finish_reason, "length");
+	ck_assert_int_eq(strncmp(a.raw, "<think>\nHmm", 11), 0);
+	ck_assert_int_eq(a.prompt_tokens, 4);
+	ck_assert_int_eq(a.completion_tokens, 100);
+	ck_assert_int_eq(e.retry_after_ms, -1);
+	ck_assert_int_eq(e.code, 0);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(ollama_openai_compatible_body_is_read)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 0,
+	    "{\"fixture\": \"ollama-openai-compat-json.json\"}", &a, &e), 0);
+	ck_assert_str_eq(a.raw,
+	    "{ \"city\": \"Paris\", \"country\": \"France\" }");
+	ck_assert_str_eq(a.finish_reason, "stop");
+	ck_assert_int_eq(a.prompt_tokens, 136);
+	ck_assert_int_eq(a.completion_tokens, 15);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(reask_roundtrip_request_goes_out_and_its_answer_is_read)
+{
+	const char *steps[] = {
+	    "{\"fixture\": \"reask-roundtrip.response.json\"}", NULL };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	json_t *req, *log, *body;
+	char path[1100];
+
+	snprintf(path, sizeof(path), "%s/reask-roundtrip.request.json",
+	    fixdir);
+	ck_assert_ptr_nonnull(req = json_load_file(path, 0, NULL));
+	fake_start(&f, OPENAI, steps);
+	f.cfg.stream = 0;
+	ck_assert_int_eq(saop_llm_call(&f.cfg, req, &a, &e), 0);
+	ck_assert_str_eq(a.finish_reason, "tool_calls");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    json_array_get(a.tool_calls, 0), "function"), "arguments")),
+	    "{\"city\":\"Paris\",\"country\":\"France\"}");
+	log = fake_requests(&f);
+	body = json_object_get(json_array_get(log, 0), "body");
+	ck_assert(json_equal(json_object_get(body, "messages"),
+	    json_object_get(req, "messages")));
+	ck_assert(json_equal(json_object_get(body, "tools"),
+	    json_object_get(req, "tools")));
+	ck_assert_str_eq(json_string_value(json_object_get(body, "model")),
+	    "gpt-oss:20b");
+	ck_assert(json_is_false(json_object_get(body, "stream")));
+	json_decref(log);
+	json_decref(req);
+	saop_llm_answer_free(&a);
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(llamacpp_503_loading_model_is_a_network_failure)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 1, "{\"fixture\": "
+	    "\"llamacpp-503-loading-model.json\", \"status\": 503}", &a, &e),
+	    -SAOP_ENETWORK);
+	ck_assert_int_eq(e.http_status, 503);
+	ck_assert_ptr_nonnull(strstr(e.msg, "Loading model"));
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(anthropic_max_tokens_in_a_tool_use_keeps_the_partial_input)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+	const char *args;
+	json_t *t;
+
+	ck_assert_int_eq(one(ANTHROPIC, 1,
+	    "{\"fixture\": \"anthropic-max-tokens-tool-use.sse\"}", &a, &e), 0);
+	ck_assert_str_eq(a.finish_reason, "length");
+	ck_assert_str_eq(a.raw, "I'll create a comprehensive tax guide for "
+	    "someone with multiple W2s and save it in a file called "
+	    "taxes.txt. Let me do that for you now.");
+	ck_assert_int_eq(a.prompt_tokens, 450);
+	ck_assert_int_eq(a.completion_tokens, 124);
+	ck_assert_int_eq(json_array_size(a.tool_calls), 1);
+	t = json_array_get(a.tool_calls, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(t, "id")),
+	    "toolu_01EKqbqmZrGRXy18eN7m9kvY");
+	t = json_object_get(t, "function");
+	ck_assert_str_eq(json_string_value(json_object_get(t, "name")),
+	    "make_file");
+	args = json_string_value(json_object_get(t, "arguments"));
+	ck_assert_int_eq(strncmp(args, "{\"filename\": \"taxes.txt\", "
+	    "\"lines_of_text\": [\n", 38), 0);
+	ck_assert_ptr_nonnull(strstr(args, "\"\",\n\"Filing taxes"));
+	ck_assert_str_eq(args + strlen(args) - 13, "\"Filing taxes");
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(anthropic_prefill_continuation_is_read_and_prefill_sent)
+{
+	const char *steps[] = {
+	    "{\"fixture\": \"anthropic-prefill-stop-sequence.sse\"}", NULL };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	json_t *req, *log, *body, *last;
+	char path[1100];
+
+	snprintf(path, sizeof(path),
+	    "%s/anthropic-prefill-stop-sequence.request.json", fixdir);
+	ck_assert_ptr_nonnull(req = json_load_file(path, 0, NULL));
+	fake_start(&f, ANTHROPIC, steps);
+	ck_assert_int_eq(saop_llm_call(&f.cfg, req, &a, &e), 0);
+	ck_assert_str_eq(a.raw, "\ndef pelican():\n    return \"A large "
+	    "waterbird with a long bill and a throat pouch for catching "
+	    "fish.\"\n");
+	ck_assert_str_eq(a.finish_reason, "stop");
+	ck_assert_int_eq(a.completion_tokens, 28);
+	log = fake_requests(&f);
+	ck_assert_str_eq(json_string_value(json_object_get(
+	    json_array_get(log, 0), "path")), "/v1/messages");
+	ck_assert_str_eq(json_string_value(json_object_get(
+	    json_array_get(log, 0), "key")), "ok");
+	body = json_object_get(json_array_get(log, 0), "body");
+	last = json_array_get(json_object_get(body, "messages"), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(last, "role")),
+	    "assistant");
+	ck_assert(json_equal(json_object_get(body, "messages"),
+	    json_object_get(req, "messages")));
+	ck_assert(json_equal(json_object_get(body, "stop_sequences"),
+	    json_object_get(req, "stop_sequences")));
+	ck_assert_int_eq(json_integer_value(json_object_get(body,
+	    "max_tokens")), 8192);
+	ck_assert(json_is_true(json_object_get(body, "stream")));
+	json_decref(log);
+	json_decref(req);
+	saop_llm_answer_free(&a);
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(anthropic_529_overloaded_is_a_network_failure)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(ANTHROPIC, 1,
+	    "{\"fixture\": \"anthropic-529-overloaded.json\"}", &a, &e),
+	    -SAOP_ENETWORK);
+	ck_assert_int_eq(e.http_status, 529);
+	ck_assert_int_eq(e.retry_after_ms, -1);
+	ck_assert_str_eq(a.finish_reason, "error");
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(anthropic_429_with_recorded_headers_is_a_rate_limit)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(ANTHROPIC, 1,
+	    "{\"fixture\": \"anthropic-429-rate-limit.json\", "
+	    "\"headers_from\": "
+	    "\"anthropic-429-no-retry-after.headers.json\"}", &a, &e),
+	    -SAOP_ERATELIMIT);
+	ck_assert_int_eq(e.http_status, 429);
+	ck_assert_int_eq(e.retry_after_ms, -1);
+	ck_assert_ptr_nonnull(strstr(e.msg, "rate limit"));
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(anthropic_429_retry_after_is_honoured)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(ANTHROPIC, 1,
+	    "{\"fixture\": \"anthropic-429-rate-limit.json\", \"status\": 429, "
+	    "\"retry_after\": 7}", &a, &e), -SAOP_ERATELIMIT);
+	ck_assert_int_eq(e.retry_after_ms, 7000);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(anthropic_prefill_refusals_are_eprefill)
+{
+	const char *steps[] = {
+	    "{\"fixture\": \"anthropic-400-prefill-unsupported.json\", "
+	    "\"status\": 400}",
+	    "{\"fixture\": \"anthropic-400-prefill-trailing-whitespace.json\", "
+	    "\"status\": 400}",
+	    NULL };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+
+	fake_start(&f, ANTHROPIC, steps);
+	ck_assert_int_eq(next(&f, ANTHROPIC, 1, &a, &e), -SAOP_EPREFILL);
+	ck_assert_int_eq(e.http_status, 400);
+	ck_assert_ptr_nonnull(strstr(e.msg, "prefill"));
+	saop_llm_answer_free(&a);
+	ck_assert_int_eq(next(&f, ANTHROPIC, 1, &a, &e), -SAOP_EPREFILL);
+	ck_assert_ptr_nonnull(strstr(e.msg, "trailing whitespace"));
+	saop_llm_answer_free(&a);
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(anthropic_prompt_too_long_is_a_bad_request)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(ANTHROPIC, 1,
+	    "{\"fixture\": \"anthropic-400-prompt-too-long.json\", "
+	    "\"status\": 400}", &a, &e), -SAOP_EBADREQ);
+	ck_assert_ptr_nonnull(strstr(e.msg, "prompt is too long"));
+	ck_assert_int_eq(saop_err_exit_status(e.code), 69);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(ollama_ndjson_stream_is_read)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 1,
+	    "{\"fixture\": \"ollama-generate-stream.ndjson\"}", &a, &e), 0);
+	ck_assert_str_eq(a.raw, "That's a fantastic question!");
+	ck_assert_str_eq(a.finish_reason, "stop");
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(ollama_error_line_after_tokens_is_an_error)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 1,
+	    "{\"fixture\": \"ollama-generate-stream-error.ndjson\"}", &a, &e),
+	    -SAOP_ENETWORK);
+	ck_assert_str_eq(a.raw, " Yes.Ican");
+	ck_assert_str_eq(a.finish_reason, "error");
+	ck_assert_ptr_nonnull(strstr(e.msg, "an error was encountered"));
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+/* ---- generated answers: both wire formats, plain and SSE ---- */
+
+START_TEST(generated_answers_read_the_same_in_every_form)
+{
+#define T "{\"text\": \"{\\\"a\\\": [1, 2, \\\"x\\\"]}\", " \
+	    "\"finish\": \"length\""
+	static const char *const forms[] = { T "}", T ", \"mode\": \"json\"}",
+	    T ", \"mode\": \"ndjson\"}", T ", \"comments\": 3, \"split\": 1}" };
+#undef T
+	const char *steps[17];
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	int prov, stream;
+	size_t i, n = 0;
+
+	for (i = 0; i < 16; i++)
+		steps[i] = forms[i % 4];
+	steps[16] = NULL;
+	fake_start(&f, OPENAI, steps);
+	for (prov = 0; prov < 2; prov++)
+		for (stream = 0; stream < 2; stream++)
+			for (i = 0; i < 4; i++, n++) {
+				ck_assert_msg(next(&f, prov, stream, &a, &e) ==
+				    0, "%d %d %zu: %s", prov, stream, i, e.msg);
+				ck_assert_str_eq(a.raw,
+				    "{\"a\": [1, 2, \"x\"]}");
+				ck_assert_str_eq(a.finish_reason, "length");
+				saop_llm_answer_free(&a);
+			}
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(generated_tool_calls_read_in_both_formats)
+{
+	const char *step = "{\"text\": \"ok\", \"finish\": \"tool_calls\", "
+	    "\"tool\": {\"name\": \"f\", \"arguments\": \"{\\\"x\\\": 1}\"}}";
+	struct saop_llm_answer a;
+	struct saop_err e;
+	int prov, stream;
+	json_t *fn, *args;
+
+	const char *steps[] = { step, step, step, step, NULL };
+	struct fake f;
+
+	fake_start(&f, OPENAI, steps);
+	for (prov = 0; prov < 2; prov++)
+		for (stream = 0; stream < 2; stream++) {
+			ck_assert_int_eq(next(&f, prov, stream, &a, &e), 0);
+			ck_assert_str_eq(a.finish_reason, "tool_calls");
+			ck_assert_str_eq(a.raw, "ok");
+			fn = json_object_get(json_array_get(a.tool_calls, 0),
+			    "function");
+			ck_assert_str_eq(json_string_value(json_object_get(fn,
+			    "name")), "f");
+			args = json_loads(json_string_value(json_object_get(fn,
+			    "arguments")), 0, NULL);
+			ck_assert_int_eq(json_integer_value(json_object_get(
+			    args, "x")), 1);
+			ck_assert_int_eq(json_object_size(args), 1);
+			json_decref(args);
+			if (prov == OPENAI || stream)
+				ck_assert_str_eq(json_string_value(
+				    json_object_get(fn, "arguments")),
+				    "{\"x\": 1}");
+			saop_llm_answer_free(&a);
+		}
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(ollama_done_reason_length_is_length)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 1, "{\"text\": \"[1, 2\", \"finish\": "
+	    "\"length\", \"mode\": \"ndjson\", \"usage\": [5, 3]}", &a, &e), 0);
+	ck_assert_str_eq(a.raw, "[1, 2");
+	ck_assert_str_eq(a.finish_reason, "length");
+	ck_assert_int_eq(a.prompt_tokens, 5);
+	ck_assert_int_eq(a.completion_tokens, 3);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(anthropic_context_window_exceeded_is_length)
+{
+	const char *steps[] = {
+	    "{\"text\": \"{\", \"finish\": \"model_context_window_exceeded\"}",
+	    "{\"text\": \"{\", \"finish\": \"stop_sequence\"}",
+	    NULL };
+	struct fake f;
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	fake_start(&f, OPENAI, steps);
+	ck_assert_int_eq(next(&f, ANTHROPIC, 1, &a, &e), 0);
+	ck_assert_str_eq(a.finish_reason, "length");
+	saop_llm_answer_free(&a);
+	ck_assert_int_eq(next(&f, ANTHROPIC, 0, &a, &e), 0);
+	ck_assert_str_eq(a.finish_reason, "stop");
+	saop_llm_answer_free(&a);
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(anthropic_error_event_inside_a_200_is_an_error)
+{
+	const char *steps[] = {
+	    "{\"text\": \"{\\\"a\\\":\", \"stream_error\": "
+	    "{\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}",
+	    "{\"text\": \"{\", \"stream_error\": "
+	    "{\"code\": 429, \"message\": \"slow down\"}}",
+	    NULL };
+	struct fake f;
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	fake_start(&f, OPENAI, steps);
+	ck_assert_int_eq(next(&f, ANTHROPIC, 1, &a, &e), -SAOP_ENETWORK);
+	ck_assert_str_eq(a.raw, "{\"a\":");
+	ck_assert_str_eq(a.finish_reason, "error");
+	ck_assert_ptr_nonnull(strstr(e.msg, "Overloaded"));
+	saop_llm_answer_free(&a);
+	ck_assert_int_eq(next(&f, OPENAI, 1, &a, &e), -SAOP_ERATELIMIT);
+	saop_llm_answer_free(&a);
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(json_answer_to_a_stream_request_is_accepted)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(ANTHROPIC, 1, "{\"text\": \"{}\", \"mode\": "
+	    "\"json\"}", &a, &e), 0);
+	ck_assert_str_eq(a.raw, "{}");
+	ck_assert_str_eq(a.finish_reason, "stop");
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+/* ---- faults ---- */
+
+START_TEST(connection_refused_is_a_network_failure)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+	struct saop_llm_config cfg = { 0 };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	char base[64];
+	json_t *req = simple_request();
+	int s;
+
+	/* A port that was free a moment ago and has no listener. */
+	ck_assert_int_ge(s = socket(AF_INET, SOCK_STREAM, 0), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	ck_assert_int_eq(getsockname(s, (struct sockaddr *)&sa, &sl), 0);
+	close(s);
+	snprintf(base, sizeof(base), "http://127.0.0.1:%d/v1",
+	    ntohs(sa.sin_port));
+	cfg.base = base;
+	cfg.key = (char *)KEY;
+	cfg.model = (char *)"m";
+	cfg.stream = 1;
+	cfg.timeout_ms = 5000;
+	cfg.connect_timeout_ms = 2000;
+	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ENETWORK);
+	ck_assert_ptr_nonnull(strstr(e.msg, "onnect"));
+	ck_assert_int_eq(a.broken, 0);
+	ck_assert_str_eq(a.raw, "");
+	ck_assert_int_eq(saop_err_exit_status(e.code), 75);
+	saop_llm_answer_free(&a);
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(reset_mid_stream_keeps_the_partial_text)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+	const char *full = "{\"answer\": \"abcdefghijklmnopqrstuvwxyz\"}";
+
+	ck_assert_int_eq(one(OPENAI, 1, "{\"text\": \"{\\\"answer\\\": "
+	    "\\\"abcdefghijklmnopqrstuvwxyz\\\"}\", \"cut\": 700, "
+	    "\"how\": \"reset\"}", &a, &e), -SAOP_ENETWORK);
+	ck_assert_int_eq(a.broken, 1);
+	ck_assert_uint_gt(a.raw_len, 0);
+	ck_assert_uint_lt(a.raw_len, strlen(full));
+	ck_assert_int_eq(strncmp(a.raw, full, a.raw_len), 0);
+	ck_assert_str_eq(a.finish_reason, "");
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(close_mid_stream_keeps_the_partial_text)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(ANTHROPIC, 1, "{\"text\": \"[1, 2, 3, 4, 5, 6]\", "
+	    "\"cut\": 700, \"how\": \"close\"}", &a, &e), -SAOP_ENETWORK);
+	ck_assert_int_eq(a.broken, 1);
+	ck_assert_uint_gt(a.raw_len, 0);
+	ck_assert_int_eq(strncmp(a.raw, "[1, 2, 3, 4, 5, 6]", a.raw_len), 0);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(stream_ending_without_finish_reason_is_broken)
+{
+	const char *steps[] = {
+	    "{\"text\": \"{\\\"a\\\": 1}\", \"finish\": null}",
+	    "{\"text\": \"{\\\"a\\\": 1}\", \"finish\": null}",
+	    "{\"text\": \"[1\", \"finish\": null, \"mode\": \"ndjson\"}",
+	    NULL };
+	struct fake f;
+	struct saop_llm_answer a;
+	struct saop_err e;
+	int prov;
+
+	fake_start(&f, OPENAI, steps);
+	for (prov = 0; prov < 2; prov++) {
+		ck_assert_int_eq(next(&f, prov, 1, &a, &e), -SAOP_ENETWORK);
+		ck_assert_int_eq(a.broken, 1);
+		ck_assert_str_eq(a.raw, "{\"a\": 1}");
+		ck_assert_str_eq(a.finish_reason, "");
+		ck_assert_ptr_nonnull(strstr(e.msg, "without a finish reason"));
+		saop_llm_answer_free(&a);
+	}
+	ck_assert_int_eq(next(&f, OPENAI, 1, &a, &e), -SAOP_ENETWORK);
+	ck_assert_int_eq(a.broken, 1);
+	ck_assert_str_eq(a.raw, "[1");
+	saop_llm_answer_free(&a);
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(html_page_with_200_is_not_the_protocol)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 1, "{\"body\": \"<html><body>Sign in to "
+	    "the Wi-Fi</body></html>\", \"type\": \"text/html\"}", &a, &e),
+	    -SAOP_EPROTO);
+	ck_assert_ptr_nonnull(strstr(e.msg, "text/html"));
+	ck_assert_int_eq(saop_err_exit_status(e.code), 76);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(garbage_in_an_sse_event_is_not_the_protocol)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 1, "{\"body\": \"data: {\\\"choices\\\": "
+	    "[{\\\"delta\\\": {\\\"content\\\": \\\"x\\\"}}]}\\n\\ndata: "
+	    "{oops\\n\\n\", \"type\": \"text/event-stream\"}", &a, &e),
+	    -SAOP_EPROTO);
+	ck_assert_ptr_nonnull(strstr(e.msg, "SSE event"));
+	ck_assert_str_eq(a.raw, "x");
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(unauthorized_is_refused_and_the_key_is_not_in_the_message)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	/* A server that echoes the key back in its error message. */
+	ck_assert_int_eq(one(OPENAI, 1, "{\"status\": 401, \"body\": "
+	    "{\"error\": {\"message\": \"Incorrect API key provided: " KEY
+	    "\", \"type\": \"invalid_request_error\", \"code\": "
+	    "\"invalid_api_key\"}}}", &a, &e), -SAOP_EREFUSED);
+	ck_assert_int_eq(e.http_status, 401);
+	ck_assert_ptr_nonnull(strstr(e.msg, "Incorrect API key provided"));
+	ck_assert_int_eq(saop_err_exit_status(e.code), 69);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(the_key_is_sent_and_a_wrong_key_is_refused)
+{
+	const char *steps[] = { "{\"text\": \"{}\"}", "{\"text\": \"{}\"}",
+	    NULL };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	json_t *log, *h;
+	int prov;
+
+	for (prov = 0; prov < 2; prov++) {
+		fake_start(&f, prov, steps);
+		ck_assert_int_eq(call(&f, &a, &e), 0);
+		saop_llm_answer_free(&a);
+		free(f.cfg.key);
+		f.cfg.key = strdup("sk-wrong-wrong-wrong");
+		ck_assert_int_eq(call(&f, &a, &e), -SAOP_EREFUSED);
+		saop_llm_answer_free(&a);
+		log = fake_requests(&f);
+		ck_assert_str_eq(json_string_value(json_object_get(
+		    json_array_get(log, 0), "key")), "ok");
+		ck_assert_str_eq(json_string_value(json_object_get(
+		    json_array_get(log, 1), "key")), "wrong");
+		h = json_object_get(json_array_get(log, 0), "headers");
+		if (prov == ANTHROPIC)
+			ck_assert_str_eq(json_string_value(json_object_get(h,
+			    "anthropic-version")), "2023-06-01");
+		ck_assert_ptr_nonnull(json_object_get(h, prov == ANTHROPIC ?
+		    "x-api-key" : "authorization"));
+		json_decref(log);
+		fake_stop(&f);
+	}
+}
+END_TEST
+
+START_TEST(refusals_for_good_are_erefused)
+{
+	static const char *const steps[] = {
+	    "{\"status\": 403}", "{\"status\": 404}",
+	    "{\"status\": 429, \"body\": {\"error\": {\"message\": \"You "
+	    "exceeded your current quota\", \"type\": \"insufficient_quota\", "
+	    "\"code\": \"insufficient_quota\"}}}",
+	    "{\"status\": 503, \"headers\": {\"x-should-retry\": \"false\"}}",
+	    "{\"status\": 429, \"message\": \"spend limit reached\"}",
+	    "{\"status\": 401, \"headers\": {\"x-should-retry\": \"true\"}}",
+	    NULL
+	};
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	size_t i;
+
+	fake_start(&f, OPENAI, steps);
+	for (i = 0; steps[i] != NULL; i++) {
+		ck_assert_msg(next(&f, OPENAI, 1, &a, &e) ==
+		    -SAOP_EREFUSED, "%s: %s", steps[i], e.msg);
+		saop_llm_answer_free(&a);
+	}
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(server_errors_are_network_failures_and_keep_retry_after_rules)
+{
+	const char *steps[] = {
+	    "{\"status\": 500, \"retry_after\": 5}",
+	    "{\"status\": 503, \"retry_after\": 3}",
+	    "{\"status\": 529, \"headers\": {\"retry-after-ms\": \"1500\"}}",
+	    "{\"status\": 429, \"retry_after\": 2}",
+	    "{\"status\": 502, \"type\": \"text/html\", \"body\": "
+	    "\"<html><body>502 Bad Gateway</body></html>\"}",
+	    "{\"status\": 502, \"type\": \"text/html\", \"body\": "
+	    "\"<html><body>502 Bad Gateway</body></html>\", \"cut\": 10}",
+	    NULL };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+
+	fake_start(&f, OPENAI, steps);
+	ck_assert_int_eq(next(&f, OPENAI, 1, &a, &e), -SAOP_ENETWORK);
+	ck_assert_int_eq(e.retry_after_ms, -1);
+	saop_llm_answer_free(&a);
+	ck_assert_int_eq(next(&f, OPENAI, 1, &a, &e), -SAOP_ENETWORK);
+	ck_assert_int_eq(e.retry_after_ms, 3000);
+	saop_llm_answer_free(&a);
+	ck_assert_int_eq(next(&f, ANTHROPIC, 1, &a, &e), -SAOP_ENETWORK);
+	ck_assert_int_eq(e.retry_after_ms, 1500);
+	saop_llm_answer_free(&a);
+	ck_assert_int_eq(next(&f, OPENAI, 1, &a, &e), -SAOP_ERATELIMIT);
+	ck_assert_int_eq(e.retry_after_ms, 2000);
+	ck_assert_int_eq(saop_err_exit_status(e.code), 75);
+	saop_llm_answer_free(&a);
+	/* A proxy's HTML error page is the network, not the protocol. */
+	ck_assert_int_eq(next(&f, OPENAI, 1, &a, &e), -SAOP_ENETWORK);
+	ck_assert_ptr_nonnull(strstr(e.msg, "HTTP 502: <html>"));
+	saop_llm_answer_free(&a);
+	ck_assert_int_eq(next(&f, OPENAI, 1, &a, &e), -SAOP_ENETWORK);
+	ck_assert_int_eq(e.http_status, 502);
+	saop_llm_answer_free(&a);
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(refused_connection_without_answer_is_a_network_failure)
+{
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(one(OPENAI, 1, "{\"refuse\": true}", &a, &e),
+	    -SAOP_ENETWORK);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(dns_failure_is_a_network_failure)
+{
+	struct saop_llm_config cfg = { 0 };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	json_t *req = simple_request();
+
+	cfg.base = (char *)"http://saop-test.invalid:8/v1";
+	cfg.key = (char *)KEY;
+	cfg.model = (char *)"m";
+	cfg.stream = 1;
+	cfg.timeout_ms = 5000;
+	cfg.connect_timeout_ms = 3000;
+	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ENETWORK);
+	ck_assert_ptr_nonnull(strstr(e.msg, "saop-test.invalid"));
+	saop_llm_answer_free(&a);
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(tls_certificates_are_verified)
+{
+	const char *steps[] = { "{\"text\": \"{}\"}", NULL };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	json_t *log;
+	char cmd[1400], base[64];
+
+	snprintf(tls_dir, sizeof(tls_dir), "%s/check_llm_tls.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tls_dir));
+	snprintf(cmd, sizeof(cmd), "openssl req -x509 -newkey rsa:2048 "
+	    "-nodes -days 1 -subj /CN=127.0.0.1 -addext "
+	    "subjectAltName=IP:127.0.0.1 -keyout '%s/key.pem' "
+	    "-out '%s/cert.pem' >/dev/null 2>&1", tls_dir, tls_dir);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "no openssl: TLS verification not tested\n");
+		return;
+	}
+	fake_start(&f, OPENAI, steps);
+	snprintf(base, sizeof(base), "https://127.0.0.1:%d/v1", f.port);
+	free(f.cfg.base);
+	f.cfg.base = strdup(base);
+	/* A certificate nobody vouches for: refused, nothing sent. */
+	ck_assert_int_eq(call(&f, &a, &e), -SAOP_EPROTO);
+	ck_assert_ptr_nonnull(strstr(e.msg, "certificate"));
+	ck_assert_int_eq(saop_err_exit_status(e.code), 76);
+	saop_llm_answer_free(&a);
+	log = fake_requests(&f);
+	ck_assert_int_eq(json_array_size(log), 0);
+	json_decref(log);
+	/* The server itself is fine for whoever trusts its certificate. */
+	snprintf(cmd, sizeof(cmd), "curl -sS -o /dev/null --cacert "
+	    "'%s/cert.pem' -H 'Authorization: Bearer %s' -d '{}' "
+	    "'%s/chat/completions' 2>/dev/null || exit 2", tls_dir, KEY, base);
+	if (system(cmd) == 0) {
+		log = fake_requests(&f);
+		ck_assert_int_eq(json_array_size(log), 1);
+		json_decref(log);
+	}
+	fake_stop(&f);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tls_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	tls_dir[0] = '\0';
+}
+END_TEST
+
+START_TEST(whole_call_timeout_is_a_network_failure)
+{
+	const char *steps[] = { "{\"text\": \"{}\", \"delay_ms\": 3000}",
+	    NULL };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	struct timespec t0, t1;
+	double s;
+
+	fake_start(&f, OPENAI, steps);
+	f.cfg.timeout_ms = 300;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(call(&f, &a, &e), -SAOP_ENETWORK);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ck_assert_double_lt(s, 2.0);
+	ck_assert_ptr_nonnull(strstr(e.msg, "imeout"));
+	saop_llm_answer_free(&a);
+	fake_stop(&f);
+}
+END_TEST
+
+struct seen {
+	int calls;
+	long retry_after[8];
+	int codes[8];
+	int give_up_after;
+};
+
+static int
+on_failure(void *arg, const struct saop_err *e, int attempt)
+{
+	struct seen *s = arg;
+
+	ck_assert_int_eq(attempt, s->calls + 1);
+	s->retry_after[s->calls] = e->retry_after_ms;
+	s->codes[s->calls] = e->code;
+	s->calls++;
+	return s->calls < s->give_up_after;
+}
+
+START_TEST(on_failure_is_asked_and_the_call_retried_while_it_says_so)
+{
+	const char *steps[] = { "{\"status\": 503}",
+	    "{\"status\": 429, \"retry_after\": 1}",
+	    "{\"text\": \"[true]\"}", NULL };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	struct seen s = { 0 };
+	json_t *log;
+
+	s.give_up_after = 10;
+	fake_start(&f, OPENAI, steps);
+	f.cfg.on_failure = on_failure;
+	f.cfg.on_failure_arg = &s;
+	ck_assert_int_eq(call(&f, &a, &e), 0);
+	ck_assert_str_eq(a.raw, "[true]");
+	ck_assert_int_eq(s.calls, 2);
+	ck_assert_int_eq(s.codes[0], SAOP_ENETWORK);
+	ck_assert_int_eq(s.codes[1], SAOP_ERATELIMIT);
+	ck_assert_int_eq(s.retry_after[1], 1000);
+	log = fake_requests(&f);
+	ck_assert_int_eq(json_array_size(log), 3);
+	ck_assert(json_equal(json_object_get(json_array_get(log, 0), "body"),
+	    json_object_get(json_array_get(log, 2), "body")));
+	json_decref(log);
+	saop_llm_answer_free(&a);
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(on_failure_saying_no_returns_the_failure)
+{
+	const char *steps[] = { "{\"status\": 503}", "{\"status\": 503}",
+	    "{\"status\": 401}", NULL };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	struct seen s = { 0 };
+
+	s.give_up_after = 2;
+	fake_start(&f, OPENAI, steps);
+	f.cfg.on_failure = on_failure;
+	f.cfg.on_failure_arg = &s;
+	ck_assert_int_eq(call(&f, &a, &e), -SAOP_ENETWORK);
+	ck_assert_int_eq(s.calls, 2);
+	saop_llm_answer_free(&a);
+	fake_stop(&f);
+	/* A refusal is never retried. */
+	memset(&s, 0, sizeof(s));
+	s.give_up_after = 10;
+	fake_start(&f, OPENAI, steps + 2);
+	f.cfg.on_failure = on_failure;
+	f.cfg.on_failure_arg = &s;
+	ck_assert_int_eq(call(&f, &a, &e), -SAOP_EREFUSED);
+	ck_assert_int_eq(s.calls, 0);
+	saop_llm_answer_free(&a);
+	fake_stop(&f);
+}
+END_TEST
+
+/* ---- configuration, bodies, dry run ---- */
+
+static void
+clear_env(void)
+{
+	unsetenv("SAOP_PROVIDER");
+	unsetenv("SAOP_API_BASE");
+	unsetenv("SAOP_API_KEY");
+	unsetenv("OPENAI_API_KEY");
+	unsetenv("ANTHROPIC_API_KEY");
+	unsetenv("SAOP_MODEL");
+	unsetenv("SAOP_TIMEOUT_MS");
+}
+
+START_TEST(config_reads_the_environment)
+{
+	struct saop_llm_config cfg;
+	struct saop_err e;
+
+	clear_env();
+	setenv("SAOP_PROVIDER", "anthropic", 1);
+	setenv("ANTHROPIC_API_KEY", "sk-ant-xyz", 1);
+	setenv("OPENAI_API_KEY", "sk-openai", 1);
+	setenv("SAOP_TIMEOUT_MS", "1234", 1);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert_int_eq(cfg.provider, SAOP_PROVIDER_ANTHROPIC);
+	ck_assert_str_eq(cfg.key, "sk-ant-xyz");
+	ck_assert_str_eq(cfg.base, "https://api.anthropic.com/v1");
+	ck_assert_int_eq(cfg.timeout_ms, 1234);
+	ck_assert_int_le(cfg.connect_timeout_ms, 1234);
+	ck_assert_int_eq(cfg.stream, 1);
+	ck_assert_ptr_null(cfg.model);
+	ck_assert(saop_llm_configured(&cfg));
+	saop_llm_config_free(&cfg);
+	setenv("SAOP_API_KEY", "sk-saop", 1);
+	setenv("SAOP_MODEL", "m1", 1);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert_str_eq(cfg.key, "sk-saop");
+	ck_assert_str_eq(cfg.model, "m1");
+	saop_llm_config_free(&cfg);
+	clear_env();
+}
+END_TEST
+
+START_TEST(config_refuses_unknown_provider_and_bad_timeout)
+{
+	struct saop_llm_config cfg;
+	struct saop_err e;
+
+	clear_env();
+	setenv("SAOP_PROVIDER", "gemini", 1);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), -SAOP_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(e.msg, "gemini"));
+	ck_assert_int_eq(saop_err_exit_status(e.code), 78);
+	saop_llm_config_free(&cfg);
+	clear_env();
+	setenv("SAOP_TIMEOUT_MS", "10s", 1);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), -SAOP_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(e.msg, "SAOP_TIMEOUT_MS"));
+	saop_llm_config_free(&cfg);
+	clear_env();
+}
+END_TEST
+
+START_TEST(no_key_and_no_base_is_a_configuration_error)
+{
+	struct saop_llm_config cfg;
+	struct saop_llm_answer a;
+	struct saop_err e;
+	json_t *req = simple_request();
+
+	clear_env();
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert(!saop_llm_configured(&cfg));
+	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(e.msg, "SAOP_API_KEY"));
+	ck_assert_str_eq(a.raw, "");
+	saop_llm_answer_free(&a);
+	saop_llm_config_free(&cfg);
+	/* A local endpoint needs no key. */
+	setenv("SAOP_API_BASE", "http://127.0.0.1:1/v1", 1);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert(saop_llm_configured(&cfg));
+	saop_llm_config_free(&cfg);
+	clear_env();
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(openai_body_puts_system_first_and_asks_for_usage)
+{
+	struct saop_llm_config cfg = { 0 };
+	struct saop_err e;
+	json_t *req, *b, *m;
+
+	cfg.provider = SAOP_PROVIDER_OPENAI;
+	cfg.model = (char *)"dflt";
+	cfg.stream = 1;
+	req = json_pack("{s:s, s:[{s:s, s:s}], s:i, s:f, s:[s], "
+	    "s:[{s:s, s:s, s:{s:s}}], s:{s:s}}", "system", "be brief",
+	    "messages", "role", "user", "content", "hi", "max_tokens", 10,
+	    "temperature", 0.5, "stop_sequences", "END", "tools", "name", "f",
+	    "description", "d", "input_schema", "type", "object",
+	    "tool_choice", "type", "any");
+	ck_assert_ptr_nonnull(b = saop__llm_body(&cfg, req, &e));
+	ck_assert_str_eq(json_string_value(json_object_get(b, "model")),
+	    "dflt");
+	m = json_object_get(b, "messages");
+	ck_assert_int_eq(json_array_size(m), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(m,
+	    0), "role")), "system");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(m,
+	    0), "content")), "be brief");
+	ck_assert_ptr_null(json_object_get(b, "system"));
+	ck_assert_int_eq(json_integer_value(json_object_get(b, "max_tokens")),
+	    10);
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(b,
+	    "stop"), 0)), "END");
+	ck_assert(json_is_true(json_object_get(b, "stream")));
+	ck_assert(json_is_true(json_object_get(json_object_get(b,
+	    "stream_options"), "include_usage")));
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    json_array_get(json_object_get(b, "tools"), 0), "function"),
+	    "name")), "f");
+	ck_assert_str_eq(json_string_value(json_object_get(b, "tool_choice")),
+	    "required");
+	json_decref(b);
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(anthropic_body_lifts_system_and_defaults_max_tokens)
+{
+	struct saop_llm_config cfg = { 0 };
+	struct saop_err e;
+	json_t *req, *b, *m;
+
+	cfg.provider = SAOP_PROVIDER_ANTHROPIC;
+	cfg.stream = 0;
+	req = json_pack("{s:s, s:[{s:s, s:s}, {s:s, s:s}, {s:s, s:[{s:s, "
+	    "s:s, s:{s:s, s:s}}]}, {s:s, s:s, s:s}], s:s, s:i, "
+	    "s:[{s:s, s:{s:s, s:{}}}]}", "model", "claude-x", "messages",
+	    "role", "system", "content", "sys", "role", "user", "content", "q",
+	    "role", "assistant", "tool_calls", "id", "c1", "type", "function",
+	    "function", "name", "f", "arguments", "{\"x\":1}",
+	    "role", "tool", "tool_call_id", "c1", "content", "42",
+	    "stop", "END", "seed", 7,
+	    "tools", "type", "function", "function", "name", "f",
+	    "parameters");
+	ck_assert_ptr_nonnull(b = saop__llm_body(&cfg, req, &e));
+	ck_assert_str_eq(json_string_value(json_object_get(b, "system")),
+	    "sys");
+	ck_assert_int_eq(json_integer_value(json_object_get(b, "max_tokens")),
+	    4096);
+	ck_assert_ptr_null(json_object_get(b, "seed"));
+	ck_assert(json_is_false(json_object_get(b, "stream")));
+	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(b,
+	    "stop_sequences"), 0)), "END");
+	m = json_object_get(b, "messages");
+	ck_assert_int_eq(json_array_size(m), 3);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+	    json_object_get(json_array_get(m, 1), "content"), 0), "type")),
+	    "tool_use");
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+	    json_array_get(json_object_get(json_array_get(m, 1), "content"),
+	    0), "input"), "x")), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+	    json_object_get(json_array_get(m, 2), "content"), 0),
+	    "tool_use_id")), "c1");
+	ck_assert_ptr_nonnull(json_object_get(json_array_get(json_object_get(b,
+	    "tools"), 0), "input_schema"));
+	json_decref(b);
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(body_without_model_or_messages_is_refused)
+{
+	struct saop_llm_config cfg = { 0 };
+	struct saop_err e;
+	json_t *req = simple_request();
+
+	ck_assert_ptr_null(saop__llm_body(&cfg, req, &e));
+	ck_assert_int_eq(e.code, SAOP_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(e.msg, "SAOP_MODEL"));
+	json_decref(req);
+	cfg.model = (char *)"m";
+	req = json_pack("{s:s}", "model", "m");
+	ck_assert_ptr_null(saop__llm_body(&cfg, req, &e));
+	ck_assert_int_eq(e.code, SAOP_EDATA);
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(dry_run_prints_url_headers_and_body_with_the_key_masked)
+{
+	struct saop_llm_config cfg = { 0 };
+	struct saop_err e;
+	json_t *req = simple_request(), *b;
+	char *out = NULL, *body;
+	size_t len = 0;
+	FILE *f;
+	int prov;
+
+	for (prov = 0; prov < 2; prov++) {
+		cfg.provider = prov;
+		cfg.base = (char *)"http://127.0.0.1:9/v1/";
+		cfg.key = (char *)KEY;
+		cfg.model = (char *)"m";
+		cfg.stream = 1;
+		ck_assert_ptr_nonnull(f = open_memstream(&out, &len));
+		ck_assert_int_eq(saop_llm_dry_run(f, &cfg, req, &e), 0);
+		fclose(f);
+		ck_assert_ptr_null(strstr(out, KEY));
+		ck_assert_ptr_null(strstr(out, "check-llm"));
+		if (prov == OPENAI) {
+			ck_assert_int_eq(strncmp(out, "POST http://127.0.0.1:9"
+			    "/v1/chat/completions\n", 43), 0);
+			ck_assert_ptr_nonnull(strstr(out,
+			    "\nAuthorization: Bearer sk-...****\n"));
+		} else {
+			ck_assert_int_eq(strncmp(out, "POST http://127.0.0.1:9"
+			    "/v1/messages\n", 36), 0);
+			ck_assert_ptr_nonnull(strstr(out,
+			    "\nx-api-key: sk-...****\n"));
+			ck_assert_ptr_nonnull(strstr(out,
+			    "\nanthropic-version: 2023-06-01\n"));
+		}
+		ck_assert_ptr_nonnull(body = strstr(out, "\n\n{"));
+		ck_assert_ptr_nonnull(b = json_loads(body + 2, 0, NULL));
+		ck_assert_str_eq(json_string_value(json_object_get(b, "model")),
+		    "m");
+		json_decref(b);
+		free(out);
+		out = NULL;
+	}
+	json_decref(req);
+}
+END_TEST
+
+/* ---- the parser on its own: any split of the bytes reads the same ---- */
+
+static char *
+slurp(const char *name, size_t *len)
+{
+	char path[1100];
+	FILE *f;
+	char *s;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", fixdir, name);
+	ck_assert_ptr_nonnull(f = fopen(path, "rb"));
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	ck_assert_ptr_nonnull(s = malloc((size_t)n + 1));
+	ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+	s[n] = '\0';
+	fclose(f);
+	*len = (size_t)n;
+	return s;
+}
+
+static int
+parse(const char *s, size_t n, size_t piece, const char *ctype,
+    struct saop_llm_answer *a, struct saop_err *e)
+{
+	struct saop__llm_parser *p = saop__llm_parser_new(0);
+	size_t i;
+	int r;
+
+	memset(a, 0, sizeof(*a));
+	saop__llm_parser_head(p, 200, ctype);
+	for (i = 0; i < n; i += piece)
+		ck_assert_int_eq(saop__llm_parser_feed(p, s + i,
+		    n - i < piece ? n - i : piece), 0);
+	r = saop__llm_parser_end(p, 1, a, e);
+	saop__llm_parser_free(p);
+	return r;
+}
+
+START_TEST(sse_fixtures_read_the_same_byte_by_byte_and_with_crlf)
+{
+	static const char *const names[] = { "openai-chat-json-stop.sse",
+	    "openai-chat-tool-calls.sse", "anthropic-max-tokens-tool-use.sse",
+	    "anthropic-prefill-stop-sequence.sse",
+	    "openrouter-chat-length-then-error.sse",
+	    "ollama-generate-stream.ndjson" };
+	struct saop_llm_answer a, b;
+	struct saop_err e;
+	size_t i, j, k, n;
+	char *s, *crlf;
+	int r1, r2;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		s = slurp(names[i], &n);
+		r1 = parse(s, n, n, NULL, &a, &e);
+		r2 = parse(s, n, 1, NULL, &b, &e);
+		ck_assert_int_eq(r1, r2);
+		ck_assert_str_eq(a.raw, b.raw);
+		ck_assert_str_eq(a.finish_reason, b.finish_reason);
+		saop_llm_answer_free(&b);
+		ck_assert_ptr_nonnull(crlf = malloc(2 * n + 1));
+		for (j = k = 0; j < n; j++) {
+			if (s[j] == '\n')
+				crlf[k++] = '\r';
+			crlf[k++] = s[j];
+		}
+		r2 = parse(crlf, k, 3, NULL, &b, &e);
+		ck_assert_int_eq(r1, r2);
+		ck_assert_str_eq(a.raw, b.raw);
+		ck_assert_str_eq(a.finish_reason, b.finish_reason);
+		ck_assert(json_equal(a.tool_calls, b.tool_calls) ||
+		    (a.tool_calls == NULL && b.tool_calls == NULL));
+		saop_llm_answer_free(&a);
+		saop_llm_answer_free(&b);
+		free(crlf);
+		free(s);
+	}
+}
+END_TEST
+
+START_TEST(empty_data_lines_comments_and_other_fields_are_skipped)
+{
+	const char *in = ": hello\n\ndata:\n\nevent: x\nid: 7\nretry: 10\n"
+	    "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}   \n\n"
+	    "data: {\"choices\":[{\"delta\":{\"content\":null},"
+	    "\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]";
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(parse(in, strlen(in), 5, "text/event-stream", &a,
+	    &e), 0);
+	ck_assert_str_eq(a.raw, "a");
+	ck_assert_str_eq(a.finish_reason, "stop");
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(answer_over_the_limit_is_elimit)
+{
+	struct saop__llm_parser *p = saop__llm_parser_new(16);
+	struct saop_llm_answer a;
+	struct saop_err e;
+	const char *ev = "data: {\"choices\":[{\"delta\":{\"content\":"
+	    "\"0123456789\"}}]}\n\n";
+	int i, r = 0;
+
+	memset(&a, 0, sizeof(a));
+	saop__llm_parser_head(p, 200, "text/event-stream");
+	for (i = 0; i < 3 && r == 0; i++)
+		r = saop__llm_parser_feed(p, ev, strlen(ev));
+	ck_assert_int_eq(r, -SAOP_ELIMIT);
+	ck_assert_int_eq(saop__llm_parser_end(p, 0, &a, &e), -SAOP_ELIMIT);
+	ck_assert_int_eq(saop_err_exit_status(e.code), 65);
+	saop__llm_parser_free(p);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+/*
+ * The interpreter itself: $PYTHON3 may be a pyenv shim, a shell script
+ * that costs a second per start, and the tests start the server often.
+ */
+static void
+find_python(void)
+{
+	const char *py = getenv("PYTHON3");
+	char cmd[1200];
+	FILE *p;
+	size_t n;
+
+	if (py == NULL || *py == '\0')
+		py = "python3";
+	snprintf(python, sizeof(python), "%s", py);
+	snprintf(cmd, sizeof(cmd), "'%s' -c 'import sys; "
+	    "print(sys.executable)' 2>/dev/null", py);
+	if ((p = popen(cmd, "r")) == NULL)
+		return;
+	if (fgets(cmd, sizeof(cmd), p) != NULL &&
+	    (n = strcspn(cmd, "\n")) > 0 && n < sizeof(python)) {
+		memcpy(python, cmd, n);
+		python[n] = '\0';
+	}
+	pclose(p);
+}
+
+static Suite *
+llm_suite(void)
+{
+	Suite *s = suite_create("llm");
+	TCase *fx = tcase_create("fixtures"), *gen = tcase_create("generated");
+	TCase *flt = tcase_create("faults"), *cf = tcase_create("config");
+
+	tcase_set_timeout(fx, 60);
+	tcase_set_timeout(gen, 120);
+	tcase_set_timeout(flt, 60);
+	tcase_add_test(fx,
+	    openai_length_stream_gives_the_partial_json_and_length);
+	tcase_add_test(fx,
+	    openai_length_json_body_gives_the_partial_json_and_length);
+	tcase_add_test(fx, openai_stop_stream_assembles_every_delta);
+	tcase_add_test(fx, openai_stop_json_body_is_read);
+	tcase_add_test(fx, openai_tool_call_stream_joins_argument_fragments);
+	tcase_add_test(fx,
+	    openai_tool_call_json_body_keeps_arguments_as_a_string);
+	tcase_add_test(fx, openrouter_error_chunk_after_length_is_an_error);
+	tcase_add_test(fx, openrouter_429_without_retry_after_is_a_rate_limit);
+	tcase_add_test(fx, retry_after_on_a_200_is_ignored);
+	tcase_add_test(fx, ollama_openai_compatible_body_is_read);
+	tcase_add_test(fx,
+	    reask_roundtrip_request_goes_out_and_its_answer_is_read);
+	tcase_add_test(fx, llamacpp_503_loading_model_is_a_network_failure);
+	tcase_add_test(fx,
+	    anthropic_max_tokens_in_a_tool_use_keeps_the_partial_input);
+	tcase_add_test(fx,
+	    anthropic_prefill_continuation_is_read_and_prefill_sent);
+	tcase_add_test(fx, anthropic_529_overloaded_is_a_network_failure);
+	tcase_add_test(fx, anthropic_429_with_recorded_headers_is_a_rate_limit);
+	tcase_add_test(fx, anthropic_429_retry_after_is_honoured);
+	tcase_add_test(fx, anthropic_prefill_refusals_are_eprefill);
+	tcase_add_test(fx, anthropic_prompt_too_long_is_a_bad_request);
+	tcase_add_test(fx, ollama_ndjson_stream_is_read);
+	tcase_add_test(fx, ollama_error_line_after_tokens_is_an_error);
+	tcase_add_test(fx,
+	    sse_fixtures_read_the_same_byte_by_byte_and_with_crlf);
+	suite_add_tcase(s, fx);
+	tcase_add_test(gen, generated_answers_read_the_same_in_every_form);
+	tcase_add_test(gen, generated_tool_calls_read_in_both_formats);
+	tcase_add_test(gen, ollama_done_reason_length_is_length);
+	tcase_add_test(gen, anthropic_context_window_exceeded_is_length);
+	tcase_add_test(gen, anthropic_error_event_inside_a_200_is_an_error);
+	tcase_add_test(gen, json_answer_to_a_stream_request_is_accepted);
+	suite_add_tcase(s, gen);
+	tcase_add_test(flt, connection_refused_is_a_network_failure);
+	tcase_add_test(flt, reset_mid_stream_keeps_the_partial_text);
+	tcase_add_test(flt, close_mid_stream_keeps_the_partial_text);
+	tcase_add_test(flt, stream_ending_without_finish_reason_is_broken);
+	tcase_add_test(flt, html_page_with_200_is_not_the_protocol);
+	tcase_add_test(flt, garbage_in_an_sse_event_is_not_the_protocol);
+	tcase_add_test(flt,
+	    unauthorized_is_refused_and_the_key_is_not_in_the_message);
+	tcase_add_test(flt, the_key_is_sent_and_a_wrong_key_is_refused);
+	tcase_add_test(flt, refusals_for_good_are_erefused);
+	tcase_add_test(flt,
+	    server_errors_are_network_failures_and_keep_retry_after_rules);
+	tcase_add_test(flt,
+	    refused_connection_without_answer_is_a_network_failure);
+	tcase_add_test(flt, whole_call_timeout_is_a_network_failure);
+	tcase_add_test(flt, dns_failure_is_a_network_failure);
+	tcase_add_test(flt, tls_certificates_are_verified);
+	tcase_add_test(flt,
+	    on_failure_is_asked_and_the_call_retried_while_it_says_so);
+	tcase_add_test(flt, on_failure_saying_no_returns_the_failure);
+	tcase_add_test(flt, answer_over_the_limit_is_elimit);
+	tcase_add_test(flt,
+	    empty_data_lines_comments_and_other_fields_are_skipped);
+	suite_add_tcase(s, flt);
+	tcase_add_test(cf, config_reads_the_environment);
+	tcase_add_test(cf, config_refuses_unknown_provider_and_bad_timeout);
+	tcase_add_test(cf, no_key_and_no_base_is_a_configuration_error);
+	tcase_add_test(cf, openai_body_puts_system_first_and_asks_for_usage);
+	tcase_add_test(cf, anthropic_body_lifts_system_and_defaults_max_tokens);
+	tcase_add_test(cf, body_without_model_or_messages_is_refused);
+	tcase_add_test(cf,
+	    dry_run_prints_url_headers_and_body_with_the_key_masked);
+	suite_add_tcase(s, cf);
+	return s;
+}
+
+int
+main(void)
+{
+	const char *shared = getenv("SAOP_SHARED");
+	struct stat st;
+	SRunner *sr;
+	int failed;
+
+	snprintf(fixdir, sizeof(fixdir), "%s/fixtures/llm",
+	    shared != NULL ? shared : "../shared");
+	if (stat(fixdir, &st) != 0) {
+		if (getenv("SAOP_REQUIRE_SHARED") != NULL) {
+			fprintf(stderr, "missing %s\n", fixdir);
+			return 1;
+		}
+		fprintf(stderr, "SKIP: no %s: set SAOP_SHARED\n", fixdir);
+		return 77;
+	}
+	unsetenv("http_proxy");
+	unsetenv("https_proxy");
+	unsetenv("HTTP_PROXY");
+	unsetenv("HTTPS_PROXY");
+	unsetenv("all_proxy");
+	unsetenv("ALL_PROXY");
+	signal(SIGPIPE, SIG_IGN);
+	find_python();
+	sr = srunner_create(llm_suite());
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? 0 : 1;
+}
