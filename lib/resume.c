@@ -1,0 +1,798 @@
+/*
+ * resume.c: the partial-completion resume protocol: building the
+ * continuation request, merging a continuation into the partial output,
+ * and resuming one record up to its attempts, with the log row and events.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "saop-private.h"
+
+/* Candidate continuations tried per answer, and overlaps per candidate. */
+#define MAX_CANDIDATES	6
+#define MAX_OVERLAPS	4
+
+const char *
+saop_resume_status_name(enum saop_resume_status s)
+{
+	switch (s) {
+	case SAOP_RESUME_RESOLVED:
+		return "RESOLVED";
+	case SAOP_RESUME_EXHAUSTED:
+		return "EXHAUSTED";
+	case SAOP_RESUME_SUSPENDED:
+		return "SUSPENDED";
+	case SAOP_RESUME_SKIPPED:
+	default:
+		return "SKIPPED";
+	}
+}
+
+static int
+is_ws(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The length of s[0..len) without its trailing JSON white space. */
+static size_t
+rstrip_len(const char *s, size_t len)
+{
+	while (len > 0 && is_ws((unsigned char)s[len - 1]))
+		len--;
+	return len;
+}
+
+/* The number of leading JSON white space bytes of s[0..len). */
+static size_t
+lstrip_len(const char *s, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && is_ws((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+/* A new JSON string of buf[0..len), or NULL (ENOMEM or bad UTF-8). */
+static json_t *
+string_n(const char *buf, size_t len)
+{
+	return json_stringn_nocheck(buf, len);
+}
+
+/* Append {"role": role, "content": text} to msgs; 0 or -1. */
+static int
+append_turn(json_t *msgs, const char *role, json_t *content)
+{
+	json_t *m;
+
+	if (content == NULL)
+		return -1;
+	if ((m = json_object()) == NULL ||
+	    json_object_set_new(m, "role", json_string(role)) != 0 ||
+	    json_object_set_new(m, "content", content) != 0 ||
+	    json_array_append_new(msgs, m) != 0) {
+		json_decref(m);
+		return -1;
+	}
+	return 0;
+}
+
+/* The user turn's text: prompt, token label, token, maybe the partial. */
+static char *
+user_text(const char *token, const char *prefix, size_t plen, size_t *len)
+{
+	size_t np = strlen(SAOP_RESUME_PROMPT);
+	size_t nl = strlen(SAOP_RESUME_TOKEN_LABEL);
+	size_t nt = strlen(token);
+	size_t nq = prefix != NULL ? strlen(SAOP_RESUME_PARTIAL_LABEL) : 0;
+	char *s, *p;
+
+	if ((s = malloc(np + nl + nt + nq + plen + 1)) == NULL)
+		return NULL;
+	p = s;
+	memcpy(p, SAOP_RESUME_PROMPT, np);
+	p += np;
+	memcpy(p, SAOP_RESUME_TOKEN_LABEL, nl);
+	p += nl;
+	memcpy(p, token, nt);
+	p += nt;
+	if (prefix != NULL) {
+		memcpy(p, SAOP_RESUME_PARTIAL_LABEL, nq);
+		p += nq;
+		memcpy(p, prefix, plen);
+		p += plen;
+	}
+	*p = '\0';
+	*len = (size_t)(p - s);
+	return s;
+}
+
+json_t *
+saop_resume_request(const json_t *request, const char *prefix, size_t len,
+    const char *token, enum saop_resume_form form,
+    enum saop_resume_context context, struct saop_err *e)
+{
+	json_t *req, *msgs;
+	char *text;
+	size_t tlen, keep;
+	int rc;
+
+	if (form == SAOP_RESUME_AUTO) {
+		saop__fail(e, SAOP_EINTERNAL, 0,
+		    "resume request: the form is not decided");
+		return NULL;
+	}
+	if (token == NULL)
+		token = "";
+	if (request != NULL && !json_is_object(request)) {
+		saop__fail(e, SAOP_EDATA, 0, "the request is not an object");
+		if (e != NULL)
+			snprintf(e->field, sizeof(e->field), "/request");
+		return NULL;
+	}
+	req = request != NULL ? json_deep_copy(request) : json_object();
+	if (req == NULL)
+		goto nomem;
+	msgs = json_object_get(req, "messages");
+	if (msgs == NULL) {
+		if (json_object_set_new(req, "messages", json_array()) != 0)
+			goto nomem;
+		msgs = json_object_get(req, "messages");
+	} else if (!json_is_array(msgs)) {
+		json_decref(req);
+		saop__fail(e, SAOP_EDATA, 0,
+		    "the request's messages is not an array");
+		if (e != NULL)
+			snprintf(e->field, sizeof(e->field),
+			    "/request/messages");
+		return NULL;
+	}
+	keep = rstrip_len(prefix, len);
+	if (context == SAOP_RESUME_TAIL || keep == 0)
+		text = user_text(token, NULL, 0, &tlen);
+	else if (form == SAOP_RESUME_USER)
+		text = user_text(token, prefix, keep, &tlen);
+	else
+		text = user_text(token, NULL, 0, &tlen);
+	if (text == NULL)
+		goto nomem;
+	rc = append_turn(msgs, "user", string_n(text, tlen));
+	free(text);
+	if (rc != 0)
+		goto nomem;
+	if (context == SAOP_RESUME_FULL && form == SAOP_RESUME_PREFILL &&
+	    keep > 0 &&
+	    append_turn(msgs, "assistant", string_n(prefix, keep)) != 0)
+		goto nomem;
+	return req;
+nomem:
+	json_decref(req);
+	saop__fail(e, SAOP_ENOMEM, 0, "out of memory building the request");
+	return NULL;
+}
+
+/* ---- Merge ---- */
+
+/* One way of reading the continuation: cont[off..off+len). */
+struct span {
+	size_t off, len;
+};
+
+static const char *
+find_n(const char *hay, size_t hlen, const char *needle)
+{
+	size_t n = strlen(needle), i;
+
+	for (i = 0; i + n <= hlen; i++)
+		if (memcmp(hay + i, needle, n) == 0)
+			return hay + i;
+	return NULL;
+}
+
+static int
+is_alpha(unsigned char c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+}
+
+/* Does s[0..len) start with a JSON literal (true, false, null)? */
+static int
+literal_start(const char *s, size_t len)
+{
+	static const char *const lit[] = { "true", "false", "null" };
+	size_t i, n;
+
+	for (i = 0; i < 3; i++) {
+		n = strlen(lit[i]);
+		if (len >= n && memcmp(s, lit[i], n) == 0 &&
+		    (len == n || !is_alpha((unsigned char)s[n])))
+			return 1;
+		if (len < n && memcmp(s, lit[i], len) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Does text that begins at s look like words, not JSON? */
+static int
+sentence_start(const char *s, size_t len)
+{
+	if (len == 0)
+		return 0;
+	if (len >= 3 && memcmp(s, "```", 3) == 0)
+		return 1;
+	if ((unsigned char)s[0] >= 0x80)
+		return 1;
+	return is_alpha((unsigned char)s[0]) && !literal_start(s, len);
+}
+
+/*
+ * The readings of cont, most literal first: as it is; the body of its
+ * first code fence; after a sentence that opens it (after ": " on its
+ * first line, after each of its first lines).  Returns how many.
+ */
+static int
+readings(const char *cont, size_t clen, struct span *sp)
+{
+	const char *f, *body, *end, *nl;
+	size_t lead, i, pos;
+	int n = 0, lines;
+
+	sp[n].off = 0;
+	sp[n++].len = clen;
+	if ((f = find_n(cont, clen, "```")) != NULL) {
+		nl = memchr(f, '\n', clen - (size_t)(f - cont));
+		body = nl != NULL ? nl + 1 : cont + clen;
+		end = find_n(body, clen - (size_t)(body - cont), "```");
+		if (end == NULL)
+			end = cont + clen;
+		sp[n].off = (size_t)(body - cont);
+		sp[n++].len = (size_t)(end - body);
+	}
+	lead = lstrip_len(cont, clen);
+	if (!sentence_start(cont + lead, clen - lead) || f == cont + lead)
+		return n;
+	/* After ": " on the first line of the sentence. */
+	for (i = lead; i < clen && cont[i] != '\n'; i++)
+		if (cont[i] == ':' && i + 1 < clen && cont[i + 1] == ' ') {
+			sp[n].off = i + 2;
+			sp[n].len = clen - i - 2;
+			n++;
+			break;
+		}
+	/* After each of the first lines. */
+	pos = lead;
+	for (lines = 0; lines < 3 && n < MAX_CANDIDATES; lines++) {
+		nl = memchr(cont + pos, '\n', clen - pos);
+		if (nl == NULL)
+			break;
+		pos = (size_t)(nl - cont) + 1;
+		sp[n].off = pos;
+		sp[n++].len = clen - pos;
+	}
+	return n;
+}
+
+/*
+ * The lengths k > 0 for which the last k bytes of p equal the first k of
+ * c, longest first, at most max of them, into ks.  KMP: the automaton of
+ * c run over the tail of p.  Returns how many, or -1 (ENOMEM).
+ */
+static int
+overlaps(const char *p, size_t plen, const char *c, size_t clen, size_t *ks,
+    int max)
+{
+	size_t m = clen < plen ? clen : plen, *pi, q, i;
+	const char *t;
+	int n = 0;
+
+	if (m == 0)
+		return 0;
+	if ((pi = malloc(m * sizeof(*pi))) == NULL)
+		return -1;
+	pi[0] = 0;
+	for (i = 1, q = 0; i < m; i++) {
+		while (q > 0 && c[i] != c[q])
+			q = pi[q - 1];
+		if (c[i] == c[q])
+			q++;
+		pi[i] = q;
+	}
+	t = p + plen - m;
+	for (i = 0, q = 0; i < m; i++) {
+		while (q > 0 && (q == m || c[q] != t[i]))
+			q = pi[q - 1];
+		if (c[q] == t[i])
+			q++;
+	}
+	while (q > 0 && n < max) {
+		ks[n++] = q;
+		q = pi[q - 1];
+	}
+	free(pi);
+	return n;
+}
+
+static int
+rank(enum saop_verdict v)
+{
+	return v == SAOP_COMPLETE ? 3 : v == SAOP_TRUNCATED ? 2 : 1;
+}
+
+/* Scan buf with the scanner; 0, or a negative code. */
+static int
+scan(const char *buf, size_t len, size_t max_depth,
+    struct saop_detect_result *res, struct saop_err *e)
+{
+	int rc;
+
+	memset(res, 0, sizeof(*res));
+	rc = saop_detect_buffer(buf, len, max_depth ? max_depth :
+	    SAOP_MAX_DEPTH, res);
+	if (rc < 0)
+		return saop__fail(e, -rc, 0, "scanning the merged output "
+		    "failed");
+	return 0;
+}
+
+/* The best merge found so far. */
+struct best {
+	char *buf;
+	size_t len;
+	struct saop_detect_result res;
+	int have;
+};
+
+/*
+ * Judge head[0..hlen) + tail[0..tlen) (and, when the scanner says that
+ * invalid only because words follow a complete value, the text cut
+ * there); keep it in b when it scans better.  Returns 1 when b is now
+ * complete, 0, or -1 (ENOMEM/scanner failure, e filled).
+ */
+static int
+judge(struct best *b, const char *head, size_t hlen, const char *tail,
+    size_t tlen, size_t max_depth, struct saop_err *e)
+{
+	struct saop_detect_result r, cut;
+	size_t len = hlen + tlen, at, lead;
+	char *buf;
+
+	if ((buf = malloc(len + 1)) == NULL) {
+		saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
+		return -1;
+	}
+	memcpy(buf, head, hlen);
+	memcpy(buf + hlen, tail, tlen);
+	buf[len] = '\0';
+	if (scan(buf, len, max_depth, &r, e) != 0) {
+		free(buf);
+		return -1;
+	}
+	if (r.verdict == SAOP_INVALID && r.error_offset >= hlen &&
+	    r.error_offset < len) {
+		at = (size_t)r.error_offset;
+		lead = at;
+		while (lead > hlen && is_ws((unsigned char)buf[lead - 1]))
+			lead--;
+		if (lead < at && sentence_start(buf + at, len - at)) {
+			if (scan(buf, lead, max_depth, &cut, e) != 0) {
+				saop_detect_result_free(&r);
+				free(buf);
+				return -1;
+			}
+			if (cut.verdict == SAOP_COMPLETE) {
+				saop_detect_result_free(&r);
+				r = cut;
+				len = lead;
+				buf[len] = '\0';
+			} else {
+				saop_detect_result_free(&cut);
+			}
+		}
+	}
+	if (b->have && rank(r.verdict) <= rank(b->res.verdict)) {
+		saop_detect_result_free(&r);
+		free(buf);
+		return 0;
+	}
+	if (b->have) {
+		saop_detect_result_free(&b->res);
+		free(b->buf);
+	}
+	b->buf = buf;
+	b->len = len;
+	b->res = r;
+	b->have = 1;
+	return r.verdict == SAOP_COMPLETE;
+}
+
+int
+saop_resume_merge(const char *prefix, size_t plen, const char *cont,
+    size_t clen, size_t max_depth, char **out, size_t *outlen,
+    struct saop_detect_result *res, struct saop_err *e)
+{
+	struct span sp[MAX_CANDIDATES];
+	struct best b;
+	size_t ks[MAX_OVERLAPS], keep = rstrip_len(prefix, plen), lead;
+	const char *c;
+	size_t cl;
+	int n, i, j, nk, rc = 0;
+
+	*out = NULL;
+	*outlen = 0;
+	if (res != NULL)
+		memset(res, 0, sizeof(*res));
+	memset(&b, 0, sizeof(b));
+	n = readings(cont, clen, sp);
+	for (i = 0; i < n && rc == 0; i++) {
+		c = cont + sp[i].off;
+		cl = sp[i].len;
+		lead = lstrip_len(c, cl);
+		c += lead;
+		cl -= lead;
+		/* As it comes, after the prefix and its white space. */
+		if ((rc = judge(&b, prefix, plen, c, cl, max_depth, e)) != 0)
+			break;
+		/* Without a repeat of the prefix's tail. */
+		if ((nk = overlaps(prefix, keep, c, cl, ks, MAX_OVERLAPS)) < 0)
+			return saop__fail(e, SAOP_ENOMEM, 0,
+			    "out of memory merging");
+		for (j = 0; j < nk && rc == 0; j++)
+			rc = judge(&b, prefix, keep, c + ks[j], cl - ks[j],
+			    max_depth, e);
+	}
+	if (rc < 0) {
+		if (b.have) {
+			saop_detect_result_free(&b.res);
+			free(b.buf);
+		}
+		return -e->code;
+	}
+	*out = b.buf;
+	*outlen = b.len;
+	rc = (int)b.res.verdict;
+	if (res != NULL)
+		*res = b.res;
+	else
+		saop_detect_result_free(&b.res);
+	return rc;
+}
+
+/* ---- One record ---- */
+
+/* The request of rec, or NULL when it has none; -1 when not an object. */
+static int
+record_request(const json_t *rec, const json_t **req, struct saop_err *e)
+{
+	*req = json_object_get(rec, "request");
+	if (*req != NULL && json_is_null(*req))
+		*req = NULL;
+	if (*req != NULL && !json_is_object(*req)) {
+		saop__fail(e, SAOP_EDATA, 0, "the request is not an object");
+		snprintf(e->field, sizeof(e->field), "/request");
+		return -1;
+	}
+	return 0;
+}
+
+static const char *
+record_raw(const json_t *rec, size_t *len, struct saop_err *e)
+{
+	const char *raw = saop_record_raw(rec, len);
+
+	if (raw == NULL) {
+		saop__fail(e, SAOP_EDATA, 0, "the record has no string raw");
+		snprintf(e->field, sizeof(e->field), "/raw");
+	}
+	return raw;
+}
+
+/* The form to use now: AUTO resolved by the provider. */
+static enum saop_resume_form
+form_now(const struct saop_resume_opts *o)
+{
+	if (o->form != SAOP_RESUME_AUTO)
+		return o->form;
+	return o->provider == SAOP_PROVIDER_ANTHROPIC ? SAOP_RESUME_PREFILL :
+	    SAOP_RESUME_USER;
+}
+
+int
+saop_resume_plan(const json_t *rec, const struct saop_resume_opts *opts,
+    json_t **request, struct saop_err *e)
+{
+	struct saop_detect_result r;
+	const json_t *req;
+	const char *raw;
+	size_t len;
+	int rc;
+
+	if (request != NULL)
+		*request = NULL;
+	if ((raw = record_raw(rec, &len, e)) == NULL ||
+	    record_request(rec, &req, e) != 0)
+		return -SAOP_EDATA;
+	if ((rc = scan(raw, len, opts->max_depth, &r, e)) != 0)
+		return rc;
+	rc = r.verdict == SAOP_TRUNCATED;
+	if (rc && request != NULL &&
+	    (*request = saop_resume_request(req, raw,
+	    (size_t)r.truncation_index, r.last_valid_token, form_now(opts),
+	    opts->context, e)) == NULL)
+		rc = -e->code;
+	saop_detect_result_free(&r);
+	return rc;
+}
+
+/* A row of partial_completion_log. */
+struct log_row {
+	const char *task_id;
+	long turn;
+	uint64_t truncation_index;
+	size_t initial_length;
+	int attempts;
+	const char *status;
+};
+
+static int
+insert_row(sqlite3 *db, void *arg, struct saop_err *e)
+{
+	const struct log_row *row = arg;
+	sqlite3_stmt *st;
+	char now[32];
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "INSERT INTO partial_completion_log "
+	    "(task_id, turn_number, truncation_index, initial_chunk_length, "
+	    "resume_attempts, final_status, timestamp) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		return saop__fail_db(e, db, "preparing the log row");
+	saop_now_iso8601(now);
+	sqlite3_bind_text(st, 1, row->task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, row->turn);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)row->truncation_index);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)row->initial_length);
+	sqlite3_bind_int(st, 5, row->attempts);
+	sqlite3_bind_text(st, 6, row->status, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, now, -1, SQLITE_TRANSIENT);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return saop__fail_db(e, db, "writing the log row");
+	return 0;
+}
+
+/* Record event name with data (stolen) when there is a store. */
+static int
+event(const struct saop_resume_opts *o, const char *task, long turn,
+    const char *name, json_t *data, struct saop_err *e)
+{
+	int rc = 0;
+
+	if (o->store != NULL)
+		rc = saop_event(o->store, task, turn, name, data, e);
+	json_decref(data);
+	return rc;
+}
+
+/* Set rec.resume = {attempts, status}; 0 or ENOMEM. */
+static int
+set_resume(json_t *rec, int attempts, enum saop_resume_status st,
+    struct saop_err *e)
+{
+	if (json_object_set_new(rec, "resume", json_pack("{s:i,s:s}",
+	    "attempts", attempts, "status", saop_resume_status_name(st))) != 0)
+		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+	return 0;
+}
+
+/* Write the outcome into rec: raw, detect, resume, state. */
+static int
+finish(json_t *rec, const char *raw, size_t len,
+    const struct saop_detect_result *r, int attempts,
+    enum saop_resume_status st, const char *state, struct saop_err *e)
+{
+	json_t *s;
+
+	if ((s = json_stringn(raw, len)) == NULL)
+		return saop__fail(e, SAOP_EINTERNAL, 0,
+		    "the merged output is not valid UTF-8");
+	if (json_object_set_new(rec, "raw", s) != 0 ||
+	    json_object_set_new(rec, "detect", saop_detect_result_json(r)) != 0 ||
+	    set_resume(rec, attempts, st, e) != 0 ||
+	    saop_record_set_state(rec, state) != 0)
+		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+	return 0;
+}
+
+/* Where one record stands while it is resumed. */
+struct progress {
+	char *buf;			/* the best text so far */
+	size_t len;
+	struct saop_detect_result res;	/* its scan (TRUNCATED) */
+};
+
+/* The prefix to merge onto: up to the last valid token and the white
+   space after it, kept from the prefill for the merge. */
+static size_t
+with_ws(const struct progress *p)
+{
+	size_t ti = (size_t)p->res.truncation_index;
+
+	return ti + lstrip_len(p->buf + ti, p->len - ti);
+}
+
+static void
+progress_take(struct progress *p, char *buf, size_t len,
+    struct saop_detect_result *res)
+{
+	free(p->buf);
+	saop_detect_result_free(&p->res);
+	p->buf = buf;
+	p->len = len;
+	p->res = *res;
+}
+
+int
+saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
+    struct saop_resume_outcome *out, struct saop_err *e)
+{
+	struct saop_detect_result r, mr;
+	struct saop_llm_answer ans;
+	struct progress pg;
+	struct saop_err ce;
+	struct log_row row;
+	const json_t *req, *jt;
+	const char *raw, *task, *state;
+	json_t *cr;
+	char *m;
+	size_t len, mlen;
+	long turn;
+	int max, rc, v, done = 0, call_rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if ((raw = record_raw(rec, &len, e)) == NULL ||
+	    record_request(rec, &req, e) != 0)
+		return -SAOP_EDATA;
+	if ((rc = scan(raw, len, opts->max_depth, &r, e)) != 0)
+		return rc;
+	out->verdict = r.verdict;
+	if (r.verdict != SAOP_TRUNCATED) {
+		state = json_string_value(json_object_get(rec, "state"));
+		saop_detect_result_free(&r);
+		if (set_resume(rec, 0, SAOP_RESUME_SKIPPED, e) != 0)
+			return -e->code;
+		if (out->verdict == SAOP_INVALID)
+			state = "INVALID";
+		else if (state != NULL && strcmp(state, "TRUNCATED") == 0)
+			state = "OK";
+		else
+			return 0;
+		if (saop_record_set_state(rec, state) != 0)
+			return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+		return 0;
+	}
+	task = json_string_value(json_object_get(rec, "task_id"));
+	if (task == NULL)
+		task = opts->task_id != NULL ? opts->task_id : "";
+	jt = json_object_get(rec, "turn");
+	turn = json_is_integer(jt) ? (long)json_integer_value(jt) : -1;
+	row.task_id = task;
+	row.turn = turn >= 0 ? turn : 0;
+	row.truncation_index = r.truncation_index;
+	row.initial_length = len;
+	if (opts->no_call) {
+		out->status = SAOP_RESUME_SUSPENDED;
+		rc = finish(rec, raw, len, &r, 0, SAOP_RESUME_SUSPENDED,
+		    "TRUNCATED", e);
+		saop_detect_result_free(&r);
+		return rc;
+	}
+	if (event(opts, task, turn, "PARTIAL_COMPLETION_DETECTED",
+	    json_pack("{s:I,s:I}", "truncation_index",
+	    (json_int_t)r.truncation_index, "length", (json_int_t)len),
+	    e) != 0) {
+		saop_detect_result_free(&r);
+		return -e->code;
+	}
+	max = opts->max_attempts > 0 ? opts->max_attempts :
+	    SAOP_MAX_RESUME_ATTEMPTS;
+	pg.buf = malloc(len + 1);
+	if (pg.buf == NULL) {
+		saop_detect_result_free(&r);
+		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+	}
+	memcpy(pg.buf, raw, len);
+	pg.buf[len] = '\0';
+	pg.len = len;
+	pg.res = r;
+	while (out->attempts < max && !done) {
+		enum saop_resume_form form = form_now(opts);
+
+		cr = saop_resume_request(req, pg.buf,
+		    (size_t)pg.res.truncation_index, pg.res.last_valid_token,
+		    form, opts->context, e);
+		if (cr == NULL) {
+			rc = -e->code;
+			goto out;
+		}
+		memset(&ans, 0, sizeof(ans));
+		saop_err_clear(&ce);
+		call_rc = opts->call(opts->call_arg, cr, &ans, &ce);
+		json_decref(cr);
+		if (call_rc == -SAOP_EPREFILL && opts->form == SAOP_RESUME_AUTO &&
+		    form == SAOP_RESUME_PREFILL) {
+			/* Refused before any text: the same attempt again. */
+			saop_llm_answer_free(&ans);
+			opts->form = SAOP_RESUME_USER;
+			out->prefill_refused = 1;
+			continue;
+		}
+		out->attempts++;
+		if (ans.raw != NULL && (call_rc == 0 || ans.raw_len > 0)) {
+			v = saop_resume_merge(pg.buf, with_ws(&pg), ans.raw,
+			    ans.raw_len, opts->max_depth, &m, &mlen, &mr, e);
+			if (v < 0) {
+				saop_llm_answer_free(&ans);
+				rc = v;
+				goto out;
+			}
+			if (v == SAOP_INVALID) {
+				saop_detect_result_free(&mr);
+				free(m);
+			} else {
+				/* Complete, or truncated further on. */
+				progress_take(&pg, m, mlen, &mr);
+				done = v == SAOP_COMPLETE;
+			}
+		}
+		saop_llm_answer_free(&ans);
+		if (call_rc < 0 && !done)
+			break;
+		call_rc = 0;
+	}
+	if (done) {
+		out->status = SAOP_RESUME_RESOLVED;
+		out->verdict = SAOP_COMPLETE;
+		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out->attempts,
+		    SAOP_RESUME_RESOLVED, "OK", e)) != 0)
+			goto out;
+	} else if (call_rc < 0) {
+		out->status = SAOP_RESUME_SUSPENDED;
+		out->verdict = pg.res.verdict;
+		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out->attempts,
+		    SAOP_RESUME_SUSPENDED, "TRUNCATED", e)) != 0)
+			goto out;
+		rc = event(opts, task, turn, "RESUME_FAILED",
+		    json_pack("{s:i,s:s,s:s}", "attempts", out->attempts,
+		    "status", "SUSPENDED", "error", ce.msg), e);
+		if (rc == 0) {
+			*e = ce;
+			rc = call_rc;
+		}
+		goto out;
+	} else {
+		out->status = SAOP_RESUME_EXHAUSTED;
+		out->verdict = pg.res.verdict;
+		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out->attempts,
+		    SAOP_RESUME_EXHAUSTED, "RESUME_EXHAUSTED", e)) != 0)
+			goto out;
+	}
+	row.attempts = out->attempts;
+	row.status = saop_resume_status_name(out->status);
+	if (opts->store != NULL &&
+	    (rc = saop__store_tx(opts->store, 0, insert_row, &row, e)) != 0)
+		goto out;
+	rc = event(opts, task, turn, done ? "RESUME_SUCCEEDED" :
+	    "RESUME_FAILED", json_pack("{s:i,s:s,s:I}", "attempts",
+	    out->attempts, "status", row.status, "length",
+	    (json_int_t)pg.len), e);
+out:
+	free(pg.buf);
+	saop_detect_result_free(&pg.res);
+	return rc;
+}

@@ -1,0 +1,729 @@
+/* check_resume.c: unit tests for resume.c (requests, merge, attempts). */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "saop-private.h"
+
+#define PROMPT_AND(tok) SAOP_RESUME_PROMPT SAOP_RESUME_TOKEN_LABEL tok
+
+/* ---- A stand-in for the model ---- */
+
+struct fake {
+	const char *const *texts;	/* one answer per call */
+	int n;				/* how many */
+	int calls;			/* calls made (refused ones too) */
+	int fail_at;			/* this call (from 1) fails ... */
+	int fail_code;			/* ... with this code */
+	int refuse_prefill;		/* EPREFILL while the last turn is
+					   the assistant's */
+	json_t *last;			/* the last request received */
+};
+
+static int
+fake_call(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	struct fake *f = arg;
+	const json_t *msgs = json_object_get(request, "messages");
+	const json_t *lastm = json_array_get(msgs, json_array_size(msgs) - 1);
+	const char *role = json_string_value(json_object_get(lastm, "role"));
+	const char *t;
+	int i = f->calls++;
+
+	json_decref(f->last);
+	f->last = json_deep_copy(request);
+	memset(a, 0, sizeof(*a));
+	if (f->refuse_prefill && strcmp(role, "assistant") == 0) {
+		a->raw = strdup("");
+		return saop__fail(e, SAOP_EPREFILL, 0, "prefill refused");
+	}
+	t = i < f->n ? f->texts[i] : "";
+	a->raw = strdup(t);
+	a->raw_len = strlen(t);
+	if (f->fail_at == f->calls)
+		return saop__fail(e, f->fail_code, 0, "connection reset");
+	strcpy(a->finish_reason, "stop");
+	return 0;
+}
+
+static void
+opts_for(struct saop_resume_opts *o, struct fake *f)
+{
+	memset(o, 0, sizeof(*o));
+	o->call = fake_call;
+	o->call_arg = f;
+	o->provider = SAOP_PROVIDER_ANTHROPIC;
+}
+
+/* A record {"task_id":"t1","turn":4,"request":{...},"raw":raw}. */
+static json_t *
+record(const char *raw)
+{
+	json_t *r = json_pack("{s:s,s:i,s:{s:s,s:[{s:s,s:s}]},s:s}",
+	    "task_id", "t1", "turn", 4, "request", "model", "m",
+	    "messages", "role", "user", "content", "give JSON", "raw", raw);
+
+	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+static const char *
+sget(const json_t *o, const char *a, const char *b)
+{
+	const json_t *v = json_object_get(o, a);
+
+	if (b != NULL)
+		v = json_object_get(v, b);
+	return json_string_value(v);
+}
+
+static json_int_t
+iget(const json_t *o, const char *a, const char *b)
+{
+	return json_integer_value(json_object_get(json_object_get(o, a), b));
+}
+
+/* ---- Requests ---- */
+
+static json_t *
+base_request(void)
+{
+	return json_pack("{s:s,s:i,s:[{s:s,s:s}]}", "model", "claude-x",
+	    "max_tokens", 64, "messages", "role", "user", "content", "q");
+}
+
+static const char *
+msg(const json_t *req, size_t i, const char *key)
+{
+	return json_string_value(json_object_get(json_array_get(
+	    json_object_get(req, "messages"), i), key));
+}
+
+START_TEST(prefill_request_ends_with_the_prefix_as_assistant_turn)
+{
+	const char prefix[] = "{\"a\": 1, \n";
+	json_t *req = base_request(), *r;
+	struct saop_err e;
+
+	r = saop_resume_request(req, prefix, strlen(prefix), ",",
+	    SAOP_RESUME_PREFILL, SAOP_RESUME_FULL, &e);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "messages")), 3);
+	ck_assert_str_eq(msg(r, 0, "content"), "q");
+	ck_assert_str_eq(msg(r, 1, "role"), "user");
+	ck_assert_str_eq(msg(r, 1, "content"), PROMPT_AND(","));
+	ck_assert_str_eq(msg(r, 2, "role"), "assistant");
+	ck_assert_str_eq(msg(r, 2, "content"), "{\"a\": 1,");
+	ck_assert_str_eq(sget(r, "model", NULL), "claude-x");
+	ck_assert_int_eq(json_integer_value(json_object_get(r, "max_tokens")),
+	    64);
+	/* The caller's request is not changed. */
+	ck_assert_uint_eq(json_array_size(json_object_get(req, "messages")),
+	    1);
+	json_decref(r);
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(prompt_text_is_exactly_the_design_text)
+{
+	ck_assert_str_eq(SAOP_RESUME_PROMPT, "Continue the JSON payload from "
+	    "the last valid token. Output ONLY the remaining JSON. Do not "
+	    "repeat any content before the last valid token.");
+}
+END_TEST
+
+START_TEST(user_request_quotes_the_prefix_after_the_prompt)
+{
+	const char prefix[] = "{\"a\": [1, 2";
+	json_t *req = base_request(), *r;
+	struct saop_err e;
+
+	r = saop_resume_request(req, prefix, strlen(prefix), "2",
+	    SAOP_RESUME_USER, SAOP_RESUME_FULL, &e);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "messages")), 2);
+	ck_assert_str_eq(msg(r, 1, "role"), "user");
+	ck_assert_str_eq(msg(r, 1, "content"), PROMPT_AND("2")
+	    SAOP_RESUME_PARTIAL_LABEL "{\"a\": [1, 2");
+	json_decref(r);
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(tail_context_sends_no_byte_of_the_prefix)
+{
+	const char prefix[] = "{\"secret_field_xyz\": \"long text\", \"b\":";
+	json_t *req = base_request(), *r;
+	struct saop_err e;
+	char *dump;
+	int form;
+
+	for (form = SAOP_RESUME_PREFILL; form <= SAOP_RESUME_USER; form++) {
+		r = saop_resume_request(req, prefix, strlen(prefix), "\"b\":",
+		    (enum saop_resume_form)form, SAOP_RESUME_TAIL, &e);
+		ck_assert_ptr_nonnull(r);
+		dump = json_dumps(r, 0);
+		ck_assert_ptr_null(strstr(dump, "secret_field_xyz"));
+		ck_assert_ptr_null(strstr(dump, "long text"));
+		free(dump);
+		ck_assert_uint_eq(json_array_size(json_object_get(r,
+		    "messages")), 2);
+		ck_assert_str_eq(msg(r, 1, "role"), "user");
+		ck_assert_str_eq(msg(r, 1, "content"), PROMPT_AND("\"b\":"));
+		json_decref(r);
+	}
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(request_is_built_when_the_record_has_none)
+{
+	struct saop_err e;
+	json_t *r;
+
+	r = saop_resume_request(NULL, "[1,", 3, ",", SAOP_RESUME_PREFILL,
+	    SAOP_RESUME_FULL, &e);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "messages")), 2);
+	ck_assert_str_eq(msg(r, 1, "content"), "[1,");
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(empty_prefix_gets_no_assistant_turn)
+{
+	struct saop_err e;
+	json_t *r;
+
+	r = saop_resume_request(NULL, "  \n", 3, NULL, SAOP_RESUME_PREFILL,
+	    SAOP_RESUME_FULL, &e);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "messages")), 1);
+	ck_assert_str_eq(msg(r, 0, "content"), PROMPT_AND(""));
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(messages_that_are_not_an_array_name_the_field)
+{
+	json_t *req = json_pack("{s:s}", "messages", "hi");
+	struct saop_err e;
+
+	ck_assert_ptr_null(saop_resume_request(req, "[", 1, "[",
+	    SAOP_RESUME_USER, SAOP_RESUME_FULL, &e));
+	ck_assert_int_eq(e.code, SAOP_EDATA);
+	ck_assert_str_eq(e.field, "/request/messages");
+	json_decref(req);
+}
+END_TEST
+
+/* ---- Merge ---- */
+
+/* Merge and check the verdict and the text. */
+static void
+merge_is(const char *prefix, const char *cont, int verdict, const char *want)
+{
+	struct saop_detect_result r;
+	struct saop_err e;
+	char *out;
+	size_t len;
+	int v;
+
+	v = saop_resume_merge(prefix, strlen(prefix), cont, strlen(cont), 0,
+	    &out, &len, &r, &e);
+	ck_assert_msg(v == verdict, "merge of '%s' + '%s': verdict %d, "
+	    "expected %d ('%s')", prefix, cont, v, verdict, out ? out : "");
+	ck_assert_uint_eq(len, strlen(out));
+	ck_assert_str_eq(out, want);
+	ck_assert_int_eq((int)r.verdict, verdict);
+	saop_detect_result_free(&r);
+	free(out);
+}
+
+START_TEST(merge_appends_a_plain_continuation)
+{
+	merge_is("{\"a\": 1, ", "\"b\": 2}", SAOP_COMPLETE,
+	    "{\"a\": 1, \"b\": 2}");
+}
+END_TEST
+
+START_TEST(merge_skips_leading_white_space)
+{
+	merge_is("{\"a\": 1,", "\n\n   \"b\": 2}", SAOP_COMPLETE,
+	    "{\"a\": 1,\"b\": 2}");
+}
+END_TEST
+
+START_TEST(merge_drops_a_repeated_tail_of_the_prefix)
+{
+	merge_is("{\"a\": 1, \"b\":", "\"b\": 2}", SAOP_COMPLETE,
+	    "{\"a\": 1, \"b\": 2}");
+	merge_is("{\"a\": 1, \"b\": ", "\"b\": 2}", SAOP_COMPLETE,
+	    "{\"a\": 1, \"b\": 2}");
+}
+END_TEST
+
+START_TEST(merge_drops_a_repeat_of_the_whole_prefix)
+{
+	merge_is("{\"a\": [1, 2,", "{\"a\": [1, 2, 3]}", SAOP_COMPLETE,
+	    "{\"a\": [1, 2, 3]}");
+}
+END_TEST
+
+START_TEST(merge_keeps_a_repeat_when_dropping_scans_no_better)
+{
+	/* Both readings are complete: the literal one wins. */
+	merge_is("[1,2,", "2,3]", SAOP_COMPLETE, "[1,2,2,3]");
+}
+END_TEST
+
+START_TEST(merge_takes_the_body_of_a_code_fence)
+{
+	merge_is("{\"a\": 1, ", "```json\n\"b\": 2}\n```\n", SAOP_COMPLETE,
+	    "{\"a\": 1, \"b\": 2}\n");
+	merge_is("{\"a\": 1, ", "Here you go:\n```\n\"b\": 2}\n```",
+	    SAOP_COMPLETE, "{\"a\": 1, \"b\": 2}\n");
+}
+END_TEST
+
+START_TEST(merge_drops_a_sentence_around_the_continuation)
+{
+	merge_is("{\"a\": 1, ", "Here is the rest: \"b\": 2}", SAOP_COMPLETE,
+	    "{\"a\": 1, \"b\": 2}");
+	merge_is("{\"a\": 1, ", "Sure.\n\"b\": 2}", SAOP_COMPLETE,
+	    "{\"a\": 1, \"b\": 2}");
+	merge_is("{\"a\": 1, ", "\"b\": 2}\n\nLet me know if you need more.",
+	    SAOP_COMPLETE, "{\"a\": 1, \"b\": 2}");
+}
+END_TEST
+
+START_TEST(merge_reports_a_continuation_truncated_again)
+{
+	merge_is("{\"a\": 1, ", "\"b\": [true, nu", SAOP_TRUNCATED,
+	    "{\"a\": 1, \"b\": [true, nu");
+}
+END_TEST
+
+START_TEST(merge_never_passes_invalid_json_as_complete)
+{
+	struct saop_err e;
+	char *out;
+	size_t len;
+
+	ck_assert_int_eq(saop_resume_merge("{\"a\": 1, ", 9, "\"b\": 2}}", 8,
+	    0, &out, &len, NULL, &e), SAOP_INVALID);
+	free(out);
+	ck_assert_int_eq(saop_resume_merge("{\"a\": 1, ", 9, "oops ] 2", 8,
+	    0, &out, &len, NULL, &e), SAOP_INVALID);
+	free(out);
+}
+END_TEST
+
+/* ---- Records and attempts ---- */
+
+START_TEST(truncated_record_resolves_in_one_attempt)
+{
+	static const char *const ans[] = { "\"b\": 2}" };
+	struct fake f = { ans, 1, 0, 0, 0, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\": 1, \"b\": \"x");
+
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(f.calls, 1);
+	ck_assert_int_eq(oc.attempts, 1);
+	ck_assert_int_eq(oc.status, SAOP_RESUME_RESOLVED);
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\": 1, \"b\": 2}");
+	ck_assert_str_eq(sget(rec, "state", NULL), "OK");
+	ck_assert_str_eq(sget(rec, "resume", "status"), "RESOLVED");
+	ck_assert_int_eq(iget(rec, "resume", "attempts"), 1);
+	/* Anthropic, auto: the prefix went as the model's own turn. */
+	ck_assert_str_eq(msg(f.last, 2, "content"), "{\"a\": 1, \"b\":");
+	json_decref(f.last);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(continuation_truncated_again_takes_a_second_attempt)
+{
+	static const char *const ans[] = { "[1, 2,", "3]}" };
+	struct fake f = { ans, 2, 0, 0, 0, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\":");
+
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(f.calls, 2);
+	ck_assert_int_eq(oc.attempts, 2);
+	ck_assert_int_eq(oc.status, SAOP_RESUME_RESOLVED);
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\":[1, 2,3]}");
+	/* The second call continued from the merged text. */
+	ck_assert_str_eq(msg(f.last, 2, "content"), "{\"a\":[1, 2,");
+	json_decref(f.last);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(attempts_stop_at_the_maximum_and_keep_the_best_merge)
+{
+	static const char *const ans[] = { "[1,", "2,", "3," };
+	struct fake f = { ans, 3, 0, 0, 0, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\":");
+
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(f.calls, SAOP_MAX_RESUME_ATTEMPTS);
+	ck_assert_int_eq(oc.attempts, 2);
+	ck_assert_int_eq(oc.status, SAOP_RESUME_EXHAUSTED);
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\":[1,2,");
+	ck_assert_str_eq(sget(rec, "state", NULL), "RESUME_EXHAUSTED");
+	ck_assert_str_eq(sget(rec, "resume", "status"), "EXHAUSTED");
+	json_decref(f.last);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(max_attempts_can_be_raised)
+{
+	static const char *const ans[] = { "[1,", "2,", "3]}" };
+	struct fake f = { ans, 3, 0, 0, 0, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\":");
+
+	opts_for(&o, &f);
+	o.max_attempts = 3;
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(f.calls, 3);
+	ck_assert_int_eq(oc.status, SAOP_RESUME_RESOLVED);
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\":[1,2,3]}");
+	json_decref(f.last);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(invalid_continuation_counts_and_the_next_starts_over)
+{
+	static const char *const ans[] = { "]]]", "1}" };
+	struct fake f = { ans, 2, 0, 0, 0, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\":");
+
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(oc.attempts, 2);
+	ck_assert_int_eq(oc.status, SAOP_RESUME_RESOLVED);
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\":1}");
+	json_decref(f.last);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(complete_record_is_skipped_without_a_call)
+{
+	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\": 1}");
+
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(f.calls, 0);
+	ck_assert_str_eq(sget(rec, "resume", "status"), "SKIPPED");
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\": 1}");
+	ck_assert_ptr_null(json_object_get(rec, "state"));
+	ck_assert_ptr_null(json_object_get(rec, "detect"));
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(invalid_record_passes_through_flagged)
+{
+	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\": 1]");
+
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(f.calls, 0);
+	ck_assert_int_eq(oc.verdict, SAOP_INVALID);
+	ck_assert_str_eq(sget(rec, "resume", "status"), "SKIPPED");
+	ck_assert_str_eq(sget(rec, "state", NULL), "INVALID");
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\": 1]");
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(prefill_refusal_switches_to_the_user_form_for_good)
+{
+	/* The refused call takes no answer; its slot stays unused. */
+	static const char *const ans[] = { "-", "2}", "3}" };
+	struct fake f = { ans, 3, 0, 0, 0, 1, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\":");
+
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(f.calls, 2);
+	ck_assert_int_eq(oc.attempts, 1);
+	ck_assert(oc.prefill_refused);
+	ck_assert_int_eq(o.form, SAOP_RESUME_USER);
+	ck_assert_str_eq(msg(f.last, 1, "role"), "user");
+	ck_assert_str_eq(msg(f.last, 1, "content"), PROMPT_AND(":")
+	    SAOP_RESUME_PARTIAL_LABEL "{\"a\":");
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\":2}");
+	json_decref(rec);
+	/* The next record goes straight to the user form. */
+	rec = record("{\"b\":");
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(f.calls, 3);
+	ck_assert(!oc.prefill_refused);
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"b\":3}");
+	json_decref(f.last);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(forced_prefill_refusal_is_an_error)
+{
+	struct fake f = { NULL, 0, 0, 0, 0, 1, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\": ");
+
+	opts_for(&o, &f);
+	o.form = SAOP_RESUME_PREFILL;
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), -SAOP_EPREFILL);
+	ck_assert_int_eq(e.code, SAOP_EPREFILL);
+	ck_assert_int_eq(f.calls, 1);
+	json_decref(f.last);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(openai_auto_uses_the_user_form)
+{
+	static const char *const ans[] = { "1}" };
+	struct fake f = { ans, 1, 0, 0, 0, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\":");
+
+	opts_for(&o, &f);
+	o.provider = SAOP_PROVIDER_OPENAI;
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_uint_eq(json_array_size(json_object_get(f.last,
+	    "messages")), 2);
+	ck_assert_str_eq(msg(f.last, 1, "role"), "user");
+	json_decref(f.last);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(network_failure_keeps_the_progress_made)
+{
+	static const char *const ans[] = { "[1, 2,", "3" };
+	struct fake f = { ans, 2, 0, 2, SAOP_ENETWORK, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\":");
+
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e),
+	    -SAOP_ENETWORK);
+	ck_assert_int_eq(e.code, SAOP_ENETWORK);
+	ck_assert_int_eq(oc.attempts, 2);
+	ck_assert_int_eq(oc.status, SAOP_RESUME_SUSPENDED);
+	/* The partial second answer is kept too: it still scans truncated. */
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\":[1, 2,3");
+	ck_assert_str_eq(sget(rec, "resume", "status"), "SUSPENDED");
+	ck_assert_str_eq(sget(rec, "state", NULL), "TRUNCATED");
+	json_decref(f.last);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(no_call_marks_truncated_records_suspended)
+{
+	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\":");
+
+	opts_for(&o, &f);
+	o.no_call = 1;
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(f.calls, 0);
+	ck_assert_int_eq(iget(rec, "resume", "attempts"), 0);
+	ck_assert_str_eq(sget(rec, "resume", "status"), "SUSPENDED");
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\":");
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(record_without_raw_names_the_field)
+{
+	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = json_pack("{s:i}", "raw", 3);
+
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), -SAOP_EDATA);
+	ck_assert_str_eq(e.field, "/raw");
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(plan_says_which_records_need_a_call)
+{
+	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_err e;
+	json_t *rec = record("[1, {\"a\"");
+	json_t *req;
+
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_plan(rec, &o, &req, &e), 1);
+	ck_assert_str_eq(msg(req, 1, "content"), PROMPT_AND("\"a\""));
+	ck_assert_str_eq(msg(req, 2, "content"), "[1, {\"a\"");
+	json_decref(req);
+	json_decref(rec);
+	rec = record("[1]");
+	ck_assert_int_eq(saop_resume_plan(rec, &o, &req, &e), 0);
+	ck_assert_ptr_null(req);
+	json_decref(rec);
+}
+END_TEST
+
+/* The log row and the events of one resumed record. */
+START_TEST(resumed_record_writes_one_log_row_and_its_events)
+{
+	static const char *const ans[] = { "[1,", "2]}" };
+	struct fake f = { ans, 2, 0, 0, 0, 0, NULL };
+	char dir[] = "/tmp/check_resume.XXXXXX", path[64], cmd[96];
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	sqlite3_stmt *st;
+	json_t *rec = record("{\"a\":");
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state.sqlite", dir);
+	opts_for(&o, &f);
+	o.store = saop_store_open(path, &e);
+	ck_assert_ptr_nonnull(o.store);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(o.store),
+	    "SELECT task_id, turn_number, truncation_index, "
+	    "initial_chunk_length, resume_attempts, final_status, "
+	    "count(*) OVER () FROM partial_completion_log", -1, &st, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "t1");
+	ck_assert_int_eq(sqlite3_column_int(st, 1), 4);
+	ck_assert_int_eq(sqlite3_column_int(st, 2), 5);
+	ck_assert_int_eq(sqlite3_column_int(st, 3), 5);
+	ck_assert_int_eq(sqlite3_column_int(st, 4), 2);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 5),
+	    "RESOLVED");
+	ck_assert_int_eq(sqlite3_column_int(st, 6), 1);
+	sqlite3_finalize(st);
+	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(o.store),
+	    "SELECT group_concat(event, ' ') FROM "
+	    "(SELECT event FROM events ORDER BY rowid)", -1, &st, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(st, 0),
+	    "PARTIAL_COMPLETION_DETECTED RESUME_SUCCEEDED");
+	sqlite3_finalize(st);
+	saop_store_close(o.store);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	json_decref(f.last);
+	json_decref(rec);
+}
+END_TEST
+
+static Suite *
+resume_suite(void)
+{
+	Suite *s = suite_create("resume");
+	TCase *t;
+
+	t = tcase_create("request");
+	tcase_add_test(t, prompt_text_is_exactly_the_design_text);
+	tcase_add_test(t, prefill_request_ends_with_the_prefix_as_assistant_turn);
+	tcase_add_test(t, user_request_quotes_the_prefix_after_the_prompt);
+	tcase_add_test(t, tail_context_sends_no_byte_of_the_prefix);
+	tcase_add_test(t, request_is_built_when_the_record_has_none);
+	tcase_add_test(t, empty_prefix_gets_no_assistant_turn);
+	tcase_add_test(t, messages_that_are_not_an_array_name_the_field);
+	suite_add_tcase(s, t);
+	t = tcase_create("merge");
+	tcase_add_test(t, merge_appends_a_plain_continuation);
+	tcase_add_test(t, merge_skips_leading_white_space);
+	tcase_add_test(t, merge_drops_a_repeated_tail_of_the_prefix);
+	tcase_add_test(t, merge_drops_a_repeat_of_the_whole_prefix);
+	tcase_add_test(t, merge_keeps_a_repeat_when_dropping_scans_no_better);
+	tcase_add_test(t, merge_takes_the_body_of_a_code_fence);
+	tcase_add_test(t, merge_drops_a_sentence_around_the_continuation);
+	tcase_add_test(t, merge_reports_a_continuation_truncated_again);
+	tcase_add_test(t, merge_never_passes_invalid_json_as_complete);
+	suite_add_tcase(s, t);
+	t = tcase_create("record");
+	tcase_add_test(t, truncated_record_resolves_in_one_attempt);
+	tcase_add_test(t, continuation_truncated_again_takes_a_second_attempt);
+	tcase_add_test(t, attempts_stop_at_the_maximum_and_keep_the_best_merge);
+	tcase_add_test(t, max_attempts_can_be_raised);
+	tcase_add_test(t, invalid_continuation_counts_and_the_next_starts_over);
+	tcase_add_test(t, complete_record_is_skipped_without_a_call);
+	tcase_add_test(t, invalid_record_passes_through_flagged);
+	tcase_add_test(t, prefill_refusal_switches_to_the_user_form_for_good);
+	tcase_add_test(t, forced_prefill_refusal_is_an_error);
+	tcase_add_test(t, openai_auto_uses_the_user_form);
+	tcase_add_test(t, network_failure_keeps_the_progress_made);
+	tcase_add_test(t, no_call_marks_truncated_records_suspended);
+	tcase_add_test(t, record_without_raw_names_the_field);
+	tcase_add_test(t, plan_says_which_records_need_a_call);
+	tcase_add_test(t, resumed_record_writes_one_log_row_and_its_events);
+	suite_add_tcase(s, t);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(resume_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
