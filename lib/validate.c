@@ -1,0 +1,539 @@
+/*
+ * validate.c: checking a model's answer (local repair, parse, JSON Schema)
+ * and the formatting-correction protocol: at most max_retries correction
+ * turns per record, a MALFORMED_RESPONSE event before each, then
+ * MAX_RETRIES_EXCEEDED and USER_ESCALATION.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "saop-private.h"
+
+static int
+nomem(struct saop_err *e)
+{
+	return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+}
+
+/* A new error object {"path", "keyword", "message"}, or NULL. */
+static json_t *
+error_new(const char *path, const char *keyword, const char *message)
+{
+	return json_pack("{s:s, s:s, s:s}", "path", path, "keyword", keyword,
+	    "message", message);
+}
+
+/*
+ * Why no tree could be built out of text (len bytes), as one error.  The
+ * scanner judges the JSON (strict RFC 8259): an invalid byte or a
+ * truncation is a "syntax" error naming where; JSON the scanner finds
+ * complete is one of jansson's limits, a "limit" error naming it.
+ */
+static json_t *
+parse_error(const char *text, size_t len, const json_error_t *je)
+{
+	struct saop_detect_result d;
+	char msg[512];
+	const char *kw = "limit";
+	int scanned;
+
+	memset(&d, 0, sizeof(d));
+	scanned = saop_detect_buffer(text, len, 0, &d) == 0;
+	switch (json_error_code(je)) {
+	case json_error_stack_overflow:
+		snprintf(msg, sizeof(msg), "nesting deeper than jansson's "
+		    "limit of 2048 levels at line %d, column %d: saop cannot "
+		    "build this value", je->line, je->column);
+		break;
+	case json_error_numeric_overflow:
+		snprintf(msg, sizeof(msg), "a number beyond what jansson "
+		    "holds (64-bit integers, doubles) at line %d, "
+		    "column %d: %s",
+		    je->line, je->column, je->text);
+		break;
+	case json_error_null_byte_in_key:
+		snprintf(msg, sizeof(msg), "an object key holding \\u0000, "
+		    "which jansson cannot hold, at line %d, column %d",
+		    je->line, je->column);
+		break;
+	default:
+		kw = "syntax";
+		if (scanned && d.verdict == SAOP_INVALID)
+			snprintf(msg, sizeof(msg), "invalid JSON at line %ld, "
+			    "column %ld (byte %llu): %s", d.error_line,
+			    d.error_column,
+			    (unsigned long long)d.error_offset, d.error);
+		else if (scanned && d.verdict == SAOP_TRUNCATED && d.empty)
+			snprintf(msg, sizeof(msg), "the response is empty");
+		else if (scanned && d.verdict == SAOP_TRUNCATED)
+			snprintf(msg, sizeof(msg), "the JSON is cut off after "
+			    "byte %llu%s%s", (unsigned long long)
+			    d.truncation_index, d.expected ? ": expected " : "",
+			    d.expected ? d.expected : "");
+		else if (scanned && d.verdict == SAOP_COMPLETE) {
+			kw = "limit";
+			snprintf(msg, sizeof(msg), "valid JSON that jansson "
+			    "cannot read (line %d, column %d): %s", je->line,
+			    je->column, je->text);
+		} else
+			snprintf(msg, sizeof(msg), "invalid JSON at line %d, "
+			    "column %d: %s", je->line, je->column, je->text);
+		break;
+	}
+	if (scanned)
+		saop_detect_result_free(&d);
+	return error_new("", kw, msg);
+}
+
+int
+saop_validate_text(const struct saop_schema *s, int no_repair,
+    const char *text, size_t len, json_t **value, json_t **errors,
+    json_t **repairs, struct saop_err *e)
+{
+	json_error_t je;
+	json_t *v, *err;
+	char *fixed = NULL;
+	size_t fixed_len;
+	int rc;
+
+	*value = NULL;
+	*errors = NULL;
+	*repairs = NULL;
+	saop_err_clear(e);
+	/*
+	 * Valid JSON needs no repair: parse first, repair only on failure.
+	 * The fast parser reads what it can; jansson judges the rest.
+	 */
+	if ((v = saop__json_fast(text, len)) == NULL)
+		v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
+		    &je);
+	if (v == NULL && !no_repair && json_error_code(&je) !=
+	    json_error_stack_overflow && json_error_code(&je) !=
+	    json_error_numeric_overflow && json_error_code(&je) !=
+	    json_error_null_byte_in_key) {
+		if ((rc = saop_repair(text, len, &fixed, &fixed_len, repairs,
+		    e)) < 0)
+			return rc;
+		if (rc == 1) {
+			v = json_loadb(fixed, fixed_len,
+			    JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+			if (v == NULL) {
+				text = fixed;
+				len = fixed_len;
+			}
+		}
+	}
+	if (*repairs == NULL && (*repairs = json_array()) == NULL) {
+		free(fixed);
+		json_decref(v);
+		return nomem(e);
+	}
+	if (v == NULL) {
+		err = parse_error(text, len, &je);
+		free(fixed);
+		if ((*errors = json_array()) == NULL) {
+			json_decref(err);
+			goto oom;
+		}
+		if (err == NULL || json_array_append_new(*errors, err) != 0)
+			goto oom;
+		return 0;
+	}
+	free(fixed);
+	rc = saop_schema_validate(s, v, errors, e);
+	if (rc < 0) {
+		json_decref(v);
+		goto fail;
+	}
+	if (*errors == NULL && (*errors = json_array()) == NULL) {
+		json_decref(v);
+		goto oom;
+	}
+	if (rc == 1)
+		*value = v;
+	else
+		json_decref(v);
+	return rc == 1 ? 1 : 0;
+oom:
+	nomem(e);
+	rc = -SAOP_ENOMEM;
+fail:
+	json_decref(*repairs);
+	json_decref(*errors);
+	*repairs = *errors = NULL;
+	return rc;
+}
+
+/* Does message m begin with "path:" already ("(root):" for "")? */
+static int
+names_path(const char *m, const char *path)
+{
+	size_t n;
+
+	if (path[0] == '\0')
+		path = "(root)";
+	n = strlen(path);
+	return strncmp(m, path, n) == 0 && m[n] == ':';
+}
+
+char *
+saop_validate_error_text(const json_t *err)
+{
+	const char *path = json_string_value(json_object_get(err, "path"));
+	const char *msg = json_string_value(json_object_get(err, "message"));
+	size_t n;
+	char *out;
+
+	if (path == NULL)
+		path = "";
+	if (msg == NULL)
+		msg = "invalid";
+	if (names_path(msg, path))
+		return strdup(msg);
+	n = strlen(path) + strlen(msg) + 16;
+	if ((out = malloc(n)) == NULL)
+		return NULL;
+	snprintf(out, n, "%s: %s", path[0] != '\0' ? path : "(root)", msg);
+	return out;
+}
+
+char *
+saop_validate_errors_text(const json_t *errors)
+{
+	size_t i, cap = 0, len = 0;
+	char *out = NULL, *one, *p;
+	const json_t *err;
+
+	json_array_foreach(errors, i, err) {
+		size_t need;
+
+		if ((one = saop_validate_error_text(err)) == NULL) {
+			free(out);
+			return NULL;
+		}
+		need = strlen(one) + 3;
+		if (len + need > cap) {
+			cap = (len + need) * 2;
+			if ((p = realloc(out, cap)) == NULL) {
+				free(one);
+				free(out);
+				return NULL;
+			}
+			out = p;
+		}
+		len += (size_t)snprintf(out + len, cap - len, "%s%s",
+		    i > 0 ? "; " : "", one);
+		free(one);
+	}
+	if (out == NULL)
+		return strdup("");
+	/* The prompt puts its own full stop after the list. */
+	while (len > 0 && out[len - 1] == '.')
+		out[--len] = '\0';
+	return out;
+}
+
+/*
+ * A JSON string of text that may not be UTF-8 (a model's bytes): invalid
+ * sequences become U+FFFD.  New reference or NULL.
+ */
+static json_t *
+string_lossy(const char *text, size_t len)
+{
+	json_t *s;
+	char *buf, *p;
+	size_t i;
+
+	if ((s = json_stringn(text, len)) != NULL)
+		return s;
+	if ((buf = malloc(len * 3 + 1)) == NULL)
+		return NULL;
+	p = buf;
+	for (i = 0; i < len; ) {
+		unsigned char c = (unsigned char)text[i];
+		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 :
+		    (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+		json_t *t = NULL;
+
+		if (n > 0 && i + n <= len)
+			t = json_stringn(text + i, n);
+		if (t != NULL) {
+			memcpy(p, text + i, n);
+			p += n;
+			i += n;
+			json_decref(t);
+		} else {
+			memcpy(p, "\xef\xbf\xbd", 3);
+			p += 3;
+			i++;
+		}
+	}
+	s = json_stringn(buf, (size_t)(p - buf));
+	free(buf);
+	return s;
+}
+
+json_t *
+saop_correction_request(const json_t *request, const char *raw,
+    size_t raw_len, const json_t *errors, struct saop_err *e)
+{
+	json_t *req, *msgs, *old, *content;
+	char *text = NULL, *list = NULL, *words;
+	size_t n;
+
+	saop_err_clear(e);
+	if (request != NULL && !json_is_object(request)) {
+		saop__fail(e, SAOP_EDATA, 0, "request is not an object");
+		return NULL;
+	}
+	req = request != NULL ? json_deep_copy(request) : json_object();
+	if (req == NULL)
+		goto oom;
+	old = json_object_get(req, "messages");
+	if (old != NULL && !json_is_array(old)) {
+		json_decref(req);
+		saop__fail(e, SAOP_EDATA, 0,
+		    "request.messages is not an array");
+		return NULL;
+	}
+	if (old == NULL) {
+		if (json_object_set_new(req, "messages", json_array()) != 0)
+			goto oom;
+		old = json_object_get(req, "messages");
+	}
+	msgs = old;
+	if ((words = saop_validate_errors_text(errors)) == NULL ||
+	    (list = json_dumps(errors, JSON_COMPACT)) == NULL) {
+		free(words);
+		goto oom;
+	}
+	n = strlen(SAOP_CORRECTION_PROMPT_HEAD) + strlen(words) +
+	    strlen(SAOP_CORRECTION_PROMPT_TAIL) +
+	    strlen(SAOP_CORRECTION_LIST_HEAD) + strlen(list) +
+	    strlen(SAOP_CORRECTION_LIST_TAIL) + 1;
+	if ((text = malloc(n)) == NULL) {
+		free(words);
+		goto oom;
+	}
+	snprintf(text, n, "%s%s%s%s%s%s", SAOP_CORRECTION_PROMPT_HEAD, words,
+	    SAOP_CORRECTION_PROMPT_TAIL, SAOP_CORRECTION_LIST_HEAD, list,
+	    SAOP_CORRECTION_LIST_TAIL);
+	free(words);
+	if ((content = string_lossy(raw, raw_len)) == NULL ||
+	    json_array_append_new(msgs, json_pack("{s:s, s:o}", "role",
+	    "assistant", "content", content)) != 0 ||
+	    json_array_append_new(msgs, json_pack("{s:s, s:s}", "role",
+	    "user", "content", text)) != 0)
+		goto oom;
+	free(text);
+	free(list);
+	return req;
+oom:
+	free(text);
+	free(list);
+	json_decref(req);
+	nomem(e);
+	return NULL;
+}
+
+/* Set rec.validate from what is known now. */
+static int
+set_validate(json_t *rec, int valid, int attempts, json_t *repairs,
+    json_t *errors, json_t *original_raw)
+{
+	json_t *v;
+
+	v = json_pack("{s:b, s:i, s:O}", "valid", valid, "attempts",
+	    attempts, "repairs", repairs ? repairs : json_array());
+	if (v == NULL)
+		return -1;
+	if (!valid && errors != NULL &&
+	    json_object_set(v, "errors", errors) != 0) {
+		json_decref(v);
+		return -1;
+	}
+	if (original_raw != NULL &&
+	    json_object_set(v, "original_raw", original_raw) != 0) {
+		json_decref(v);
+		return -1;
+	}
+	return json_object_set_new(rec, "validate", v);
+}
+
+static int
+event(const struct saop_validate_opts *o, const json_t *rec,
+    const char *name, json_t *data, struct saop_err *e)
+{
+	const char *task = json_string_value(json_object_get(rec, "task_id"));
+	json_t *turn = json_object_get(rec, "turn");
+	int rc;
+
+	if (o->store == NULL) {
+		json_decref(data);
+		return 0;
+	}
+	if (data == NULL)
+		return nomem(e);
+	rc = saop_event(o->store, task ? task : "", json_is_integer(turn) ?
+	    (long)json_integer_value(turn) : -1, name, data, e);
+	json_decref(data);
+	return rc;
+}
+
+static int
+call(const struct saop_validate_opts *o, const json_t *req,
+    struct saop_llm_answer *a, struct saop_err *e)
+{
+	if (o->call != NULL)
+		return o->call(o->call_arg, req, a, e);
+	return saop_llm_call(o->llm, req, a, e);
+}
+
+int
+saop_validate_plan(const json_t *rec, const struct saop_validate_opts *o,
+    json_t **request, struct saop_err *e)
+{
+	json_t *v, *errors, *repairs;
+	const char *raw;
+	size_t len;
+	int rc;
+
+	*request = NULL;
+	if ((raw = saop_record_raw(rec, &len)) == NULL)
+		return saop__fail(e, SAOP_EDATA, 0, "the record has no raw "
+		    "text");
+	rc = saop_validate_text(o->schema, o->no_repair, raw, len, &v,
+	    &errors, &repairs, e);
+	json_decref(v);
+	json_decref(repairs);
+	if (rc != 0) {
+		json_decref(errors);
+		return rc < 0 ? rc : 0;
+	}
+	*request = saop_correction_request(json_object_get(rec, "request"),
+	    raw, len, errors, e);
+	json_decref(errors);
+	return *request != NULL ? 1 : -e->code;
+}
+
+int
+saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
+    struct saop_err *e)
+{
+	struct saop_llm_answer a;
+	json_t *v = NULL, *errors = NULL, *repairs = NULL, *req, *orig = NULL;
+	const char *raw, *state;
+	size_t len, max = o->max_answer ? o->max_answer :
+	    SAOP_MAX_RECORD_BYTES;
+	int rc, attempts = 0, ret = 0;
+
+	saop_err_clear(e);
+	state = json_string_value(json_object_get(rec, "state"));
+	if ((raw = saop_record_raw(rec, &len)) == NULL) {
+		errors = json_pack("[{s:s, s:s, s:s}]", "path", "", "keyword",
+		    "raw", "message", "the record has no raw text to validate");
+		if (errors == NULL || set_validate(rec, 0, 0, NULL, errors,
+		    NULL) != 0 || saop_record_set_state(rec, "INVALID") != 0)
+			goto oom;
+		json_decref(errors);
+		return 1;
+	}
+	for (;;) {
+		rc = saop_validate_text(o->schema, o->no_repair, raw, len, &v,
+		    &errors, &repairs, e);
+		if (rc < 0)
+			goto out;
+		if (rc == 1) {
+			if (json_object_set_new(rec, "envelope", v) != 0 ||
+			    set_validate(rec, 1, attempts, repairs, NULL,
+			    orig) != 0 || saop_record_set_state(rec, "OK") != 0)
+				goto oom;
+			v = NULL;
+			ret = 0;
+			goto out;
+		}
+		json_decref(v);
+		v = NULL;
+		if (set_validate(rec, 0, attempts, repairs, errors, orig) != 0)
+			goto oom;
+		/* A bare truncation is saop-resume's to fix, not ours. */
+		if (o->llm == NULL && o->call == NULL) {
+			if (saop_record_set_state(rec, state != NULL &&
+			    strcmp(state, "TRUNCATED") == 0 ? "TRUNCATED" :
+			    "INVALID") != 0)
+				goto oom;
+			ret = 1;
+			goto out;
+		}
+		if (state != NULL && strcmp(state, "TRUNCATED") == 0) {
+			ret = 1;
+			goto out;
+		}
+		if (attempts >= o->max_retries) {
+			if (saop_record_set_state(rec, "USER_ESCALATION") != 0)
+				goto oom;
+			if ((rc = event(o, rec, "MAX_RETRIES_EXCEEDED",
+			    json_pack("{s:i, s:O}", "attempts", attempts,
+			    "errors", errors), e)) < 0)
+				goto out;
+			if (o->store != NULL && (rc = saop_task_set_status(
+			    o->store, json_string_value(json_object_get(rec,
+			    "task_id")), "USER_ESCALATION",
+			    "MAX_RETRIES_EXCEEDED", e)) < 0)
+				goto out;
+			ret = 3;
+			goto out;
+		}
+		attempts++;
+		if ((rc = event(o, rec, "MALFORMED_RESPONSE",
+		    json_pack("{s:i, s:O}", "attempt", attempts, "errors",
+		    errors), e)) < 0)
+			goto out;
+		if ((req = saop_correction_request(json_object_get(rec,
+		    "request"), raw, len, errors, e)) == NULL) {
+			rc = -e->code;
+			goto out;
+		}
+		memset(&a, 0, sizeof(a));
+		rc = call(o, req, &a, e);
+		json_decref(req);
+		if (rc == 0 && a.raw_len > max)
+			rc = saop__fail(e, SAOP_ELIMIT, 0, "the answer to "
+			    "correction turn %d is %zu bytes, over the limit "
+			    "of %zu (raise it with --max-record)", attempts,
+			    a.raw_len, max);
+		if (rc < 0) {
+			saop_llm_answer_free(&a);
+			/* The record stays as it stands: the turns answered. */
+			if (set_validate(rec, 0, attempts - 1, repairs, errors,
+			    orig) != 0 || saop_record_set_state(rec,
+			    "INVALID") != 0)
+				goto oom;
+			goto out;
+		}
+		if (orig == NULL && (orig = json_incref(json_object_get(rec,
+		    "raw"))) == NULL)
+			goto oom;
+		if (json_object_set_new(rec, "raw", string_lossy(a.raw,
+		    a.raw_len)) != 0) {
+			saop_llm_answer_free(&a);
+			goto oom;
+		}
+		saop_llm_answer_free(&a);
+		raw = saop_record_raw(rec, &len);
+		json_decref(errors);
+		json_decref(repairs);
+		errors = repairs = NULL;
+	}
+oom:
+	rc = nomem(e);
+out:
+	json_decref(v);
+	json_decref(errors);
+	json_decref(repairs);
+	json_decref(orig);
+	return rc < 0 ? rc : ret;
+}

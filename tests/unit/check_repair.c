@@ -1,0 +1,324 @@
+/* check_repair.c: unit tests for lib/repair.c, local repair of JSON. */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "saop-private.h"
+
+/*
+ * Repair in; expect out (NULL: left unchanged) and the comma-joined
+ * repair names.
+ */
+static void
+expect_repair(const char *in, size_t len, const char *want,
+    const char *names)
+{
+	struct saop_err e;
+	char *out, got_names[256] = "";
+	size_t out_len, k;
+	json_t *rep;
+	int rc;
+
+	rc = saop_repair(in, len, &out, &out_len, &rep, &e);
+	if (want == NULL) {
+		ck_assert_msg(rc == 0, "'%s' was repaired into '%s'", in,
+		    out ? out : "");
+		ck_assert_ptr_null(out);
+		ck_assert_ptr_null(rep);
+		return;
+	}
+	ck_assert_msg(rc == 1, "'%s' was not repaired (rc %d)", in, rc);
+	ck_assert_uint_eq(out_len, strlen(out));
+	ck_assert_str_eq(out, want);
+	for (k = 0; k < json_array_size(rep); k++) {
+		if (k > 0)
+			strcat(got_names, ",");
+		strcat(got_names, json_string_value(json_array_get(rep, k)));
+	}
+	ck_assert_str_eq(got_names, names);
+	/* What comes out is strict JSON. */
+	{
+		json_error_t je;
+		json_t *v = json_loadb(out, out_len,
+		    JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+
+		ck_assert_msg(v != NULL, "'%s' is not JSON: %s", out, je.text);
+		json_decref(v);
+	}
+	free(out);
+	json_decref(rep);
+}
+
+#define REPAIRED(in, want, names) expect_repair(in, strlen(in), want, names)
+#define UNCHANGED(in) expect_repair(in, strlen(in), NULL, NULL)
+
+START_TEST(valid_json_comes_back_unchanged_with_no_repairs)
+{
+	UNCHANGED("{\"a\": [1, 2.5e3, -0, true, false, null], \"b\": {}}");
+	UNCHANGED("  [ ]  \n");
+	UNCHANGED("\"just a string\"");
+	UNCHANGED("42");
+	UNCHANGED("{\"k\":\"\\u00e9\\n\\\"q\\\"\"}");
+}
+END_TEST
+
+START_TEST(slashes_inside_strings_are_not_comments)
+{
+	UNCHANGED("{\"url\": \"http://example.com/*x*/\", \"c\": \"// no\"}");
+}
+END_TEST
+
+START_TEST(quotes_and_keywords_inside_strings_are_not_touched)
+{
+	UNCHANGED("{\"s\": \"it's True, None of 'this' , }\"}");
+	REPAIRED("{\"s\": \"it's True, , }\", // note\n}",
+	    "{\"s\": \"it's True, , }\" \n}", "comment,trailing_comma");
+}
+END_TEST
+
+START_TEST(a_bom_is_removed)
+{
+	REPAIRED("\xef\xbb\xbf{\"a\":1}", "{\"a\":1}", "bom");
+	/* Even when nothing else can be fixed, the BOM goes. */
+	{
+		struct saop_err e;
+		char *out;
+		size_t len;
+		json_t *rep;
+
+		ck_assert_int_eq(saop_repair("\xef\xbb\xbf{\"a\":", 8, &out,
+		    &len, &rep, &e), 1);
+		ck_assert_str_eq(out, "{\"a\":");
+		ck_assert_str_eq(json_string_value(json_array_get(rep, 0)),
+		    "bom");
+		free(out);
+		json_decref(rep);
+	}
+}
+END_TEST
+
+START_TEST(a_code_fence_is_removed)
+{
+	REPAIRED("```json\n{\"a\": 1}\n```\n", "{\"a\": 1}\n", "code_fence");
+	REPAIRED("```\n[1]\n```", "[1]\n", "code_fence");
+	REPAIRED("~~~json\n{\"a\": 1}", "{\"a\": 1}", "code_fence");
+}
+END_TEST
+
+START_TEST(a_code_fence_with_prose_around_is_removed)
+{
+	REPAIRED("Here it is:\n\n```json\n{\"a\": 1,}\n```\nDone.",
+	    "{\"a\": 1}\n", "code_fence,prose,trailing_comma");
+	/* A shell block beside the JSON block is not a second reading. */
+	REPAIRED("```sh\nls -l\n```\n```json\n{\"a\": 1}\n```",
+	    "{\"a\": 1}\n", "code_fence");
+}
+END_TEST
+
+START_TEST(two_fenced_json_blocks_are_not_guessed_between)
+{
+	UNCHANGED("```json\n{\"a\": 1}\n```\nor\n```json\n{\"a\": 2}\n```");
+	UNCHANGED("```json\n{\"a\": 1\n```\n```json\n{\"a\": 2}\n```");
+}
+END_TEST
+
+START_TEST(prose_around_one_object_is_removed)
+{
+	REPAIRED("Sure! Here is the answer: {\"a\": [1, 2]} Hope it helps.",
+	    "{\"a\": [1, 2]}", "prose");
+	REPAIRED("{\"a\": 1}\nThat is all.", "{\"a\": 1}", "prose");
+	REPAIRED("Use {curly} braces: {'a': True}", "{\"a\": true}",
+	    "prose,single_quotes,python_literal");
+}
+END_TEST
+
+START_TEST(two_objects_in_prose_are_not_guessed_between)
+{
+	UNCHANGED("First {\"a\": 1} and then {\"a\": 2}.");
+	UNCHANGED("See [1] and {\"a\": 2}.");
+	/* A broken object beside a good one: two readings. */
+	UNCHANGED("Try {\"a\": 1, \"b\" oops} or {\"a\": 2}.");
+}
+END_TEST
+
+START_TEST(a_truncated_object_is_not_mined_for_an_inner_one)
+{
+	UNCHANGED("{\"saop\": \"1.0\", \"action\": {\"tool\": \"x\", "
+	    "\"parameters\": {}}, \"thought\": \"abc");
+	UNCHANGED("{\"a\":");
+}
+END_TEST
+
+START_TEST(prose_without_json_is_left_as_it_is)
+{
+	UNCHANGED("Paris.");
+	UNCHANGED("");
+	UNCHANGED("I cannot do that [yet].");
+}
+END_TEST
+
+START_TEST(trailing_commas_are_removed)
+{
+	REPAIRED("{\"a\": [1, 2, ], \"b\": 3,}", "{\"a\": [1, 2 ], \"b\": 3}",
+	    "trailing_comma");
+	REPAIRED("[1,\n]", "[1\n]", "trailing_comma");
+}
+END_TEST
+
+START_TEST(doubled_or_leading_commas_are_not_guessed)
+{
+	UNCHANGED("[1,,2]");
+	UNCHANGED("[,1]");
+	UNCHANGED("{,}");
+}
+END_TEST
+
+START_TEST(comments_are_removed)
+{
+	REPAIRED("// answer\n{\"a\": 1 /* one */, \"b\": 2} // end",
+	    "\n{\"a\": 1  , \"b\": 2} ", "comment");
+	UNCHANGED("{\"a\": 1 /* never closed }");
+}
+END_TEST
+
+START_TEST(single_quoted_strings_become_double_quoted)
+{
+	REPAIRED("{'a': 'say \"hi\"', 'b': 'it\\'s'}",
+	    "{\"a\": \"say \\\"hi\\\"\", \"b\": \"it's\"}", "single_quotes");
+}
+END_TEST
+
+START_TEST(ambiguous_single_quotes_are_left_alone)
+{
+	UNCHANGED("{'a': 'it's'}");
+	UNCHANGED("{'a': 'open}");
+}
+END_TEST
+
+START_TEST(python_literals_become_json_literals)
+{
+	REPAIRED("{\"a\": True, \"b\": False, \"c\": None}",
+	    "{\"a\": true, \"b\": false, \"c\": null}", "python_literal");
+	UNCHANGED("{\"a\": Truth}");
+	UNCHANGED("{\"a\": NaN}");
+}
+END_TEST
+
+START_TEST(unquoted_keys_are_quoted)
+{
+	REPAIRED("{a: 1, $b_2: {c: []}}", "{\"a\": 1, \"$b_2\": {\"c\": []}}",
+	    "unquoted_key");
+	UNCHANGED("{a b: 1}");
+	UNCHANGED("{1a: 1}");
+}
+END_TEST
+
+START_TEST(raw_control_characters_in_strings_are_escaped)
+{
+	REPAIRED("{\"a\": \"line 1\nline 2\tend\"}",
+	    "{\"a\": \"line 1\\nline 2\\tend\"}", "control_character");
+	expect_repair("[\"a\0b\"]", 7, "[\"a\\u0000b\"]", "control_character");
+}
+END_TEST
+
+START_TEST(numbers_that_json_does_not_allow_are_not_guessed)
+{
+	UNCHANGED("[01]");
+	UNCHANGED("[.5]");
+	UNCHANGED("[+1]");
+	UNCHANGED("[1.]");
+	UNCHANGED("[0x10]");
+}
+END_TEST
+
+START_TEST(bad_escapes_are_not_guessed)
+{
+	UNCHANGED("{\"a\": \"\\x41\"}");
+	UNCHANGED("{\"a\": \"\\u12\"}");
+}
+END_TEST
+
+START_TEST(mismatched_brackets_are_not_guessed)
+{
+	UNCHANGED("{\"a\": [1}");
+	UNCHANGED("{\"a\": 1,]");
+}
+END_TEST
+
+START_TEST(deep_nesting_is_read_without_recursion)
+{
+	size_t n = 200000, i;
+	char *s = malloc(2 * n + 8);
+
+	ck_assert_ptr_nonnull(s);
+	for (i = 0; i < 20000; i++)
+		s[i] = '[';
+	for (i = 0; i < 20000; i++)
+		s[20000 + i] = ']';
+	s[40000] = '\0';
+	expect_repair(s, 40000, NULL, NULL);
+	s[39999] = ',';
+	s[40000] = ']';
+	s[40001] = '\0';
+	/* "[[...[],]": one trailing comma at the end. */
+	{
+		struct saop_err e;
+		char *out;
+		size_t len;
+		json_t *rep;
+
+		ck_assert_int_eq(saop_repair(s, 40001, &out, &len, &rep, &e), 1);
+		ck_assert_uint_eq(len, 40000);
+		free(out);
+		json_decref(rep);
+	}
+	free(s);
+}
+END_TEST
+
+static Suite *
+repair_suite(void)
+{
+	Suite *s = suite_create("repair");
+	TCase *tc = tcase_create("repair");
+
+	tcase_add_test(tc, valid_json_comes_back_unchanged_with_no_repairs);
+	tcase_add_test(tc, slashes_inside_strings_are_not_comments);
+	tcase_add_test(tc, quotes_and_keywords_inside_strings_are_not_touched);
+	tcase_add_test(tc, a_bom_is_removed);
+	tcase_add_test(tc, a_code_fence_is_removed);
+	tcase_add_test(tc, a_code_fence_with_prose_around_is_removed);
+	tcase_add_test(tc, two_fenced_json_blocks_are_not_guessed_between);
+	tcase_add_test(tc, prose_around_one_object_is_removed);
+	tcase_add_test(tc, two_objects_in_prose_are_not_guessed_between);
+	tcase_add_test(tc, a_truncated_object_is_not_mined_for_an_inner_one);
+	tcase_add_test(tc, prose_without_json_is_left_as_it_is);
+	tcase_add_test(tc, trailing_commas_are_removed);
+	tcase_add_test(tc, doubled_or_leading_commas_are_not_guessed);
+	tcase_add_test(tc, comments_are_removed);
+	tcase_add_test(tc, single_quoted_strings_become_double_quoted);
+	tcase_add_test(tc, ambiguous_single_quotes_are_left_alone);
+	tcase_add_test(tc, python_literals_become_json_literals);
+	tcase_add_test(tc, unquoted_keys_are_quoted);
+	tcase_add_test(tc, raw_control_characters_in_strings_are_escaped);
+	tcase_add_test(tc, numbers_that_json_does_not_allow_are_not_guessed);
+	tcase_add_test(tc, bad_escapes_are_not_guessed);
+	tcase_add_test(tc, mismatched_brackets_are_not_guessed);
+	tcase_add_test(tc, deep_nesting_is_read_without_recursion);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(repair_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

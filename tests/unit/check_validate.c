@@ -1,0 +1,420 @@
+/* check_validate.c: unit tests for lib/validate.c: errors and the protocol. */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "saop-private.h"
+
+static const char good[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
+    "\"agent_role\": \"architect\", \"thought\": \"t\", \"action\": null}";
+
+static json_t *
+errs(const char *text)
+{
+	json_t *v = json_loads(text, 0, NULL);
+
+	ck_assert_ptr_nonnull(v);
+	return v;
+}
+
+START_TEST(errors_are_rendered_as_path_colon_message_joined_by_semicolons)
+{
+	json_t *e = errs("[{\"path\": \"/action/parameters\", \"keyword\": "
+	    "\"required\", \"message\": \"required property 'path' is "
+	    "missing\"}, {\"path\": \"\", \"keyword\": \"type\", \"message\": "
+	    "\"must be an object.\"}]");
+	char *t = saop_validate_errors_text(e);
+
+	ck_assert_str_eq(t, "/action/parameters: required property 'path' "
+	    "is missing; (root): must be an object");
+	free(t);
+	json_decref(e);
+}
+END_TEST
+
+START_TEST(a_message_that_names_its_path_is_not_prefixed_twice)
+{
+	json_t *e = errs("[{\"path\": \"/a\", \"message\": \"/a: too long\"},"
+	    "{\"path\": \"\", \"message\": \"(root): required property 'x' "
+	    "is missing\"}, {\"path\": \"/ab\", \"message\": \"/a: odd\"}]");
+	char *t = saop_validate_errors_text(e);
+
+	ck_assert_str_eq(t, "/a: too long; (root): required property 'x' is "
+	    "missing; /ab: /a: odd");
+	free(t);
+	json_decref(e);
+}
+END_TEST
+
+START_TEST(no_errors_render_as_an_empty_text)
+{
+	json_t *e = json_array();
+	char *t = saop_validate_errors_text(e);
+
+	ck_assert_str_eq(t, "");
+	free(t);
+	json_decref(e);
+}
+END_TEST
+
+START_TEST(the_correction_request_ends_with_the_answer_and_the_prompt)
+{
+	json_t *req = errs("{\"model\": \"m\", \"max_tokens\": 9, \"messages\":"
+	    " [{\"role\": \"user\", \"content\": \"hi\"}]}");
+	json_t *e = errs("[{\"path\": \"/saop\", \"keyword\": \"const\", "
+	    "\"message\": \"must be \\\"1.0\\\"\"}]");
+	struct saop_err err;
+	json_t *c, *msgs;
+
+	c = saop_correction_request(req, "{\"saop\": 2}", 11, e, &err);
+	ck_assert_ptr_nonnull(c);
+	msgs = json_object_get(c, "messages");
+	ck_assert_uint_eq(json_array_size(msgs), 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(c, "max_tokens")),
+	    9);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(msgs,
+	    1), "role")), "assistant");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(msgs,
+	    1), "content")), "{\"saop\": 2}");
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(msgs,
+	    2), "content")), "Your previous response was not valid SAOP JSON. "
+	    "Errors: /saop: must be \"1.0\". Please restate your complete "
+	    "response starting from '{'.\n\n```json\n[{\"path\":\"/saop\","
+	    "\"keyword\":\"const\",\"message\":\"must be \\\"1.0\\\"\"}]\n```");
+	/* The record's own request is not changed. */
+	ck_assert_uint_eq(json_array_size(json_object_get(req, "messages")), 1);
+	json_decref(c);
+	json_decref(req);
+	json_decref(e);
+}
+END_TEST
+
+START_TEST(an_answer_that_is_not_utf8_is_sent_with_replacement_characters)
+{
+	json_t *e = json_array(), *c;
+	struct saop_err err;
+
+	c = saop_correction_request(NULL, "a\xff" "b", 3, e, &err);
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+	    json_object_get(c, "messages"), 0), "content")), "a\xef\xbf\xbd" "b");
+	json_decref(c);
+	json_decref(e);
+}
+END_TEST
+
+START_TEST(a_request_that_is_not_an_object_is_a_data_error)
+{
+	json_t *req = json_string("x"), *e = json_array();
+	struct saop_err err;
+
+	ck_assert_ptr_null(saop_correction_request(req, "", 0, e, &err));
+	ck_assert_int_eq(err.code, SAOP_EDATA);
+	json_decref(req);
+	json_decref(e);
+}
+END_TEST
+
+/* Check text against the envelope; returns the verdict. */
+static int
+check(const char *text, size_t len, int no_repair, json_t **errors,
+    json_t **repairs)
+{
+	struct saop_err e;
+	struct saop_schema *s = saop_schema_envelope_v1(&e);
+	json_t *v;
+	int rc;
+
+	ck_assert_ptr_nonnull(s);
+	rc = saop_validate_text(s, no_repair, text, len, &v, errors, repairs,
+	    &e);
+	ck_assert_int_ge(rc, 0);
+	ck_assert_int_eq(rc == 1, v != NULL);
+	json_decref(v);
+	saop_schema_free(s);
+	return rc;
+}
+
+static const char *
+first_message(const json_t *errors)
+{
+	return json_string_value(json_object_get(json_array_get(errors, 0),
+	    "message"));
+}
+
+START_TEST(a_syntax_error_names_line_column_and_byte)
+{
+	json_t *errors, *repairs;
+
+	ck_assert_int_eq(check("{\n \"a\": tru }", 13, 0, &errors, &repairs),
+	    0);
+	ck_assert_uint_eq(json_array_size(errors), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+	    errors, 0), "keyword")), "syntax");
+	ck_assert_msg(strstr(first_message(errors), "line 2, column ") !=
+	    NULL && strstr(first_message(errors), "(byte ") != NULL,
+	    "%s", first_message(errors));
+	json_decref(errors);
+	json_decref(repairs);
+}
+END_TEST
+
+START_TEST(a_truncated_answer_says_it_is_cut_off)
+{
+	json_t *errors, *repairs;
+
+	ck_assert_int_eq(check("{\"saop\": \"1.", 12, 0, &errors, &repairs),
+	    0);
+	ck_assert_msg(strstr(first_message(errors), "cut off") != NULL, "%s",
+	    first_message(errors));
+	json_decref(errors);
+	json_decref(repairs);
+	ck_assert_int_eq(check("  ", 2, 0, &errors, &repairs), 0);
+	ck_assert_str_eq(first_message(errors), "the response is empty");
+	json_decref(errors);
+	json_decref(repairs);
+}
+END_TEST
+
+START_TEST(nesting_beyond_jansson_is_named_as_a_limit)
+{
+	char deep[3000 * 2];
+	json_t *errors, *repairs;
+
+	memset(deep, '[', 3000);
+	memset(deep + 3000, ']', 3000);
+	ck_assert_int_eq(check(deep, sizeof(deep), 0, &errors, &repairs), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+	    errors, 0), "keyword")), "limit");
+	ck_assert_msg(strstr(first_message(errors), "2048") != NULL, "%s",
+	    first_message(errors));
+	json_decref(errors);
+	json_decref(repairs);
+}
+END_TEST
+
+START_TEST(an_integer_beyond_64_bits_is_named_as_a_limit)
+{
+	const char *t = "{\"turn_index\": 123456789012345678901234567890}";
+	json_t *errors, *repairs;
+
+	ck_assert_int_eq(check(t, strlen(t), 0, &errors, &repairs), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+	    errors, 0), "keyword")), "limit");
+	json_decref(errors);
+	json_decref(repairs);
+}
+END_TEST
+
+START_TEST(several_schema_errors_come_back_at_once_with_pointers)
+{
+	const char *t = "{\"saop\": \"1.0\", \"turn_index\": -1, "
+	    "\"agent_role\": \"cook\", \"thought\": 3, \"action\": null}";
+	json_t *errors, *repairs, *err;
+	size_t i;
+	int seen = 0;
+
+	ck_assert_int_eq(check(t, strlen(t), 0, &errors, &repairs), 0);
+	json_array_foreach(errors, i, err) {
+		const char *p = json_string_value(json_object_get(err, "path"));
+
+		seen |= strcmp(p, "/turn_index") == 0 ? 1 :
+		    strcmp(p, "/agent_role") == 0 ? 2 :
+		    strcmp(p, "/thought") == 0 ? 4 : 0;
+	}
+	ck_assert_int_eq(seen, 7);
+	json_decref(errors);
+	json_decref(repairs);
+}
+END_TEST
+
+START_TEST(a_repaired_answer_lists_its_repairs_and_no_repair_turns_it_off)
+{
+	const char *t = "```json\n{saop: '1.0', turn_index: 0, agent_role: "
+	    "'developer', thought: 'x', action: None,}\n```";
+	json_t *errors, *repairs;
+
+	ck_assert_int_eq(check(t, strlen(t), 0, &errors, &repairs), 1);
+	ck_assert_uint_eq(json_array_size(errors), 0);
+	ck_assert_uint_eq(json_array_size(repairs), 5);
+	json_decref(errors);
+	json_decref(repairs);
+	ck_assert_int_eq(check(t, strlen(t), 1, &errors, &repairs), 0);
+	ck_assert_uint_eq(json_array_size(repairs), 0);
+	json_decref(errors);
+	json_decref(repairs);
+}
+END_TEST
+
+/* A scripted model: the answers, in order; counts the calls. */
+struct script {
+	const char *const *answers;
+	int calls;
+	int fail_at;		/* fail the call with this number (from 1) */
+};
+
+static int
+fake_call(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	struct script *s = arg;
+	const char *t;
+
+	(void)request;
+	s->calls++;
+	if (s->calls == s->fail_at)
+		return saop__fail(e, SAOP_ENETWORK, 0, "connection reset");
+	t = s->answers[s->calls - 1];
+	a->raw = strdup(t);
+	a->raw_len = strlen(t);
+	strcpy(a->finish_reason, "stop");
+	return 0;
+}
+
+/* Run the protocol on one record whose raw is raw. */
+static int
+run(const char *raw, struct script *sc, int max, json_t **rec)
+{
+	struct saop_validate_opts o;
+	struct saop_err e;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.schema = saop_schema_envelope_v1(&e);
+	o.max_retries = max;
+	o.call = fake_call;
+	o.call_arg = sc;
+	*rec = json_pack("{s:s, s:s}", "task_id", "t", "raw", raw);
+	rc = saop_validate_record(*rec, &o, &e);
+	saop_schema_free((struct saop_schema *)o.schema);
+	return rc;
+}
+
+static int
+attempts(const json_t *rec)
+{
+	return (int)json_integer_value(json_object_get(json_object_get(rec,
+	    "validate"), "attempts"));
+}
+
+START_TEST(a_valid_answer_makes_no_call)
+{
+	struct script sc = { NULL, 0, 0 };
+	json_t *rec;
+
+	ck_assert_int_eq(run(good, &sc, 2, &rec), 0);
+	ck_assert_int_eq(sc.calls, 0);
+	ck_assert_int_eq(attempts(rec), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "state")),
+	    "OK");
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(a_corrected_answer_counts_its_attempts_and_replaces_raw)
+{
+	static const char *const answers[] = { "{\"saop\": 1}", good };
+	struct script sc = { answers, 0, 0 };
+	json_t *rec;
+
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), 0);
+	ck_assert_int_eq(sc.calls, 2);
+	ck_assert_int_eq(attempts(rec), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "raw")), good);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(rec,
+	    "validate"), "original_raw")), "nope");
+	ck_assert_ptr_nonnull(json_object_get(rec, "envelope"));
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(exhausted_retries_escalate_with_the_last_errors)
+{
+	static const char *const answers[] = { "no", "{\"saop\": 1}" };
+	struct script sc = { answers, 0, 0 };
+	json_t *rec, *errors;
+
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), 3);
+	ck_assert_int_eq(sc.calls, 2);
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "state")),
+	    "USER_ESCALATION");
+	errors = json_object_get(json_object_get(rec, "validate"), "errors");
+	ck_assert_uint_gt(json_array_size(errors), 1);	/* schema, not syntax */
+	ck_assert_ptr_null(json_object_get(rec, "envelope"));
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(zero_retries_escalate_without_a_call)
+{
+	struct script sc = { NULL, 0, 0 };
+	json_t *rec;
+
+	ck_assert_int_eq(run("nope", &sc, 0, &rec), 3);
+	ck_assert_int_eq(sc.calls, 0);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(a_failed_call_leaves_the_record_as_it_stands)
+{
+	static const char *const answers[] = { "{\"saop\": 1}" };
+	struct script sc = { answers, 0, 2 };
+	json_t *rec;
+
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), -SAOP_ENETWORK);
+	ck_assert_int_eq(attempts(rec), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "state")),
+	    "INVALID");
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "raw")),
+	    "{\"saop\": 1}");
+	json_decref(rec);
+}
+END_TEST
+
+static Suite *
+validate_suite(void)
+{
+	Suite *s = suite_create("validate");
+	TCase *tc = tcase_create("validate");
+
+	tcase_add_test(tc,
+	    errors_are_rendered_as_path_colon_message_joined_by_semicolons);
+	tcase_add_test(tc, a_message_that_names_its_path_is_not_prefixed_twice);
+	tcase_add_test(tc, no_errors_render_as_an_empty_text);
+	tcase_add_test(tc,
+	    the_correction_request_ends_with_the_answer_and_the_prompt);
+	tcase_add_test(tc,
+	    an_answer_that_is_not_utf8_is_sent_with_replacement_characters);
+	tcase_add_test(tc, a_request_that_is_not_an_object_is_a_data_error);
+	tcase_add_test(tc, a_syntax_error_names_line_column_and_byte);
+	tcase_add_test(tc, a_truncated_answer_says_it_is_cut_off);
+	tcase_add_test(tc, nesting_beyond_jansson_is_named_as_a_limit);
+	tcase_add_test(tc, an_integer_beyond_64_bits_is_named_as_a_limit);
+	tcase_add_test(tc,
+	    several_schema_errors_come_back_at_once_with_pointers);
+	tcase_add_test(tc,
+	    a_repaired_answer_lists_its_repairs_and_no_repair_turns_it_off);
+	tcase_add_test(tc, a_valid_answer_makes_no_call);
+	tcase_add_test(tc,
+	    a_corrected_answer_counts_its_attempts_and_replaces_raw);
+	tcase_add_test(tc, exhausted_retries_escalate_with_the_last_errors);
+	tcase_add_test(tc, zero_retries_escalate_without_a_call);
+	tcase_add_test(tc, a_failed_call_leaves_the_record_as_it_stands);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(validate_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
