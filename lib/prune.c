@@ -1,0 +1,767 @@
+/* prune.c: tool-output pruning: raw output into state.sqlite, then a summary. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "saop-private.h"
+
+/* The marker after the kept characters: HEAD N MID ID TAIL. */
+#define MARK_HEAD	"\n\n[... "
+#define MARK_MID	" bytes total \xe2\x80\x94 full output in state.sqlite, id "
+#define MARK_TAIL	"]"
+
+/* One output to store and summarise. */
+struct cand {
+	json_t *holder;		/* the object whose member key holds it */
+	const char *key;
+	int parts;		/* held as an array of text parts */
+	const char *raw;	/* its bytes: borrowed, or buf */
+	size_t len;
+	char *buf;		/* the text parts joined (owned) */
+	const char *task_id, *tool_name, *tool_call_id, *captured_at;
+	char field[256];
+	long age;
+	long long id;		/* row in tool_outputs */
+	int reused;
+	int replaced;		/* the summary took its place */
+};
+
+struct batch {
+	const struct saop_prune_opts *o;
+	struct saop_prune_stats *st;
+	const char *id_key;	/* member that gets the row id, or NULL */
+	struct cand *c;
+	size_t n, cap;
+	char now[32];
+};
+
+void
+saop_prune_opts_init(struct saop_prune_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->threshold = SAOP_LARGE_OUTPUT_THRESHOLD_BYTES;
+	o->min_age = SAOP_PRUNE_MIN_TURN_AGE;
+	o->keep = SAOP_SUMMARY_CHARS;
+	o->turn = -1;
+}
+
+/* Bytes taken by the first chars whole UTF-8 characters of s. */
+static size_t
+utf8_prefix(const char *s, size_t len, size_t chars)
+{
+	size_t i = 0;
+
+	while (i < len && chars > 0) {
+		i++;
+		/* Continuation bytes belong to the character before. */
+		while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
+			i++;
+		chars--;
+	}
+	return i;
+}
+
+char *
+saop_prune_summary(const char *raw, size_t len, size_t keep, long long id,
+    size_t *out_len)
+{
+	size_t head = utf8_prefix(raw, len, keep), n;
+	char mark[160], *s;
+	int m;
+
+	m = snprintf(mark, sizeof(mark), MARK_HEAD "%zu" MARK_MID "%lld"
+	    MARK_TAIL, len, id);
+	if (m < 0 || (size_t)m >= sizeof(mark))
+		return NULL;
+	n = head + (size_t)m;
+	if ((s = malloc(n + 1)) == NULL)
+		return NULL;
+	memcpy(s, raw, head);
+	memcpy(s + head, mark, (size_t)m + 1);
+	if (out_len)
+		*out_len = n;
+	return s;
+}
+
+/* Parse decimal digits backwards ending just before s[*end]. */
+static int
+digits_before(const char *s, size_t *end, unsigned long long *v)
+{
+	size_t i = *end, start;
+	unsigned long long x = 0;
+
+	while (i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9')
+		i--;
+	if (i == *end || *end - i > 19 || (s[i] == '0' && *end - i > 1))
+		return 0;
+	for (start = i; start < *end; start++)
+		x = x * 10 + (unsigned long long)(s[start] - '0');
+	*end = i;
+	*v = x;
+	return 1;
+}
+
+/* 1 when s[0..*end) ends with lit; *end moves before it. */
+static int
+ends_with(const char *s, size_t *end, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	if (*end < n || memcmp(s + *end - n, lit, n) != 0)
+		return 0;
+	*end -= n;
+	return 1;
+}
+
+int
+saop_prune_is_summary(const char *s, size_t len, unsigned long long *bytes,
+    long long *id)
+{
+	unsigned long long b, i;
+	size_t end = len;
+
+	if (!ends_with(s, &end, MARK_TAIL) || !digits_before(s, &end, &i) ||
+	    i == 0 || i > (unsigned long long)INT64_MAX ||
+	    !ends_with(s, &end, MARK_MID) || !digits_before(s, &end, &b) ||
+	    !ends_with(s, &end, MARK_HEAD))
+		return 0;
+	if (bytes)
+		*bytes = b;
+	if (id)
+		*id = (long long)i;
+	return 1;
+}
+
+/*
+ * A 64-bit hash of the raw output, to find an equal one already stored
+ * (equal hashes are compared byte for byte, so this needs no strength,
+ * only speed: one multiply-rotate round per 8 bytes, mixed at the end).
+ */
+static uint64_t
+rotl(uint64_t x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+static uint64_t
+hash64(const char *p, size_t len)
+{
+	const uint64_t k1 = 0x9e3779b185ebca87ULL, k2 = 0xc2b2ae3d27d4eb4fULL;
+	uint64_t h[4] = { k1 + k2, k2, 0, -k1 }, w, t;
+	size_t i = 0;
+	int l;
+
+	for (; i + 32 <= len; i += 32)
+		for (l = 0; l < 4; l++) {
+			memcpy(&w, p + i + 8 * l, 8);
+			h[l] = rotl(h[l] + w * k2, 31) * k1;
+		}
+	t = rotl(h[0], 1) + rotl(h[1], 7) + rotl(h[2], 12) + rotl(h[3], 18);
+	t += (uint64_t)len;
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		t ^= rotl(w * k2, 31) * k1;
+		t = rotl(t, 27) * k1 + 0x85ebca77c2b2ae63ULL;
+	}
+	for (; i < len; i++) {
+		t ^= (unsigned char)p[i] * 0x27d4eb2f165667c5ULL;
+		t = rotl(t, 11) * k1;
+	}
+	t ^= t >> 33;
+	t *= k2;
+	t ^= t >> 29;
+	t *= 0x165667b19e3779f9ULL;
+	t ^= t >> 32;
+	return t;
+}
+
+static void
+batch_free(struct batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->n; i++)
+		free(b->c[i].buf);
+	free(b->c);
+	b->c = NULL;
+	b->n = b->cap = 0;
+}
+
+static struct cand *
+batch_add(struct batch *b, struct saop_err *e)
+{
+	struct cand *c;
+
+	if (b->n == b->cap) {
+		size_t ncap = b->cap ? b->cap * 2 : 8;
+
+		if ((c = realloc(b->c, ncap * sizeof(*c))) == NULL) {
+			saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
+			return NULL;
+		}
+		b->c = c;
+		b->cap = ncap;
+	}
+	c = &b->c[b->n++];
+	memset(c, 0, sizeof(*c));
+	return c;
+}
+
+/* SAOP_EDATA with msg, naming the input line and field. */
+static int
+bad(struct batch *b, struct saop_err *e, const char *field, const char *msg)
+{
+	if (b->o->line > 0)
+		saop__fail_at(e, SAOP_EDATA, b->o->line, 0, "%s", msg);
+	else
+		saop__fail(e, SAOP_EDATA, 0, "%s", msg);
+	if (e != NULL) {
+		e->has_offset = 0;
+		snprintf(e->field, sizeof(e->field), "%s", field);
+	}
+	return -SAOP_EDATA;
+}
+
+static const char *
+str_member(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+/*
+ * Look at one output, holder[key], of turn age age.  Adds it to b when
+ * the rule prunes it; counts it either way.  Returns 0 or SAOP_EDATA for
+ * content that no tool output has (a number, an object).
+ */
+static int
+consider(struct batch *b, json_t *holder, const char *key, long age,
+    const char *field, const char *task_id, const char *tool_name,
+    const char *tool_call_id, struct saop_err *e)
+{
+	const struct saop_prune_opts *o = b->o;
+	json_t *v = json_object_get(holder, key), *part;
+	const char *raw = NULL;
+	size_t len = 0, i, nparts = 0;
+	struct cand *c;
+	char *buf = NULL;
+
+	if (v == NULL || json_is_null(v))
+		return 0;
+	if (json_is_string(v)) {
+		raw = json_string_value(v);
+		len = json_string_length(v);
+	} else if (json_is_array(v)) {
+		/* Only arrays of text parts: anything else (an image) could
+		 * not be given back from a text summary. */
+		json_array_foreach(v, i, part) {
+			const char *type = str_member(part, "type");
+			json_t *text = json_object_get(part, "text");
+
+			if (type == NULL || strcmp(type, "text") != 0 ||
+			    !json_is_string(text))
+				return 0;
+			len += json_string_length(text);
+			nparts++;
+		}
+		if (nparts == 0)
+			return 0;
+		if (nparts == 1) {
+			part = json_array_get(v, 0);
+			raw = json_string_value(json_object_get(part, "text"));
+		}
+	} else {
+		return bad(b, e, field, json_is_object(v) ?
+		    "a tool output is a string or an array of text parts,"
+		    " not an object" : "a tool output is a string or an array"
+		    " of text parts, not a number or true or false");
+	}
+	b->st->outputs++;
+	b->st->bytes_in += len;
+	b->st->bytes_out += len;
+	/* A summary of an earlier run ends its last text with the marker. */
+	if (nparts > 1)
+		part = json_object_get(json_array_get(v, nparts - 1), "text");
+	if (nparts > 1 ? saop_prune_is_summary(json_string_value(part),
+	    json_string_length(part), NULL, NULL) :
+	    saop_prune_is_summary(raw, len, NULL, NULL)) {
+		b->st->already++;
+		return 0;
+	}
+	if (age < o->min_age || len <= o->threshold)
+		return 0;
+	if (nparts > 1) {
+		size_t at = 0;
+
+		if ((buf = malloc(len + 1)) == NULL)
+			return saop__fail(e, SAOP_ENOMEM, errno,
+			    "out of memory");
+		json_array_foreach(v, i, part) {
+			json_t *text = json_object_get(part, "text");
+
+			memcpy(buf + at, json_string_value(text),
+			    json_string_length(text));
+			at += json_string_length(text);
+		}
+		raw = buf;
+	}
+	if ((c = batch_add(b, e)) == NULL) {
+		free(buf);
+		return -SAOP_ENOMEM;
+	}
+	c->holder = holder;
+	c->key = key;
+	c->parts = json_is_array(v);
+	c->raw = raw;
+	c->len = len;
+	c->buf = buf;
+	c->task_id = task_id ? task_id : o->task_id;
+	c->tool_name = tool_name;
+	c->tool_call_id = tool_call_id;
+	c->captured_at = str_member(holder, "captured_at");
+	c->age = age;
+	snprintf(c->field, sizeof(c->field), "%s", field);
+	if (c->task_id == NULL)
+		return saop__fail(e, SAOP_EINTERNAL, 0,
+		    "pruning without a task id");
+	return 0;
+}
+
+/* Find an equal raw output of the same task, else insert it: c->id. */
+static int
+store_one(sqlite3 *db, sqlite3_stmt *find, sqlite3_stmt *ins,
+    struct cand *c, const char *now, struct saop_err *e)
+{
+	sqlite3_int64 h = (sqlite3_int64)hash64(c->raw, c->len);
+	int rc;
+
+	c->id = 0;
+	c->reused = 0;
+	sqlite3_reset(find);
+	sqlite3_bind_text(find, 1, c->task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(find, 2, h);
+	sqlite3_bind_int64(find, 3, (sqlite3_int64)c->len);
+	while ((rc = sqlite3_step(find)) == SQLITE_ROW) {
+		const void *blob = sqlite3_column_blob(find, 1);
+
+		if ((size_t)sqlite3_column_bytes(find, 1) == c->len &&
+		    (c->len == 0 || (blob && memcmp(blob, c->raw, c->len) == 0))) {
+			c->id = sqlite3_column_int64(find, 0);
+			c->reused = 1;
+			break;
+		}
+	}
+	sqlite3_reset(find);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return saop__fail_db(e, db, "looking up a tool output");
+	if (c->reused)
+		return 0;
+	sqlite3_reset(ins);
+	sqlite3_bind_text(ins, 1, c->task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ins, 2, c->tool_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(ins, 3, c->tool_call_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(ins, 4, (sqlite3_int64)c->len);
+	sqlite3_bind_int64(ins, 5, c->age);
+	sqlite3_bind_text(ins, 6, c->captured_at ? c->captured_at : now, -1,
+	    SQLITE_STATIC);
+	sqlite3_bind_text(ins, 7, now, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(ins, 8, h);
+	sqlite3_bind_blob64(ins, 9, c->raw, (sqlite3_uint64)c->len,
+	    SQLITE_STATIC);
+	rc = sqlite3_step(ins);
+	sqlite3_reset(ins);
+	if (rc != SQLITE_DONE)
+		return saop__fail_db(e, db, "storing a tool output");
+	c->id = sqlite3_last_insert_rowid(db);
+	return 0;
+}
+
+/* The transaction: every candidate of the batch stored, or none. */
+static int
+store_batch(sqlite3 *db, void *arg, struct saop_err *e)
+{
+	struct batch *b = arg;
+	sqlite3_stmt *find = NULL, *ins = NULL;
+	size_t i;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT id, raw_content FROM tool_outputs"
+	    " WHERE task_id = ? AND content_hash = ? AND byte_size = ?", -1,
+	    &find, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO tool_outputs (task_id,"
+	    " tool_name, tool_call_id, byte_size, turn_age, captured_at,"
+	    " stored_at, content_hash, raw_content)"
+	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &ins, NULL) !=
+	    SQLITE_OK) {
+		rc = saop__fail_db(e, db, "preparing to store tool outputs");
+		goto out;
+	}
+	for (i = 0; i < b->n && rc == 0; i++)
+		rc = store_one(db, find, ins, &b->c[i], b->now, e);
+out:
+	sqlite3_finalize(find);
+	sqlite3_finalize(ins);
+	return rc;
+}
+
+/* Replace c's output by its summary (and name its row in id_key). */
+static int
+replace(const struct batch *b, struct cand *c, struct saop_err *e)
+{
+	char *sum;
+	size_t n;
+	json_t *v;
+
+	if ((sum = saop_prune_summary(c->raw, c->len, b->o->keep, c->id,
+	    &n)) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
+	v = json_stringn_nocheck(sum, n);
+	free(sum);
+	if (v != NULL && c->parts)
+		v = json_pack("[{s:s, s:o}]", "type", "text", "text", v);
+	if (v == NULL || json_object_set_new(c->holder, c->key, v) != 0 ||
+	    (b->id_key != NULL && json_object_set_new(c->holder, b->id_key,
+	    json_integer(c->id)) != 0))
+		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+	c->replaced = 1;
+	b->st->bytes_out -= c->len;
+	b->st->bytes_out += n;
+	return 0;
+}
+
+static void
+tell(const struct batch *b, const struct cand *c)
+{
+	struct saop_prune_item it;
+
+	if (b->o->on_output == NULL)
+		return;
+	it.task_id = c->task_id;
+	it.tool_name = c->tool_name;
+	it.tool_call_id = c->tool_call_id;
+	it.field = c->field;
+	it.byte_size = c->len;
+	it.turn_age = c->age;
+	it.id = c->id;
+	it.reused = c->reused;
+	b->o->on_output(b->o->on_output_arg, &it);
+}
+
+/*
+ * Store the batch durably, record the events, then (and only then)
+ * replace each output by its summary.
+ */
+static int
+batch_run(struct batch *b, struct saop_err *e)
+{
+	const struct saop_prune_opts *o = b->o;
+	struct saop_store *s = o->store;
+	int rc = 0, erc;
+	size_t i;
+
+	if (b->n == 0)
+		return 0;
+	if (o->dry_run) {
+		for (i = 0; i < b->n; i++)
+			tell(b, &b->c[i]);
+		return 0;
+	}
+	if (s == NULL && o->open_store != NULL)
+		s = o->open_store(o->store_arg, e);
+	if (s == NULL)
+		return e && e->code ? -e->code : saop__fail(e, SAOP_EDB, 0,
+		    "no state database to store tool outputs in");
+	saop_now_iso8601(b->now);
+	if ((rc = saop__store_tx(s, 1, store_batch, b, e)) != 0)
+		return rc;
+	/* Committed: from here on every output may be replaced. */
+	for (i = 0; i < b->n; i++) {
+		struct cand *c = &b->c[i];
+		json_t *data;
+
+		data = json_pack("{s:I, s:s?, s:s?, s:I, s:i, s:b}", "id",
+		    (json_int_t)c->id, "tool_name", c->tool_name,
+		    "tool_call_id", c->tool_call_id, "byte_size",
+		    (json_int_t)c->len, "turn_age", (int)c->age, "reused",
+		    c->reused);
+		if (data == NULL)
+			erc = saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+		else
+			erc = saop_event(s, c->task_id, o->turn,
+			    "TOOL_OUTPUT_PRUNED", data, rc ? NULL : e);
+		json_decref(data);
+		if (rc == 0)
+			rc = erc;
+	}
+	for (i = 0; i < b->n; i++) {
+		struct cand *c = &b->c[i];
+
+		tell(b, c);
+		b->st->pruned++;
+		if (!c->reused)
+			b->st->stored++;
+		if ((erc = replace(b, c, rc ? NULL : e)) != 0 && rc == 0)
+			rc = erc;
+	}
+	return rc;
+}
+
+int
+saop_prune_messages(json_t *messages, const struct saop_prune_opts *o,
+    struct saop_prune_stats *st, struct saop_err *e)
+{
+	struct batch b = { 0 };
+	struct saop_prune_stats dummy = { 0 };
+	const char *base = o->field ? o->field : "";
+	json_t *names = NULL, *m, *v, *blk;
+	size_t i, j, total = 0, seen = 0;
+	char field[256];
+	int rc = 0;
+
+	saop_err_clear(e);
+	b.o = o;
+	b.st = st ? st : &dummy;
+	if (!json_is_array(messages))
+		return bad(&b, e, base, "the messages are not an array");
+	json_array_foreach(messages, i, m) {
+		const char *role = str_member(m, "role");
+
+		if (!json_is_object(m)) {
+			snprintf(field, sizeof(field), "%s/%zu", base, i);
+			return bad(&b, e, field,
+			    "a message is not an object");
+		}
+		if (role != NULL && strcmp(role, "assistant") == 0)
+			total++;
+	}
+	if ((names = json_object()) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+	json_array_foreach(messages, i, m) {
+		const char *role = str_member(m, "role"), *id;
+		json_t *content = json_object_get(m, "content");
+
+		if (role == NULL)
+			continue;
+		if (strcmp(role, "assistant") == 0) {
+			seen++;
+			/* Remember tool names by call id: OpenAI tool_calls,
+			 * Anthropic tool_use blocks. */
+			json_array_foreach(json_object_get(m, "tool_calls"), j,
+			    v)
+				if ((id = str_member(v, "id")) != NULL)
+					json_object_set(names, id, json_object_get(
+					    json_object_get(v, "function"), "name"));
+			json_array_foreach(content, j, blk)
+				if ((id = str_member(blk, "id")) != NULL &&
+				    json_is_string(json_object_get(blk, "name")))
+					json_object_set(names, id,
+					    json_object_get(blk, "name"));
+			continue;
+		}
+		if (strcmp(role, "tool") == 0 || strcmp(role, "function") == 0) {
+			const char *call = str_member(m, "tool_call_id");
+			const char *name = str_member(m, "name");
+
+			if (name == NULL && call != NULL)
+				name = json_string_value(json_object_get(names,
+				    call));
+			snprintf(field, sizeof(field), "%s/%zu/content", base,
+			    i);
+			rc = consider(&b, m, "content", (long)(1 + total - seen),
+			    field, NULL, name, call, e);
+		} else if (strcmp(role, "user") == 0 && json_is_array(content)) {
+			json_array_foreach(content, j, blk) {
+				const char *type = str_member(blk, "type");
+				const char *call;
+
+				if (type == NULL || strcmp(type, "tool_result") != 0)
+					continue;
+				call = str_member(blk, "tool_use_id");
+				snprintf(field, sizeof(field),
+				    "%s/%zu/content/%zu/content", base, i, j);
+				rc = consider(&b, blk, "content",
+				    (long)(1 + total - seen), field, NULL,
+				    call ? json_string_value(json_object_get(
+				    names, call)) : NULL, call, e);
+				if (rc != 0)
+					break;
+			}
+		}
+		if (rc != 0)
+			goto out;
+	}
+	rc = batch_run(&b, e);
+out:
+	batch_free(&b);
+	json_decref(names);
+	return rc;
+}
+
+int
+saop_prune_entries(json_t *const *entries, const long *lines, size_t n,
+    const struct saop_prune_opts *o, struct saop_prune_stats *st,
+    struct saop_err *e)
+{
+	struct batch b = { 0 };
+	struct saop_prune_stats dummy = { 0 };
+	struct saop_prune_opts lo = *o;
+	size_t i;
+	int rc = 0;
+
+	saop_err_clear(e);
+	b.o = &lo;
+	b.st = st ? st : &dummy;
+	b.id_key = "stored_id";
+	for (i = 0; i < n && rc == 0; i++) {
+		json_t *en = entries[i], *age = json_object_get(en, "turn_age");
+		json_t *size = json_object_get(en, "byte_size");
+		json_t *raw = json_object_get(en, "raw_content");
+
+		if (lines != NULL)
+			lo.line = lines[i];
+		if (!json_is_object(en))
+			rc = bad(&b, e, "", "an entry is not an object");
+		else if (!json_is_string(raw))
+			rc = bad(&b, e, "/raw_content", "an entry needs"
+			    " raw_content, a string");
+		else if (!json_is_integer(age) || json_integer_value(age) < 0)
+			rc = bad(&b, e, "/turn_age", "an entry needs"
+			    " turn_age, a whole number >= 0");
+		else if (size != NULL && !json_is_null(size) &&
+		    (!json_is_integer(size) || (json_integer_value(size) !=
+		    (json_int_t)json_string_length(raw) &&
+		    !saop_prune_is_summary(json_string_value(raw),
+		    json_string_length(raw), NULL, NULL))))
+			rc = bad(&b, e, "/byte_size", "byte_size is not "
+			    "the number of bytes of raw_content");
+		else
+			rc = consider(&b, en, "raw_content",
+			    (long)json_integer_value(age), "/raw_content",
+			    str_member(en, "task_id"), str_member(en,
+			    "tool_name"), str_member(en, "tool_call_id"), e);
+	}
+	if (rc == 0)
+		rc = batch_run(&b, e);
+	batch_free(&b);
+	return rc;
+}
+
+int
+saop_tool_output_get(struct saop_store *s, long long id, FILE *f,
+    struct saop_err *e)
+{
+	sqlite3 *db = saop__store_db(s);
+	sqlite3_blob *blob;
+	char buf[65536];
+	int size, at, n, rc;
+
+	saop_err_clear(e);
+	/* Read the blob in pieces: memory stays flat however large. */
+	rc = sqlite3_blob_open(db, "main", "tool_outputs", "raw_content",
+	    (sqlite3_int64)id, 0, &blob);
+	if (rc != SQLITE_OK) {
+		if (rc == SQLITE_ERROR &&
+		    strstr(sqlite3_errmsg(db), "no such rowid") != NULL)
+			return 1;
+		return saop__fail_db(e, db, "reading a tool output");
+	}
+	size = sqlite3_blob_bytes(blob);
+	for (at = 0; at < size; at += n) {
+		n = size - at < (int)sizeof(buf) ? size - at : (int)sizeof(buf);
+		if (sqlite3_blob_read(blob, buf, n, at) != SQLITE_OK) {
+			rc = saop__fail_db(e, db, "reading a tool output");
+			sqlite3_blob_close(blob);
+			return rc;
+		}
+		if (fwrite(buf, 1, (size_t)n, f) != (size_t)n) {
+			sqlite3_blob_close(blob);
+			return saop__fail(e, SAOP_EIO, errno, "write error: %s",
+			    strerror(errno));
+		}
+	}
+	sqlite3_blob_close(blob);
+	return 0;
+}
+
+int
+saop_tool_output_latest(struct saop_store *s, const char *tool,
+    const char *task, long long *id, struct saop_err *e)
+{
+	sqlite3 *db = saop__store_db(s);
+	sqlite3_stmt *st;
+	int rc;
+
+	saop_err_clear(e);
+	*id = 0;
+	if (sqlite3_prepare_v2(db, "SELECT id FROM tool_outputs"
+	    " WHERE tool_name = ?1 AND (?2 IS NULL OR task_id = ?2)"
+	    " ORDER BY captured_at DESC, id DESC LIMIT 1", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return saop__fail_db(e, db, "finding a tool output");
+	sqlite3_bind_text(st, 1, tool, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, task, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_ROW)
+		return 0;
+	if (rc == SQLITE_DONE)
+		return 1;
+	return saop__fail_db(e, db, "finding a tool output");
+}
+
+/* Write text for a table cell: tabs, newlines and controls escaped. */
+static int
+put_cell(FILE *f, const unsigned char *s)
+{
+	if (s == NULL)
+		return fputs("-", f) < 0 ? -1 : 0;
+	for (; *s != '\0'; s++) {
+		if (*s == '\\')
+			fputs("\\\\", f);
+		else if (*s == '\t')
+			fputs("\\t", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else if (*s < 0x20 || *s == 0x7f)
+			fprintf(f, "\\x%02x", *s);
+		else
+			putc(*s, f);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+int
+saop_tool_output_list(struct saop_store *s, const char *task, FILE *f,
+    struct saop_err *e)
+{
+	sqlite3 *db = saop__store_db(s);
+	sqlite3_stmt *st;
+	int rc, col;
+
+	saop_err_clear(e);
+	if (sqlite3_prepare_v2(db, "SELECT id, task_id, tool_name,"
+	    " tool_call_id, byte_size, turn_age, captured_at, stored_at"
+	    " FROM tool_outputs WHERE ?1 IS NULL OR task_id = ?1 ORDER BY id",
+	    -1, &st, NULL) != SQLITE_OK)
+		return saop__fail_db(e, db, "listing tool outputs");
+	sqlite3_bind_text(st, 1, task, -1, SQLITE_STATIC);
+	fputs("ID\tTASK\tTOOL\tCALL\tBYTES\tAGE\tCAPTURED\tSTORED\n", f);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (col = 0; col < 8; col++) {
+			if (col > 0)
+				putc('\t', f);
+			put_cell(f, sqlite3_column_text(st, col));
+		}
+		putc('\n', f);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return saop__fail_db(e, db, "listing tool outputs");
+	if (ferror(f))
+		return saop__fail(e, SAOP_EIO, errno, "write error: %s",
+		    strerror(errno));
+	return 0;
+}

@@ -1,0 +1,415 @@
+/* saop-prune.c: keep old, large tool outputs in state.sqlite, pass summaries on. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* Entries are stored in batches of this many raw bytes or entries, one
+ * transaction (one fsync) each, and written out after its commit. */
+#define BATCH_BYTES	((size_t)8 << 20)
+#define BATCH_ENTRIES	64
+
+enum {
+	OPT_THRESHOLD = CLI_OPT_FIRST_OWN,
+	OPT_MIN_AGE,
+	OPT_KEEP,
+	OPT_ENTRIES,
+	OPT_GET,
+	OPT_GET_LATEST,
+	OPT_LIST
+};
+
+static struct cli opt;
+static struct saop_store *store;	/* opened when first needed */
+static struct saop_prune_stats stats;
+static long cur_line;
+
+/* The state database, for the library, on first need: not fatal here. */
+static struct saop_store *
+open_store(void *arg, struct saop_err *e)
+{
+	(void)arg;
+	if (store != NULL)
+		return store;
+	if ((store = saop_store_open(opt.db, e)) == NULL)
+		return NULL;
+	if (opt.log != NULL && saop_store_set_log(store, opt.log, e) != 0) {
+		saop_store_close(store);
+		store = NULL;
+	}
+	return store;
+}
+
+/* -v and --dry-run: say what was (or would be) pruned. */
+static void
+told(void *arg, const struct saop_prune_item *it)
+{
+	(void)arg;
+	if (!opt.dry_run && opt.verbose == 0)
+		return;
+	fprintf(stderr, "%s: ", cli_name());
+	if (cur_line > 0)
+		fprintf(stderr, "line %ld: ", cur_line);
+	fprintf(stderr, "%s (tool %s, call %s): %zu bytes, turn age %ld: ",
+	    it->field[0] ? it->field : "/", it->tool_name ? it->tool_name : "-",
+	    it->tool_call_id ? it->tool_call_id : "-", it->byte_size,
+	    it->turn_age);
+	if (opt.dry_run)
+		fprintf(stderr, "would be pruned\n");
+	else
+		fprintf(stderr, "%s id %lld\n", it->reused ? "already stored as" :
+		    "stored as", it->id);
+}
+
+/*
+ * Handle the result of one prune call.  Bad input ends the run (65).  A
+ * store that failed leaves what is not yet committed unpruned: report it
+ * once, prune no more, and end with 74 after passing everything on.
+ */
+static void
+settle(int rc, const struct saop_err *e, int *status, int *store_failed)
+{
+	if (rc == 0)
+		return;
+	if (e->code == SAOP_EDB || e->code == SAOP_EIO) {
+		cli_warn_err(e);
+		cli_warn("passing the rest of the input on unpruned");
+		*status = EX_IOERR;
+		*store_failed = 1;
+		return;
+	}
+	cli_die(e);
+}
+
+static void
+write_json(const json_t *v)
+{
+	struct saop_err e;
+
+	if (opt.quiet)
+		return;
+	if (saop_record_write(stdout, v, &e) != 0)
+		cli_die(&e);
+}
+
+/* SAOP_EDATA naming line and field, as the library does. */
+static noreturn void
+data_error(long line, const char *field, const char *msg)
+{
+	struct saop_err e;
+
+	saop_err_clear(&e);
+	e.code = SAOP_EDATA;
+	e.line = line;
+	snprintf(e.field, sizeof(e.field), "%s", field);
+	snprintf(e.msg, sizeof(e.msg), "%s", msg);
+	cli_die(&e);
+}
+
+static int
+prune_records(const char *path, struct saop_prune_opts *po)
+{
+	struct saop_reader *in;
+	struct saop_err e;
+	json_t *rec, *req, *msgs, *turn, *task;
+	int rc, status = CLI_OK, failed = 0;
+	unsigned long n = 0, before;
+
+	if ((in = saop_reader_open(path, opt.max_record, &e)) == NULL)
+		cli_die(&e);
+	while ((rc = saop_reader_next(in, &rec, &e)) == 1) {
+		cur_line = saop_reader_line(in);
+		req = json_object_get(rec, "request");
+		msgs = json_object_get(req, "messages");
+		if (req != NULL && !json_is_object(req))
+			data_error(cur_line, "/request", "not an object");
+		if (msgs != NULL && !failed) {
+			turn = json_object_get(rec, "turn");
+			task = json_object_get(rec, "task_id");
+			po->line = cur_line;
+			po->turn = json_is_integer(turn) ?
+			    (long)json_integer_value(turn) : -1;
+			po->task_id = json_is_string(task) ?
+			    json_string_value(task) : cli_task_id(&opt);
+			before = stats.pruned;
+			rc = saop_prune_messages(msgs, po, &stats, &e);
+			settle(rc, &e, &status, &failed);
+			if (stats.pruned > before)
+				cli_record_task(&opt, rec);
+		}
+		if (!opt.raw_out)
+			write_json(rec);
+		else if (msgs != NULL)
+			write_json(msgs);
+		json_decref(rec);
+		cli_progress(&opt, ++n, 0);
+	}
+	if (rc < 0)
+		cli_die(&e);
+	cli_progress(&opt, n, 1);
+	saop_reader_close(in);
+	return status;
+}
+
+/* -r: all of the input is one chat request or one messages array. */
+static int
+prune_raw(const char *path, struct saop_prune_opts *po)
+{
+	struct saop_err e;
+	json_error_t je;
+	json_t *v, *msgs;
+	FILE *f = stdin;
+	char *buf;
+	size_t len;
+	int rc, status = CLI_OK, failed = 0;
+
+	if (strcmp(path, "-") != 0 && (f = fopen(path, "rb")) == NULL) {
+		saop_err_clear(&e);
+		e.code = SAOP_ENOINPUT;
+		snprintf(e.msg, sizeof(e.msg), "%s: %s", path, strerror(errno));
+		cli_die(&e);
+	}
+	rc = saop_read_all(f, &buf, &len, opt.max_record, &e);
+	if (f != stdin)
+		fclose(f);
+	if (rc != 0)
+		cli_die(&e);
+	v = json_loadb(buf, len, JSON_ALLOW_NUL, &je);
+	free(buf);
+	if (v == NULL) {
+		saop_err_clear(&e);
+		e.code = SAOP_EDATA;
+		e.line = je.line > 0 ? je.line : 1;
+		e.offset = je.position;
+		e.has_offset = 1;
+		snprintf(e.msg, sizeof(e.msg), "not JSON: %s", je.text);
+		cli_die(&e);
+	}
+	if (json_is_array(v)) {
+		msgs = v;
+		po->field = "";
+	} else if (json_is_object(v) &&
+	    json_is_array(json_object_get(v, "messages"))) {
+		msgs = json_object_get(v, "messages");
+		po->field = "/messages";
+	} else {
+		data_error(1, "", "-r reads a chat request (an object with"
+		    " messages) or a messages array");
+	}
+	po->task_id = cli_task_id(&opt);
+	rc = saop_prune_messages(msgs, po, &stats, &e);
+	settle(rc, &e, &status, &failed);
+	write_json(opt.raw_out ? msgs : v);
+	json_decref(v);
+	return status;
+}
+
+/* Prune the batch of entries (if the store works) and write it out. */
+static void
+flush_entries(json_t **batch, long *lines, size_t *n,
+    struct saop_prune_opts *po, int *status, int *failed)
+{
+	struct saop_err e;
+	size_t i;
+	int rc;
+
+	if (*n == 0)
+		return;
+	if (!*failed) {
+		cur_line = 0;
+		rc = saop_prune_entries(batch, lines, *n, po, &stats, &e);
+		settle(rc, &e, status, failed);
+	}
+	for (i = 0; i < *n; i++) {
+		write_json(batch[i]);
+		json_decref(batch[i]);
+	}
+	*n = 0;
+}
+
+/* --entries: NDJSON tool-output entries, streamed in small batches. */
+static int
+prune_entries(const char *path, struct saop_prune_opts *po)
+{
+	struct saop_prune_opts check = *po;
+	struct saop_prune_stats scratch;
+	struct saop_reader *in;
+	struct saop_err e;
+	json_t *batch[BATCH_ENTRIES], *en;
+	long lines[BATCH_ENTRIES];
+	size_t n = 0, bytes = 0;
+	unsigned long done = 0;
+	int rc, status = CLI_OK, failed = 0;
+
+	/* Each entry is checked alone as it comes (a dry run stores
+	 * nothing), so that bad input stops the run after every entry
+	 * before it has been passed on. */
+	check.dry_run = 1;
+	check.on_output = NULL;
+	if ((in = saop_reader_open(path, opt.max_record, &e)) == NULL)
+		cli_die(&e);
+	while ((rc = saop_reader_next(in, &en, &e)) == 1) {
+		long line = saop_reader_line(in);
+
+		check.line = line;
+		memset(&scratch, 0, sizeof(scratch));
+		if (saop_prune_entries(&en, &line, 1, &check, &scratch,
+		    &e) != 0) {
+			flush_entries(batch, lines, &n, po, &status, &failed);
+			cli_die(&e);
+		}
+		batch[n] = en;
+		lines[n++] = line;
+		bytes += json_string_length(json_object_get(en,
+		    "raw_content"));
+		if (n == BATCH_ENTRIES || bytes >= BATCH_BYTES) {
+			flush_entries(batch, lines, &n, po, &status, &failed);
+			bytes = 0;
+		}
+		cli_progress(&opt, ++done, 0);
+	}
+	if (rc < 0) {
+		flush_entries(batch, lines, &n, po, &status, &failed);
+		cli_die(&e);
+	}
+	flush_entries(batch, lines, &n, po, &status, &failed);
+	cli_progress(&opt, done, 1);
+	saop_reader_close(in);
+	return status;
+}
+
+/* --get ID, --get-latest TOOL: the raw output, byte for byte. */
+static int
+get(long long id, const char *tool)
+{
+	struct saop_store *s = cli_store(&opt);
+	struct saop_err e;
+	int rc;
+
+	if (tool != NULL) {
+		if ((rc = saop_tool_output_latest(s, tool, opt.task, &id,
+		    &e)) < 0)
+			cli_die(&e);
+		if (rc == 1) {
+			cli_warn("no stored output of tool '%s'", tool);
+			return CLI_FLAGGED;
+		}
+	}
+	if ((rc = saop_tool_output_get(s, id, stdout, &e)) < 0)
+		cli_die(&e);
+	if (rc == 1) {
+		cli_warn("no stored output with id %lld", id);
+		return CLI_FLAGGED;
+	}
+	return CLI_OK;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		CLI_LONGOPTS,
+		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+		{ "min-age", required_argument, NULL, OPT_MIN_AGE },
+		{ "keep", required_argument, NULL, OPT_KEEP },
+		{ "entries", no_argument, NULL, OPT_ENTRIES },
+		{ "get", required_argument, NULL, OPT_GET },
+		{ "get-latest", required_argument, NULL, OPT_GET_LATEST },
+		{ "list", no_argument, NULL, OPT_LIST },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct saop_prune_opts po;
+	struct saop_err e;
+	const char *path, *tool = NULL;
+	long long get_id = 0;
+	int ch, entries = 0, list = 0, modes, status;
+
+	cli_init("saop-prune", "[-hqRrVv] [--threshold bytes] [--min-age turns]"
+	    " [--keep chars] [--entries] [--db path] [--task id] [file]\n"
+	    "       saop-prune --get id | --get-latest tool | --list [task]",
+	    "Store old, large tool outputs of the conversation in state.sqlite"
+	    " and replace\nthem by a summary.",
+	    "      --threshold N   prune outputs larger than N bytes (51200)\n"
+	    "      --min-age N     ... whose turn age is at least N (2)\n"
+	    "      --keep N        characters of the output kept (500)\n"
+	    "      --entries       read and write NDJSON tool-output entries\n"
+	    "      --get ID        write stored output ID back, byte for byte\n"
+	    "      --get-latest T  write the latest stored output of tool T\n"
+	    "      --list          list the stored outputs (of a task)\n");
+	saop_prune_opts_init(&po);
+	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case OPT_THRESHOLD:
+			po.threshold = (size_t)cli_count("--threshold", optarg,
+			    LONG_MAX);
+			break;
+		case OPT_MIN_AGE:
+			po.min_age = cli_count("--min-age", optarg, LONG_MAX);
+			break;
+		case OPT_KEEP:
+			po.keep = (size_t)cli_count("--keep", optarg,
+			    LONG_MAX);
+			break;
+		case OPT_ENTRIES:
+			entries = 1;
+			break;
+		case OPT_GET:
+			get_id = cli_count("--get", optarg, LONG_MAX);
+			if (get_id == 0)
+				cli_usage_error("--get: ids start at 1");
+			break;
+		case OPT_GET_LATEST:
+			if (*optarg == '\0')
+				cli_usage_error("--get-latest: no tool name");
+			tool = optarg;
+			break;
+		case OPT_LIST:
+			list = 1;
+			break;
+		default:
+			if (!cli_common_opt(&opt, ch, optarg))
+				cli_usage(EX_USAGE);
+		}
+	}
+	modes = (get_id != 0) + (tool != NULL) + list + entries + opt.raw_in;
+	if (modes > 1)
+		cli_usage_error("--get, --get-latest, --list, --entries and -r"
+		    " go alone");
+	if (entries && opt.raw_out)
+		cli_usage_error("-R does not apply to --entries");
+	if (argc - optind > 1 || ((get_id || tool) && argc - optind > 0))
+		cli_usage(EX_USAGE);
+	path = optind < argc ? argv[optind] : "-";
+	if (get_id != 0 || tool != NULL)
+		return get(get_id, tool);
+	if (list) {
+		if (saop_tool_output_list(cli_store(&opt), optind < argc ?
+		    argv[optind] : NULL, stdout, &e) != 0)
+			cli_die(&e);
+		return CLI_OK;
+	}
+	po.dry_run = opt.dry_run;
+	po.task_id = cli_task_id(&opt);
+	po.field = "/request/messages";
+	po.open_store = open_store;
+	po.on_output = told;
+	if (entries)
+		status = prune_entries(path, &po);
+	else if (opt.raw_in)
+		status = prune_raw(path, &po);
+	else
+		status = prune_records(path, &po);
+	saop_store_close(store);
+	store = NULL;
+	if (opt.verbose > 0)
+		cli_warn("%lu outputs, %lu pruned (%lu stored), %lu already "
+		    "pruned; %llu bytes of output became %llu", stats.outputs,
+		    stats.pruned, stats.stored, stats.already, stats.bytes_in,
+		    stats.bytes_out);
+	return status;
+}
