@@ -256,8 +256,14 @@ readings(const char *cont, size_t clen, struct span *sp)
 	lead = lstrip_len(cont, clen);
 	if (!sentence_start(cont + lead, clen - lead) || f == cont + lead)
 		return n;
-	/* After ": " on the first line of the sentence. */
-	for (i = lead; i < clen && cont[i] != '\n'; i++)
+	/*
+	 * After ": " on the first line of the sentence, when what comes
+	 * before is words ("Here is the rest: ..."), not the cut-off tail
+	 * of a string (ially done.", "action": ...): a quote before the
+	 * colon means the answer carries on inside the JSON, and reading
+	 * past it would silently drop the text in between.
+	 */
+	for (i = lead; i < clen && cont[i] != '\n' && cont[i] != '"'; i++)
 		if (cont[i] == ':' && i + 1 < clen && cont[i + 1] == ' ') {
 			sp[n].off = i + 2;
 			sp[n].len = clen - i - 2;

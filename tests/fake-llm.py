@@ -9,7 +9,7 @@ usage: fake-llm.py --script FILE --port-file FILE [--log FILE]
 
 It listens on HOST, port 0 (a free port), writes the port to --port-file
 (whole, by rename) once it listens, and serves one step of --script per
-request, in order.  When the steps run out it answers 500 "script
+request, in order (see "match").  When the steps run out it answers 500 "script
 exhausted" (--exhausted fail, the default: an extra call shows up as a
 failure) or repeats the last step (--exhausted repeat).  It stops by itself
 after --max-seconds (default 120).  With --tls-cert and --tls-key it
@@ -66,6 +66,11 @@ The script: one JSON object per line; blank lines and lines starting with
                        that file of --fixtures instead
   "mode": "sse"|"json"|"ndjson"   answer in this form whatever was asked
   "check_key": false   do not answer 401 to a wrong key for this step
+  "match": "..."       serve this step only to a request whose body (the
+                       bytes as sent) contains this string; a request
+                       gets the first step not served yet that it
+                       matches, so that programs calling at the same
+                       time (the stages of a pipeline) each get theirs
 
 With --key (or --key-env VAR: the key read from $VAR, so that it stays off
 argv), a request whose key (Authorization: Bearer, or x-api-key) is
@@ -122,17 +127,24 @@ class Script:
                              % (path, lineno))
                 self.steps.append(step)
         self.exhausted = exhausted
-        self.next = 0
+        self.served = [False] * len(self.steps)
         self.lock = threading.Lock()
         self.count = 0
 
-    def take(self):
+    def take(self, text):
+        """The first step not served yet whose "match" (if any) occurs
+        in text, the request body as sent."""
         with self.lock:
             self.count += 1
             n = self.count
-            if self.next < len(self.steps):
-                self.next += 1
-                return n, self.next, self.steps[self.next - 1]
+            for i, step in enumerate(self.steps):
+                if self.served[i]:
+                    continue
+                m = step.get("match")
+                if m is not None and m not in text:
+                    continue
+                self.served[i] = True
+                return n, i + 1, step
             if self.exhausted == "repeat" and self.steps:
                 return n, len(self.steps), self.steps[-1]
             return n, 0, None
@@ -243,7 +255,8 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(raw.decode("utf-8"))
         except ValueError:
             body = raw.decode("utf-8", "replace")
-        num, stepno, step = self.server.script.take()
+        num, stepno, step = self.server.script.take(
+            raw.decode("utf-8", "replace"))
         self.step = step or {}
         self.cut = self.step.get("cut")
         self.sent = 0

@@ -302,6 +302,26 @@ START_TEST(merge_drops_a_sentence_around_the_continuation)
 }
 END_TEST
 
+START_TEST(merge_never_reads_past_the_tail_of_a_cut_string)
+{
+	struct saop_err e;
+	const char *p = "{\"thought\": ";
+	const char *c = "ially done.\", \"action\": {\"tool\": \"x\"}}";
+	char *out;
+	size_t len;
+
+	/*
+	 * The model carried on inside the cut string, which the prefix no
+	 * longer holds.  Reading after the first ": " would give complete
+	 * JSON ({"thought": {"tool": "x"}}) and lose "ially done." without
+	 * a word: the merge must stay invalid (a failed attempt) instead.
+	 */
+	ck_assert_int_eq(saop_resume_merge(p, strlen(p), c, strlen(c), 0,
+	    &out, &len, NULL, &e), SAOP_INVALID);
+	free(out);
+}
+END_TEST
+
 START_TEST(merge_reports_a_continuation_truncated_again)
 {
 	merge_is("{\"a\": 1, ", "\"b\": [true, nu", SAOP_TRUNCATED,
@@ -693,6 +713,7 @@ resume_suite(void)
 	tcase_add_test(t, merge_keeps_a_repeat_when_dropping_scans_no_better);
 	tcase_add_test(t, merge_takes_the_body_of_a_code_fence);
 	tcase_add_test(t, merge_drops_a_sentence_around_the_continuation);
+	tcase_add_test(t, merge_never_reads_past_the_tail_of_a_cut_string);
 	tcase_add_test(t, merge_reports_a_continuation_truncated_again);
 	tcase_add_test(t, merge_never_passes_invalid_json_as_complete);
 	suite_add_tcase(s, t);
