@@ -124,7 +124,20 @@ START_TEST(reader_names_line_and_byte_of_bad_json)
 	ck_assert_ptr_null(rec);
 	ck_assert_int_eq(e.line, 2);
 	ck_assert_int_eq(e.has_offset, 1);
-	ck_assert_int_gt(e.offset, 4);
+	/* The first byte that cannot be JSON: the '}' after "tru". */
+	ck_assert_int_eq(e.offset, 8);
+	saop_reader_close(r);
+
+	r = reader_on("{\"a\": x}\n{\"a\": [1,\n", 0);
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), -SAOP_EDATA);
+	ck_assert_int_eq(e.line, 1);
+	ck_assert_int_eq(e.offset, 6);
+	ck_assert_ptr_nonnull(strstr(e.msg, "unexpected 'x'"));
+	/* A line cut inside the JSON: named at its end. */
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), -SAOP_EDATA);
+	ck_assert_int_eq(e.line, 2);
+	ck_assert_int_eq(e.offset, 9);
+	ck_assert_ptr_nonnull(strstr(e.msg, "ends inside"));
 	saop_reader_close(r);
 }
 END_TEST
