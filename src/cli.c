@@ -68,7 +68,7 @@ cli_name(void)
 	return prog;
 }
 
-static noreturn void
+static _Noreturn void
 help(void)
 {
 	printf("usage: %s %s\n\n%s\n\nOptions:\n%s%s\n"
@@ -124,7 +124,7 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 	}
 }
 
-noreturn void
+_Noreturn void
 cli_usage(int status)
 {
 	fprintf(stderr, "usage: %s %s\nTry '%s --help' for more.\n", prog,
@@ -132,7 +132,7 @@ cli_usage(int status)
 	exit(status);
 }
 
-noreturn void
+_Noreturn void
 cli_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -174,7 +174,7 @@ cli_warn_err(const struct saop_err *e)
 	fprintf(stderr, "%s\n", e->msg[0] ? e->msg : "unknown error");
 }
 
-noreturn void
+_Noreturn void
 cli_die(const struct saop_err *e)
 {
 	cli_warn_err(e);

@@ -74,14 +74,14 @@ const char *cli_name(void);
 int cli_common_opt(struct cli *o, int ch, const char *arg);
 
 /* Print the usage line (and "try --help") on stderr and exit status. */
-noreturn void cli_usage(int status);
+void cli_usage(int status) __attribute__((__noreturn__));
 
 /* Print "name: msg" on stderr and exit 64. */
-noreturn void cli_usage_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
+void cli_usage_error(const char *fmt, ...)
+    __attribute__((__noreturn__, format(printf, 1, 2)));
 
 /* Print e as "name: line L, byte B: msg" and exit its status. */
-noreturn void cli_die(const struct saop_err *e);
+void cli_die(const struct saop_err *e) __attribute__((__noreturn__));
 
 /* Print e as cli_die() does, without exiting. */
 void cli_warn_err(const struct saop_err *e);
