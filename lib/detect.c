@@ -389,6 +389,86 @@ skip_plain(const unsigned char *p, const unsigned char *end)
 	return p;
 }
 
+#ifdef __SSE2__
+/*
+ * Skip string contents 64 bytes at a time, simple escapes (\" \\ \/ \b
+ * \f \n \r \t) included: p is inside a string, not after a backslash.
+ * The first byte where the byte-wise code must take over: an unescaped
+ * '"', a control byte or a byte >= 0x80, the backslash of any other
+ * escape; or, with fewer than 64 bytes left, a byte where the block scan
+ * stopped (perhaps a backslash of a simple escape, perhaps end).
+ */
+static inline const unsigned char *
+skip_string(const unsigned char *p, const unsigned char *end)
+{
+	const __m128i q = _mm_set1_epi8('"');
+	const __m128i bs = _mm_set1_epi8('\\');
+	const __m128i sp = _mm_set1_epi8(0x20);
+	const uint64_t odd = 0xaaaaaaaaaaaaaaaaULL;
+
+	/* Short strings (keys, small values) end within 16 bytes: one
+	 * block, as skip_plain() would. */
+	if (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, q),
+		    _mm_cmpeq_epi8(v, bs)), _mm_cmplt_epi8(v, sp));
+		unsigned mask = (unsigned)_mm_movemask_epi8(m);
+
+		if (mask != 0) {
+			p += __builtin_ctz(mask);
+			if (*p != '\\')
+				return p;
+		} else {
+			p += 16;
+		}
+	}
+	while (end - p >= 64) {
+		uint64_t quote = 0, bsl = 0, other = 0, simple = 0;
+		uint64_t code, escaped, stop;
+		int i;
+
+		for (i = 0; i < 4; i++) {
+			__m128i v = _mm_loadu_si128((const __m128i *)
+			    (const void *)(p + 16 * i));
+			/* Signed: bytes >= 0x80 are negative, so < 0x20. */
+			__m128i s = _mm_or_si128(_mm_or_si128(
+			    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('/')),
+			    _mm_cmpeq_epi8(v, _mm_set1_epi8('b'))),
+			    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('f')),
+			    _mm_cmpeq_epi8(v, _mm_set1_epi8('n')))),
+			    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('r')),
+			    _mm_cmpeq_epi8(v, _mm_set1_epi8('t'))));
+
+			quote |= (uint64_t)(unsigned)_mm_movemask_epi8(
+			    _mm_cmpeq_epi8(v, q)) << (16 * i);
+			bsl |= (uint64_t)(unsigned)_mm_movemask_epi8(
+			    _mm_cmpeq_epi8(v, bs)) << (16 * i);
+			other |= (uint64_t)(unsigned)_mm_movemask_epi8(
+			    _mm_cmplt_epi8(v, sp)) << (16 * i);
+			simple |= (uint64_t)(unsigned)_mm_movemask_epi8(s) <<
+			    (16 * i);
+		}
+		/*
+		 * The bytes after odd runs of backslashes are escaped (the
+		 * carry trick of simdjson): code has the escaping
+		 * backslashes and the escaped bytes.
+		 */
+		code = (((bsl << 1) | odd) - bsl) ^ odd;
+		escaped = code ^ bsl;
+		stop = ((quote | other) & ~escaped) |
+		    ((escaped & ~(simple | quote | bsl)) >> 1);
+		if (stop != 0)
+			return p + __builtin_ctzll(stop);
+		/* A backslash at the end escapes the next block's first
+		 * byte: start that block with it. */
+		p += 64 - ((code & bsl) >> 63);
+	}
+	return skip_plain(p, end);
+}
+#else
+#define skip_string skip_plain
+#endif
+
 static int
 in_token(enum state st)
 {
@@ -637,7 +717,7 @@ string:
 		unsigned char lo, hi;
 		int n;
 
-		p = skip_plain(p, end);
+		p = skip_string(p, end);
 		if (p == end)
 			goto out;
 		c = *p;

@@ -339,6 +339,9 @@ esc_end(struct esc *x)
 static int
 run_raw(const struct cli *o, const char *path)
 {
+	/* Large reads, straight into the buffer (no stdio copy).  256 KB
+	 * stays in the L2 cache while it is scanned; 64 KB to 1 MB measured
+	 * alike through a 1 MB pipe. */
 	static unsigned char buf[1 << 18];
 	static struct esc x;
 	struct saop_detector *d;
@@ -347,9 +350,10 @@ run_raw(const struct cli *o, const char *path)
 	FILE *f = stdin;
 	json_t *detect, *tid;
 	char *s;
-	size_t n;
+	ssize_t n;
 	enum saop_verdict v;
 	int record = !o->quiet && !o->raw_out;
+	int fd;
 
 	if (path != NULL && strcmp(path, "-") != 0 &&
 	    (f = fopen(path, "rb")) == NULL) {
@@ -376,15 +380,21 @@ run_raw(const struct cli *o, const char *path)
 		free(s);
 		json_decref(tid);
 	}
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
-		if (saop_detector_feed(d, (const char *)buf, n) < 0)
+	fd = fileno(f);
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (saop_detector_feed(d, (const char *)buf, (size_t)n) < 0)
 			die_nomem();
 		if (record)
-			esc_feed(&x, buf, n);
+			esc_feed(&x, buf, (size_t)n);
 		else if (o->raw_out && !o->quiet)
-			put(buf, n);
+			put(buf, (size_t)n);
 	}
-	if (ferror(f)) {
+	if (n < 0) {
 		saop_err_clear(&e);
 		e.code = SAOP_EIO;
 		e.sys_errno = errno;

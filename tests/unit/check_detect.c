@@ -495,6 +495,110 @@ START_TEST(a_long_token_keeps_its_tail_across_chunks)
 }
 END_TEST
 
+/* Strings equal, or both NULL. */
+static int
+same_str(const char *a, const char *b)
+{
+	return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
+}
+
+/*
+ * check_chunked() without an assertion per feed (each one costs the
+ * runner a write): 1 when feeding s in chunks of size k gives the answer
+ * want of the whole buffer.
+ */
+static int
+chunked_agrees(const char *s, size_t n, size_t k,
+    const struct saop_detect_result *want)
+{
+	struct saop_detect_result b;
+	struct saop_detector *d;
+	size_t i;
+	int ok;
+
+	if ((d = saop_detector_new(0)) == NULL)
+		return 0;
+	for (i = 0; i < n; i += k)
+		if (saop_detector_feed(d, s + i, n - i < k ? n - i : k) < 0) {
+			saop_detector_free(d);
+			return 0;
+		}
+	ok = saop_detector_finish(d, &b) == 0;
+	saop_detector_free(d);
+	if (!ok)
+		return 0;
+	ok = want->verdict == b.verdict && want->length == b.length &&
+	    want->truncation_index == b.truncation_index &&
+	    want->error_offset == b.error_offset &&
+	    want->error_line == b.error_line &&
+	    want->error_column == b.error_column &&
+	    strcmp(want->error, b.error) == 0 &&
+	    same_str(want->expected, b.expected) &&
+	    same_str(want->open, b.open) &&
+	    same_str(want->closing, b.closing) &&
+	    same_str(want->last_valid_token, b.last_valid_token);
+	saop_detect_result_free(&b);
+	return ok;
+}
+
+/*
+ * Long strings go through the block scanner (64 bytes at a time, simple
+ * escapes included); fed a byte at a time they go byte by byte.  Plant
+ * escapes, backslash runs, bad bytes and characters at every offset
+ * around the block edges and cut the input at every chunk size: the
+ * answers must agree, and the planted faults must be found where they
+ * are.
+ */
+START_TEST(string_runs_split_anywhere_give_the_same_answer)
+{
+	static const char *const plants[] = {
+		"\\n", "\\\\", "\\\"", "\\\\\\\"", "\\\\\\\\\"",
+		"\\u00e9", "\\ud83d\\ude00", "\xc3\xa9", "\xe2\x82\xac",
+		"\"", "\\x", "\x01", "\xc0\xaf", "\\ud83d", "\\udc00",
+		"\\\x01",
+	};
+	/* Chunk sizes: with the plant at every offset, every cut. */
+	static const size_t ks[] = { 1, 2, 3, 5, 16, 17, 63, 64, 65, 127 };
+	char s[400];
+	struct saop_detect_result r;
+	size_t i, j, k, n, len;
+	int ok;
+
+	for (i = 0; i < sizeof(plants) / sizeof(plants[0]); i++) {
+		len = strlen(plants[i]);
+		for (j = 2; j < 150; j++) {
+			/* [" then filler with escapes, the plant at j, more
+			 * filler, "] */
+			s[0] = '[';
+			s[1] = '"';
+			for (n = 2; n < j; n++)
+				s[n] = n % 11 == 5 ? '\\' : n % 11 == 6 ?
+				    't' : (char)('a' + n % 26);
+			if (s[j - 1] == '\\')
+				s[j - 1] = 'x';
+			memcpy(s + j, plants[i], len);
+			for (n = j + len; n < j + len + 90; n++)
+				s[n] = (char)('A' + n % 26);
+			s[n++] = '"';
+			s[n++] = ']';
+			scan_buf(s, n, &r);
+			if (plants[i][0] == '\x01' ||
+			    (plants[i][0] == '\\' && plants[i][1] == 'x')) {
+				ck_assert_int_eq(r.verdict, SAOP_INVALID);
+				ck_assert_int_eq(r.error_offset,
+				    j + (plants[i][0] == '\\'));
+			}
+			ok = 1;
+			for (k = 0; k < sizeof(ks) / sizeof(ks[0]); k++)
+				ok &= chunked_agrees(s, n, ks[k], &r);
+			ck_assert_msg(ok, "plant %zu at %zu: chunks disagree",
+			    i, j);
+			saop_detect_result_free(&r);
+		}
+	}
+}
+END_TEST
+
 START_TEST(input_after_an_invalid_byte_is_counted_not_scanned)
 {
 	struct saop_detector *d = saop_detector_new(0);
@@ -941,6 +1045,7 @@ main(void)
 	    the_truncation_point_is_the_end_of_the_last_complete_token);
 	tcase_add_test(tc, chunks_of_any_size_give_the_same_answer);
 	tcase_add_test(tc, a_long_token_keeps_its_tail_across_chunks);
+	tcase_add_test(tc, string_runs_split_anywhere_give_the_same_answer);
 	tcase_add_test(tc, input_after_an_invalid_byte_is_counted_not_scanned);
 	tcase_add_test(tc, feed_reports_the_verdict_so_far);
 	tcase_add_test(tc, the_detect_object_has_the_documented_keys);
