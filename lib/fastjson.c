@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "saop-private.h"
+#include "schema-int.h"
 
 /* jansson's own depth limit (JSON_PARSER_MAX_DEPTH). */
 #define FAST_MAX_DEPTH	2048
@@ -353,22 +353,22 @@ scalar(struct fp *p)
 	}
 }
 
-json_t *
-saop__json_fast(const char *buf, size_t len)
+/*
+ * The value at p->s (no space before it), nested at most maxdepth deep:
+ * a new reference, p->s just after it; NULL when it is bad or jansson
+ * must judge it.
+ */
+static json_t *
+value(struct fp *pp, size_t maxdepth)
 {
-	struct fp p;
-	json_t *stack[FAST_MAX_DEPTH + 1], *root, *v = NULL, *child;
+	struct fp p = *pp;
+	json_t *stack[FAST_MAX_DEPTH + 1], *v = NULL, *child;
 	const char *key[FAST_MAX_DEPTH + 1];
 	size_t key_len[FAST_MAX_DEPTH + 1];
 	char *owned[FAST_MAX_DEPTH + 1];	/* a key copied out of tmp */
 	size_t depth = 0, k;
 	int rc;
 
-	p.s = (const unsigned char *)buf;
-	p.end = p.s + len;
-	p.tmp = NULL;
-	p.tmp_cap = 0;
-	skip_ws(&p);
 	for (;;) {
 		/* Here a value is expected. */
 		if (p.s >= p.end)
@@ -376,7 +376,7 @@ saop__json_fast(const char *buf, size_t len)
 		if (*p.s == '{' || *p.s == '[') {
 			int obj = *p.s == '{';
 
-			if (depth >= FAST_MAX_DEPTH)
+			if (depth >= maxdepth)
 				goto fail;
 			if ((v = obj ? json_object() : json_array()) == NULL)
 				goto fail;
@@ -400,15 +400,8 @@ saop__json_fast(const char *buf, size_t len)
 			json_t *top;
 
 			if (depth == 0) {
-				root = v;
-				skip_ws(&p);
-				if (p.s != p.end) {
-					json_decref(root);
-					v = NULL;
-					goto fail;
-				}
-				free(p.tmp);
-				return root;
+				*pp = p;
+				return v;
 			}
 			top = stack[depth - 1];
 			child = v;
@@ -472,6 +465,83 @@ fail:
 		free(owned[k]);
 		json_decref(stack[k]);
 	}
-	free(p.tmp);
+	pp->tmp = p.tmp;
+	pp->tmp_cap = p.tmp_cap;
 	return NULL;
+}
+
+json_t *
+saop__json_fast(const char *buf, size_t len)
+{
+	struct fp p;
+	json_t *root;
+
+	p.s = (const unsigned char *)buf;
+	p.end = p.s + len;
+	p.tmp = NULL;
+	p.tmp_cap = 0;
+	skip_ws(&p);
+	if ((root = value(&p, FAST_MAX_DEPTH)) != NULL) {
+		skip_ws(&p);
+		if (p.s != p.end) {
+			json_decref(root);
+			root = NULL;
+		}
+	}
+	free(p.tmp);
+	return root;
+}
+
+int
+saop__json_fast_items(const char *buf, size_t len,
+    int (*each)(void *arg, json_t *item, size_t i), void *arg,
+    size_t *count)
+{
+	struct fp p;
+	json_t *item;
+	size_t n = 0;
+	int rc = -1;
+
+	*count = 0;
+	p.s = (const unsigned char *)buf;
+	p.end = p.s + len;
+	p.tmp = NULL;
+	p.tmp_cap = 0;
+	skip_ws(&p);
+	if (p.s >= p.end || *p.s != '[')
+		return -1;
+	p.s++;
+	skip_ws(&p);
+	if (p.s < p.end && *p.s == ']') {
+		p.s++;
+		goto end;
+	}
+	for (;;) {
+		/* The array is one level: its items nest one less. */
+		if ((item = value(&p, FAST_MAX_DEPTH - 1)) == NULL)
+			goto out;
+		rc = each(arg, item, n++);
+		json_decref(item);
+		if (rc != 0)
+			goto out;
+		rc = -1;
+		skip_ws(&p);
+		if (p.s >= p.end)
+			goto out;
+		if (*p.s == ']') {
+			p.s++;
+			break;
+		}
+		if (*p.s != ',')
+			goto out;
+		p.s++;
+		skip_ws(&p);
+	}
+end:
+	skip_ws(&p);
+	rc = p.s == p.end ? 0 : -1;
+	*count = n;
+out:
+	free(p.tmp);
+	return rc;
 }

@@ -660,6 +660,13 @@ struct saop_validate_opts {
 	void *call_arg;
 	struct saop_store *store;	/* events and tasks; needed with llm */
 	size_t max_answer;	/* longest answer (0: SAOP_MAX_RECORD_BYTES) */
+	/*
+	 * 1: nobody reads the record after (saop-validate -q with no
+	 * model): the same verdict, errors, state and return, but a valid
+	 * record gets no "envelope", so the value need not be kept and a
+	 * large top-level array is checked an item at a time.
+	 */
+	int no_envelope;
 };
 
 /*

@@ -1114,3 +1114,75 @@ saop_schema_validate(const struct saop_schema *s, const json_t *instance,
 		*errors = c.errors;
 	return 0;
 }
+
+const struct sch_node *
+saop__sch_items_schema(const struct saop_schema *s, size_t *min,
+    size_t *max)
+{
+	const struct sch_node *n = s->root, *items = NULL;
+	size_t i;
+
+	*min = 0;
+	*max = SIZE_MAX;
+	if (n == NULL || n->boolv >= 0 || n->uneval)
+		return NULL;
+	for (i = 0; i < n->nkw; i++) {
+		const struct sch_kw *k = &n->kw[i];
+
+		switch (k->type) {
+		case KW_TYPE:
+			if ((k->u.types & SCH_TARRAY) == 0)
+				return NULL;
+			break;
+		case KW_ITEMS:
+			if (k->u.items.nprefix != 0 ||
+			    k->u.items.rest == NULL ||
+			    k->u.items.rest->boolv == 0 || items != NULL)
+				return NULL;
+			items = k->u.items.rest;
+			break;
+		case KW_MINITEMS:
+			if (k->u.count > *min)
+				*min = k->u.count;
+			break;
+		case KW_MAXITEMS:
+			if (k->u.count < *max)
+				*max = k->u.count;
+			break;
+		default:
+			return NULL;
+		}
+	}
+	return items;
+}
+
+int
+saop__sch_item_valid(const struct saop_schema *s, const struct sch_node *n,
+    json_t *item, size_t idx, pcre2_match_data **md)
+{
+	struct seg segs[32];
+	struct sch_res *scope[16];
+	struct vctx c;
+	int ok;
+
+	/* As eval(root) then kw_items would: root in scope, one level in. */
+	memset(&c, 0, sizeof(c));
+	c.s = s;
+	c.path = segs;
+	c.cap = sizeof(segs) / sizeof(segs[0]);
+	c.scope = scope;
+	c.scopecap = sizeof(scope) / sizeof(scope[0]);
+	c.scope[c.nscope++] = s->root->res;
+	c.evaldepth = 1;
+	c.md = *md;
+	c.path[c.depth].key = NULL;
+	c.path[c.depth].idx = idx;
+	c.depth++;
+	ok = eval(&c, n, item, NULL);
+	*md = c.md;
+	if (c.path_heap)
+		free(c.path);
+	if (c.scope_heap)
+		free(c.scope);
+	return ok && c.code == 0;
+}

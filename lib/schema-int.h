@@ -229,6 +229,39 @@ int saop__sch_format_check(enum sch_format fmt, const char *str, size_t len);
 const char *saop__sch_format_name(enum sch_format fmt);
 
 /*
+ * Streaming a top-level array (saop-validate -q: the value is not kept).
+ *
+ * When the root schema judges an array by nothing but "type", "items" (one
+ * schema for every item), "minItems" and "maxItems", the subschema every
+ * item must match, with the item count limits in *min and *max; else
+ * NULL.
+ */
+const struct sch_node *saop__sch_items_schema(const struct saop_schema *s,
+    size_t *min, size_t *max);
+
+/*
+ * 1 when item, item idx of the root array, matches n (from
+ * saop__sch_items_schema); 0 when it does not or the check failed (the
+ * caller validates the whole value again to learn which).  *md holds the
+ * match data from call to call (NULL first; pcre2_match_data_free it).
+ */
+int saop__sch_item_valid(const struct saop_schema *s,
+    const struct sch_node *n, json_t *item, size_t idx,
+    pcre2_match_data **md);
+
+/*
+ * Read buf (len bytes) as one JSON array, an item at a time, as
+ * saop__json_fast would: each(arg, item, index) gets each item, which is
+ * dropped after.  Returns 0 with the count in *count when all was read
+ * and each returned 0 every time; what each returned when it was not 0
+ * (stopping there); -1 when buf is not an array the fast parser reads
+ * whole.
+ */
+int saop__json_fast_items(const char *buf, size_t len,
+    int (*each)(void *arg, json_t *item, size_t i), void *arg,
+    size_t *count);
+
+/*
  * The embedded metaschemas (draft 2020-12 and its vocabularies, draft-07):
  * texts ending with a NULL name.
  */

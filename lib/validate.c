@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "saop-private.h"
+#include "schema-int.h"
 
 static int
 nomem(struct saop_err *e)
@@ -88,8 +89,50 @@ parse_error(const char *text, size_t len, const json_error_t *je)
 	return error_new("", kw, msg);
 }
 
-int
-saop_validate_text(const struct saop_schema *s, int no_repair,
+struct stream {
+	const struct saop_schema *s;
+	const struct sch_node *items;
+	pcre2_match_data *md;
+};
+
+static int
+stream_item(void *arg, json_t *item, size_t i)
+{
+	struct stream *st = arg;
+
+	return saop__sch_item_valid(st->s, st->items, item, i, &st->md) ? 0 :
+	    1;
+}
+
+/*
+ * Is text one array the root schema judges item by item (type, items,
+ * min/maxItems), all valid?  Then no tree of the whole is needed: each
+ * item is parsed, checked and dropped.  0 means "not known": the caller
+ * reads the text as usual and learns the verdict and the errors.
+ */
+static int
+stream_valid(const struct saop_schema *s, const char *text, size_t len)
+{
+	struct stream st;
+	size_t min, max, n;
+	int rc;
+
+	if ((st.items = saop__sch_items_schema(s, &min, &max)) == NULL)
+		return 0;
+	st.s = s;
+	st.md = NULL;
+	rc = saop__json_fast_items(text, len, stream_item, &st, &n);
+	if (st.md != NULL)
+		pcre2_match_data_free(st.md);
+	return rc == 0 && n >= min && n <= max;
+}
+
+/*
+ * saop_validate_text; with keep 0 the value is not wanted (*value stays
+ * NULL when it is valid), so a large array may be streamed.
+ */
+static int
+validate_text(const struct saop_schema *s, int no_repair, int keep,
     const char *text, size_t len, json_t **value, json_t **errors,
     json_t **repairs, struct saop_err *e)
 {
@@ -103,6 +146,12 @@ saop_validate_text(const struct saop_schema *s, int no_repair,
 	*errors = NULL;
 	*repairs = NULL;
 	saop_err_clear(e);
+	if (!keep && stream_valid(s, text, len)) {
+		if ((*repairs = json_array()) == NULL ||
+		    (*errors = json_array()) == NULL)
+			goto oom;
+		return 1;
+	}
 	/*
 	 * Valid JSON needs no repair: parse first, repair only on failure.
 	 * The fast parser reads what it can; jansson judges the rest.
@@ -152,7 +201,7 @@ saop_validate_text(const struct saop_schema *s, int no_repair,
 		json_decref(v);
 		goto oom;
 	}
-	if (rc == 1)
+	if (rc == 1 && keep)
 		*value = v;
 	else
 		json_decref(v);
@@ -165,6 +214,15 @@ fail:
 	json_decref(*errors);
 	*repairs = *errors = NULL;
 	return rc;
+}
+
+int
+saop_validate_text(const struct saop_schema *s, int no_repair,
+    const char *text, size_t len, json_t **value, json_t **errors,
+    json_t **repairs, struct saop_err *e)
+{
+	return validate_text(s, no_repair, 1, text, len, value, errors,
+	    repairs, e);
 }
 
 /* Does message m begin with "path:" already ("(root):" for "")? */
@@ -419,8 +477,9 @@ saop_validate_plan(const json_t *rec, const struct saop_validate_opts *o,
 	return *request != NULL ? 1 : -e->code;
 }
 
-int
-saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
+/* saop_validate_record; with keep 0 a valid record gets no envelope. */
+static int
+validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
     struct saop_err *e)
 {
 	struct saop_llm_answer a;
@@ -442,16 +501,19 @@ saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
 		return 1;
 	}
 	for (;;) {
-		rc = saop_validate_text(o->schema, o->no_repair, raw, len, &v,
-		    &errors, &repairs, e);
+		rc = validate_text(o->schema, o->no_repair, keep, raw, len,
+		    &v, &errors, &repairs, e);
 		if (rc < 0)
 			goto out;
 		if (rc == 1) {
-			if (json_object_set_new(rec, "envelope", v) != 0 ||
-			    set_validate(rec, 1, attempts, repairs, NULL,
-			    orig) != 0 || saop_record_set_state(rec, "OK") != 0)
-				goto oom;
+			/* set_new takes v even when it fails. */
+			rc = keep ? json_object_set_new(rec, "envelope", v) :
+			    0;
 			v = NULL;
+			if (rc != 0 || set_validate(rec, 1, attempts, repairs,
+			    NULL, orig) != 0 || saop_record_set_state(rec,
+			    "OK") != 0)
+				goto oom;
 			ret = 0;
 			goto out;
 		}
@@ -536,4 +598,11 @@ out:
 	json_decref(repairs);
 	json_decref(orig);
 	return rc < 0 ? rc : ret;
+}
+
+int
+saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
+    struct saop_err *e)
+{
+	return validate_record(rec, o, !o->no_envelope, e);
 }

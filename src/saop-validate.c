@@ -232,7 +232,10 @@ main(int argc, char *argv[])
 		}
 		vo.llm = model && !stopped ? &cfg : NULL;
 		vo.store = vo.llm != NULL ? cli_store(&opt) : NULL;
-		if ((rc = saop_validate_record(rec, &vo, &e)) < 0) {
+		/* With -q and no model nobody reads the record after. */
+		vo.no_envelope = opt.quiet && vo.llm == NULL;
+		rc = saop_validate_record(rec, &vo, &e);
+		if (rc < 0) {
 			switch (e.code) {
 			case SAOP_ENETWORK:
 			case SAOP_ERATELIMIT:

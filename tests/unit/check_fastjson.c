@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "saop-private.h"
+#include "schema-int.h"
 
 #define FLAGS (JSON_DECODE_ANY | JSON_ALLOW_NUL)
 
@@ -52,6 +52,93 @@ START_TEST(ordinary_json_is_built_as_jansson_builds_it)
 	ACCEPTS("{\"k\": 1, \"k\": 2}");	/* the last wins, as in jansson */
 	ACCEPTS("[[[[[[[[[[{\"deep\": [[]]}]]]]]]]]]]");
 	ACCEPTS("1e-400");			/* underflow is not an error */
+}
+END_TEST
+
+/* Each item of buf, dumped, joined by spaces; stops at item stop. */
+struct items_seen {
+	char text[512];
+	size_t stop;
+};
+
+static int
+see_item(void *arg, json_t *item, size_t i)
+{
+	struct items_seen *is = arg;
+	char *d = json_dumps(item, JSON_COMPACT | JSON_ENCODE_ANY);
+
+	ck_assert_ptr_nonnull(d);
+	if (is->text[0] != '\0')
+		strcat(is->text, " ");
+	strcat(is->text, d);
+	free(d);
+	return i == is->stop ? 7 : 0;
+}
+
+static int
+items_of(const char *buf, size_t stop, struct items_seen *is, size_t *n)
+{
+	is->text[0] = '\0';
+	is->stop = stop;
+	return saop__json_fast_items(buf, strlen(buf), see_item, is, n);
+}
+
+START_TEST(an_array_is_read_an_item_at_a_time)
+{
+	struct items_seen is;
+	size_t n;
+
+	ck_assert_int_eq(items_of(" [1, {\"a\": [true, null]}, \"x\\n\"] ",
+	    99, &is, &n), 0);
+	ck_assert_uint_eq(n, 3);
+	ck_assert_str_eq(is.text, "1 {\"a\":[true,null]} \"x\\n\"");
+	ck_assert_int_eq(items_of("[]", 99, &is, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	ck_assert_str_eq(is.text, "");
+	/* The callback stops it. */
+	ck_assert_int_eq(items_of("[1, 2, 3]", 1, &is, &n), 7);
+	ck_assert_str_eq(is.text, "1 2");
+	/* Not an array the fast parser reads whole. */
+	ck_assert_int_eq(items_of("{\"a\": 1}", 99, &is, &n), -1);
+	ck_assert_int_eq(items_of("[1, 2] x", 99, &is, &n), -1);
+	ck_assert_int_eq(items_of("[1, 2,]", 99, &is, &n), -1);
+	ck_assert_int_eq(items_of("[1 2]", 99, &is, &n), -1);
+	ck_assert_int_eq(items_of("[1, 2", 99, &is, &n), -1);
+	ck_assert_int_eq(items_of("[1, 99999999999999999999]", 99, &is, &n),
+	    -1);
+	ck_assert_int_eq(items_of("", 99, &is, &n), -1);
+}
+END_TEST
+
+static int
+count_item(void *arg, json_t *item, size_t i)
+{
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+START_TEST(items_nest_one_level_less_than_the_document)
+{
+	char buf[2 * 2049 + 1];
+	size_t n, seen = 0, i;
+
+	/* 2048 levels with the array: what jansson reads. */
+	for (i = 0; i < 2048; i++) {
+		buf[i] = '[';
+		buf[2 * 2048 - 1 - i] = ']';
+	}
+	buf[2 * 2048] = '\0';
+	ck_assert_int_eq(saop__json_fast_items(buf, strlen(buf), count_item,
+	    &seen, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(seen, 1);
+	/* 2049: jansson's to judge. */
+	memmove(buf + 1, buf, 2 * 2048 + 1);
+	buf[0] = '[';
+	strcat(buf, "]");
+	ck_assert_ptr_null(saop__json_fast(buf, strlen(buf)));
+	ck_assert_int_eq(saop__json_fast_items(buf, strlen(buf), count_item,
+	    &seen, &n), -1);
 }
 END_TEST
 
@@ -180,6 +267,8 @@ fastjson_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, ordinary_json_is_built_as_jansson_builds_it);
 	tcase_add_test(tc, nul_inside_a_string_is_kept);
+	tcase_add_test(tc, an_array_is_read_an_item_at_a_time);
+	tcase_add_test(tc, items_nest_one_level_less_than_the_document);
 	tcase_add_test(tc, bad_json_is_refused);
 	tcase_add_test(tc, what_only_jansson_can_judge_is_left_to_it);
 	tcase_add_test(tc, json_test_suite_files_get_jansson_verdicts);

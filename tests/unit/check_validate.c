@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "saop-private.h"
+#include "schema-int.h"
 
 static const char good[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
     "\"agent_role\": \"architect\", \"thought\": \"t\", \"action\": null}";
@@ -299,6 +300,71 @@ attempts(const json_t *rec)
 	    "validate"), "attempts"));
 }
 
+/* The record without its envelope, as text, for comparing. */
+static char *
+record_text(json_t *rec)
+{
+	json_object_del(rec, "envelope");
+	return json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS);
+}
+
+START_TEST(validating_only_gives_what_validating_gives_without_envelope)
+{
+	static const char *const schemas[] = {
+		"{\"type\": \"array\", \"items\": {\"type\": \"integer\"}, "
+		    "\"minItems\": 1, \"maxItems\": 3}",
+		"{\"items\": {\"pattern\": \"^a\"}}",
+		"{\"type\": \"array\", \"items\": {\"$ref\": \"#/$defs/i\"}, "
+		    "\"$defs\": {\"i\": {\"minimum\": 0}}}",
+		"{\"type\": \"array\", \"items\": false}",
+		"{\"type\": \"array\", \"prefixItems\": [true], "
+		    "\"items\": {\"type\": \"integer\"}}",
+	};
+	static const char *const raws[] = {
+		"[1, 2]", "[]", "[1, 2, 3, 4]", "[1, \"a\"]", "[\"ab\", \"b\"]",
+		"[\"ab\", \"abc\"]", "[1, -1]", "{\"a\": 1}", "[1, 2,]",
+		"[1, 99999999999999999999]", "[1 2]", "5", "[0.5, 2]",
+	};
+	struct saop_validate_opts o;
+	struct saop_err e;
+	size_t i, j;
+
+	for (i = 0; i < sizeof(schemas) / sizeof(schemas[0]); i++) {
+		json_t *sj = json_loads(schemas[i], 0, NULL);
+
+		ck_assert_ptr_nonnull(sj);
+		memset(&o, 0, sizeof(o));
+		o.schema = saop_schema_compile(sj, NULL, NULL, &e);
+		ck_assert_ptr_nonnull(o.schema);
+		for (j = 0; j < sizeof(raws) / sizeof(raws[0]); j++) {
+			json_t *a = json_pack("{s:s}", "raw", raws[j]);
+			json_t *b = json_deep_copy(a);
+			char *ta, *tb;
+			int ra, rb;
+
+			o.no_envelope = 0;
+			ra = saop_validate_record(a, &o, &e);
+			o.no_envelope = 1;
+			rb = saop_validate_record(b, &o, &e);
+			ck_assert_int_eq(ra, rb);
+			ck_assert_ptr_null(json_object_get(b, "envelope"));
+			ck_assert_int_eq(json_object_get(a, "envelope") != NULL,
+			    ra == 0);
+			ta = record_text(a);
+			tb = record_text(b);
+			ck_assert_msg(strcmp(ta, tb) == 0, "%s on %s: %s / %s",
+			    schemas[i], raws[j], ta, tb);
+			free(ta);
+			free(tb);
+			json_decref(a);
+			json_decref(b);
+		}
+		saop_schema_free((struct saop_schema *)o.schema);
+		json_decref(sj);
+	}
+}
+END_TEST
+
 START_TEST(a_valid_answer_makes_no_call)
 {
 	struct script sc = { NULL, 0, 0 };
@@ -397,6 +463,8 @@ validate_suite(void)
 	    several_schema_errors_come_back_at_once_with_pointers);
 	tcase_add_test(tc,
 	    a_repaired_answer_lists_its_repairs_and_no_repair_turns_it_off);
+	tcase_add_test(tc,
+	    validating_only_gives_what_validating_gives_without_envelope);
 	tcase_add_test(tc, a_valid_answer_makes_no_call);
 	tcase_add_test(tc,
 	    a_corrected_answer_counts_its_attempts_and_replaces_raw);
