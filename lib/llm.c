@@ -7,10 +7,14 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+
+#include <dlfcn.h>
 
 #include <curl/curl.h>
 
@@ -98,15 +102,76 @@ buf_free(struct buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
-/* ---- curl_global_init, once ---- */
+/*
+ * ---- libcurl, loaded on the first call ----
+ *
+ * libcurl and the thirty-odd libraries it brings (TLS, Kerberos, LDAP,
+ * SSH...) take some 20 ms to map and relocate: more than a whole
+ * saop-validate run over one envelope.  A program that never calls the
+ * model should not pay it, so the functions below are looked up with
+ * dlopen() on the first call, once, and libcurl is not linked in.
+ */
+struct curl_fns {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_perform)(CURL *);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	void (*easy_cleanup)(CURL *);
+	const char *(*easy_strerror)(CURLcode);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+	time_t (*getdate)(const char *, const time_t *);
+};
+static struct curl_fns C;
+
+static const struct {
+	const char *name;
+	size_t off;
+} curl_syms[] = {
+	{ "curl_global_init", offsetof(struct curl_fns, global_init) },
+	{ "curl_easy_init", offsetof(struct curl_fns, easy_init) },
+	{ "curl_easy_setopt", offsetof(struct curl_fns, easy_setopt) },
+	{ "curl_easy_perform", offsetof(struct curl_fns, easy_perform) },
+	{ "curl_easy_getinfo", offsetof(struct curl_fns, easy_getinfo) },
+	{ "curl_easy_cleanup", offsetof(struct curl_fns, easy_cleanup) },
+	{ "curl_easy_strerror", offsetof(struct curl_fns, easy_strerror) },
+	{ "curl_slist_append", offsetof(struct curl_fns, slist_append) },
+	{ "curl_slist_free_all", offsetof(struct curl_fns, slist_free_all) },
+	{ "curl_getdate", offsetof(struct curl_fns, getdate) },
+};
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc;
+static char curl_init_err[256];	/* why libcurl is not usable, or "" */
 
 static void
 curl_init(void)
 {
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	const char *why;
+	CURLcode rc;
+	void *h, *f;
+	size_t i;
+
+	if ((h = dlopen(SAOP_LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		why = dlerror();
+		snprintf(curl_init_err, sizeof(curl_init_err),
+		    "cannot load libcurl: %s", why != NULL ? why :
+		    SAOP_LIBCURL_SONAME);
+		return;
+	}
+	for (i = 0; i < sizeof(curl_syms) / sizeof(curl_syms[0]); i++) {
+		if ((f = dlsym(h, curl_syms[i].name)) == NULL) {
+			snprintf(curl_init_err, sizeof(curl_init_err),
+			    "%s: no %s", SAOP_LIBCURL_SONAME,
+			    curl_syms[i].name);
+			return;
+		}
+		/* POSIX: a function pointer is as wide as void *. */
+		memcpy((char *)&C + curl_syms[i].off, &f, sizeof(f));
+	}
+	if ((rc = C.global_init(CURL_GLOBAL_DEFAULT)) != CURLE_OK)
+		snprintf(curl_init_err, sizeof(curl_init_err),
+		    "curl_global_init: %s", C.easy_strerror(rc));
 }
 
 /* ---- configuration ---- */
@@ -1385,7 +1450,7 @@ on_header(char *s, size_t size, size_t n, void *arg)
 
 		if (end != val && *end == '\0' && d >= 0 && d < 86400.0)
 			c->retry_after_ms = (long)(d * 1000);
-		else if ((t = curl_getdate(val, NULL)) != (time_t)-1)
+		else if ((t = C.getdate(val, NULL)) != (time_t)-1)
 			c->retry_after_ms = t > time(NULL) ?
 			    (long)(t - time(NULL)) * 1000 : 0;
 	} else if (strncasecmp(s, "x-should-retry:", 15) == 0) {
@@ -1402,7 +1467,7 @@ on_body(char *s, size_t size, size_t n, void *arg)
 	long st = 0;
 
 	if (!c->head_done) {
-		curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &st);
+		C.easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &st);
 		c->status = (int)st;
 		saop__llm_parser_head(c->p, c->status, c->ctype);
 		c->head_done = 1;
@@ -1511,16 +1576,16 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 	c.retry_after_ms = -1;
 	c.should_retry = -1;
 	if ((c.p = saop__llm_parser_new(0)) == NULL ||
-	    (c.h = curl_easy_init()) == NULL) {
+	    (c.h = C.easy_init()) == NULL) {
 		saop__llm_parser_free(c.p);
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	}
-	hd = curl_slist_append(hd, "Content-Type: application/json");
-	hd = curl_slist_append(hd, cfg->stream ? "Accept: text/event-stream" :
+	hd = C.slist_append(hd, "Content-Type: application/json");
+	hd = C.slist_append(hd, cfg->stream ? "Accept: text/event-stream" :
 	    "Accept: application/json");
-	hd = curl_slist_append(hd, "Expect:");
+	hd = C.slist_append(hd, "Expect:");
 	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
-		hd = curl_slist_append(hd,
+		hd = C.slist_append(hd,
 		    "anthropic-version: " ANTHROPIC_VERSION);
 	if (cfg->key != NULL && *cfg->key != '\0') {
 		size_t n = strlen(cfg->key) + 32;
@@ -1529,7 +1594,7 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 			snprintf(auth, n, cfg->provider ==
 			    SAOP_PROVIDER_ANTHROPIC ? "x-api-key: %s" :
 			    "Authorization: Bearer %s", cfg->key);
-			x = curl_slist_append(hd, auth);
+			x = C.slist_append(hd, auth);
 			explicit_bzero(auth, strlen(auth));
 			if (x != NULL)
 				hd = x;
@@ -1544,33 +1609,33 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		goto out;
 	}
 	errbuf[0] = '\0';
-	curl_easy_setopt(c.h, CURLOPT_URL, url);
-	curl_easy_setopt(c.h, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c.h, CURLOPT_HTTPHEADER, hd);
-	curl_easy_setopt(c.h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c.h, CURLOPT_POSTFIELDSIZE_LARGE,
+	C.easy_setopt(c.h, CURLOPT_URL, url);
+	C.easy_setopt(c.h, CURLOPT_PROTOCOLS_STR, "http,https");
+	C.easy_setopt(c.h, CURLOPT_HTTPHEADER, hd);
+	C.easy_setopt(c.h, CURLOPT_POSTFIELDS, body);
+	C.easy_setopt(c.h, CURLOPT_POSTFIELDSIZE_LARGE,
 	    (curl_off_t)strlen(body));
-	curl_easy_setopt(c.h, CURLOPT_USERAGENT, "saop/" SAOP_VERSION);
-	curl_easy_setopt(c.h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c.h, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(c.h, CURLOPT_SSL_VERIFYHOST, 2L);
-	curl_easy_setopt(c.h, CURLOPT_ACCEPT_ENCODING, "");
-	curl_easy_setopt(c.h, CURLOPT_TIMEOUT_MS, cfg->timeout_ms > 0 ?
+	C.easy_setopt(c.h, CURLOPT_USERAGENT, "saop/" SAOP_VERSION);
+	C.easy_setopt(c.h, CURLOPT_NOSIGNAL, 1L);
+	C.easy_setopt(c.h, CURLOPT_SSL_VERIFYPEER, 1L);
+	C.easy_setopt(c.h, CURLOPT_SSL_VERIFYHOST, 2L);
+	C.easy_setopt(c.h, CURLOPT_ACCEPT_ENCODING, "");
+	C.easy_setopt(c.h, CURLOPT_TIMEOUT_MS, cfg->timeout_ms > 0 ?
 	    cfg->timeout_ms : DEFAULT_TIMEOUT_MS);
-	curl_easy_setopt(c.h, CURLOPT_CONNECTTIMEOUT_MS,
+	C.easy_setopt(c.h, CURLOPT_CONNECTTIMEOUT_MS,
 	    cfg->connect_timeout_ms > 0 ? cfg->connect_timeout_ms :
 	    DEFAULT_CONNECT_MS);
-	curl_easy_setopt(c.h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c.h, CURLOPT_LOW_SPEED_TIME, LOW_SPEED_TIME_S);
-	curl_easy_setopt(c.h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(c.h, CURLOPT_HEADERDATA, &c);
-	curl_easy_setopt(c.h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c.h, CURLOPT_WRITEDATA, &c);
-	curl_easy_setopt(c.h, CURLOPT_ERRORBUFFER, errbuf);
-	rc = curl_easy_perform(c.h);
+	C.easy_setopt(c.h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	C.easy_setopt(c.h, CURLOPT_LOW_SPEED_TIME, LOW_SPEED_TIME_S);
+	C.easy_setopt(c.h, CURLOPT_HEADERFUNCTION, on_header);
+	C.easy_setopt(c.h, CURLOPT_HEADERDATA, &c);
+	C.easy_setopt(c.h, CURLOPT_WRITEFUNCTION, on_body);
+	C.easy_setopt(c.h, CURLOPT_WRITEDATA, &c);
+	C.easy_setopt(c.h, CURLOPT_ERRORBUFFER, errbuf);
+	rc = C.easy_perform(c.h);
 	if (!c.head_done) {
 		lst = 0;
-		curl_easy_getinfo(c.h, CURLINFO_RESPONSE_CODE, &lst);
+		C.easy_getinfo(c.h, CURLINFO_RESPONSE_CODE, &lst);
 		c.status = (int)lst;
 		saop__llm_parser_head(c.p, c.status, c.ctype);
 	}
@@ -1594,7 +1659,7 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		a->broken = c.p->received > 0;
 		a->finish_reason[0] = '\0';
 		r = saop__fail(e, net_code(rc), 0, "%s: %s%s%s", url,
-		    curl_easy_strerror(rc), errbuf[0] != '\0' ? ": " : "",
+		    C.easy_strerror(rc), errbuf[0] != '\0' ? ": " : "",
 		    errbuf);
 		if (a->broken && strlen(e->msg) < sizeof(e->msg) - 80)
 			snprintf(e->msg + strlen(e->msg), sizeof(e->msg) -
@@ -1608,8 +1673,8 @@ out:
 		scrub(e->msg, cfg->key);
 	if (auth != NULL)
 		free(auth);
-	curl_slist_free_all(hd);
-	curl_easy_cleanup(c.h);
+	C.slist_free_all(hd);
+	C.easy_cleanup(c.h);
 	saop__llm_parser_free(c.p);
 	return r;
 }
@@ -1641,9 +1706,8 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		    "endpoint", cfg->provider == SAOP_PROVIDER_ANTHROPIC ?
 		    "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
 	pthread_once(&curl_once, curl_init);
-	if (curl_init_rc != CURLE_OK)
-		return saop__fail(e, SAOP_EINTERNAL, 0,
-		    "curl_global_init: %s", curl_easy_strerror(curl_init_rc));
+	if (curl_init_err[0] != '\0')
+		return saop__fail(e, SAOP_ECONFIG, 0, "%s", curl_init_err);
 	if ((body = saop__llm_body(cfg, request, e)) == NULL)
 		return -e->code;
 	text = json_dumps(body, JSON_COMPACT);
