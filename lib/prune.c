@@ -449,6 +449,48 @@ tell(const struct batch *b, const struct cand *c)
 }
 
 /*
+ * While a batch is stored, the WAL is checkpointed after CKPT_KIB instead
+ * of 1000 pages (4 MB): each checkpoint syncs the WAL and the database,
+ * so with the default every batch (a commit of megabytes) was followed by
+ * a checkpoint and synced three times instead of once.  Durability does
+ * not change: a commit syncs the WAL (synchronous=FULL) either way.  The
+ * WAL file grows to about CKPT_KIB and a batch; closing the store
+ * checkpoints and removes it.
+ */
+#define CKPT_KIB	((long long)64 << 10)
+
+/* Raise wal_autocheckpoint; the value to put back, or -1. */
+static long long
+ckpt_raise(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	long long have = -1, page = -1, want;
+
+	if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) ==
+	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		page = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(db, "PRAGMA wal_autocheckpoint", -1, &st,
+	    NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		have = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (page <= 0 || have <= 0)
+		return -1;
+	want = CKPT_KIB * 1024 / page;
+	if (have >= want || sqlite3_wal_autocheckpoint(db, (int)want) !=
+	    SQLITE_OK)
+		return -1;
+	return have;
+}
+
+static void
+ckpt_restore(sqlite3 *db, long long old)
+{
+	if (old > 0)
+		sqlite3_wal_autocheckpoint(db, (int)old);
+}
+
+/*
  * Store the batch durably, record the events, then (and only then)
  * replace each output by its summary.
  */
@@ -457,6 +499,7 @@ batch_run(struct batch *b, struct saop_err *e)
 {
 	const struct saop_prune_opts *o = b->o;
 	struct saop_store *s = o->store;
+	long long ckpt;
 	int rc = 0, erc;
 	size_t i;
 
@@ -473,8 +516,11 @@ batch_run(struct batch *b, struct saop_err *e)
 		return e && e->code ? -e->code : saop__fail(e, SAOP_EDB, 0,
 		    "no state database to store tool outputs in");
 	saop_now_iso8601(b->now);
-	if ((rc = saop__store_tx(s, 1, store_batch, b, e)) != 0)
+	ckpt = ckpt_raise(saop__store_db(s));
+	if ((rc = saop__store_tx(s, 1, store_batch, b, e)) != 0) {
+		ckpt_restore(saop__store_db(s), ckpt);
 		return rc;
+	}
 	/* Committed: from here on every output may be replaced. */
 	for (i = 0; i < b->n; i++) {
 		struct cand *c = &b->c[i];
@@ -494,6 +540,7 @@ batch_run(struct batch *b, struct saop_err *e)
 		if (rc == 0)
 			rc = erc;
 	}
+	ckpt_restore(saop__store_db(s), ckpt);
 	for (i = 0; i < b->n; i++) {
 		struct cand *c = &b->c[i];
 

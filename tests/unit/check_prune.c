@@ -365,6 +365,47 @@ START_TEST(a_failed_store_changes_no_message)
 }
 END_TEST
 
+/* PRAGMA wal_autocheckpoint of the store's connection. */
+static long
+autockpt(void)
+{
+	sqlite3_stmt *st;
+	long n;
+
+	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(store),
+	    "PRAGMA wal_autocheckpoint", -1, &st, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+START_TEST(the_checkpoint_setting_is_put_back_after_a_batch)
+{
+	struct saop_prune_stats st;
+	struct saop_err e;
+	json_t *m = openai_conv(90000, 3, 'p');
+
+	/* Raised while a batch is stored, put back when it is done, the
+	 * store failing or not. */
+	ck_assert_int_eq(sqlite3_exec(saop__store_db(store),
+	    "PRAGMA wal_autocheckpoint=123", NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(prune(m, &st, &e), 0);
+	ck_assert_int_eq(st.stored, 1);
+	ck_assert_int_eq(autockpt(), 123);
+	json_decref(m);
+	m = openai_conv(90000, 3, 'q');
+	ck_assert_int_eq(sqlite3_exec(saop__store_db(store),
+	    "CREATE TRIGGER no_more BEFORE INSERT ON tool_outputs"
+	    " BEGIN SELECT RAISE(ABORT, 'disk full, say'); END", NULL, NULL,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(prune(m, &st, &e), -SAOP_EDB);
+	ck_assert_int_eq(autockpt(), 123);
+	ck_assert_int_eq(rows(), 1);
+	json_decref(m);
+}
+END_TEST
+
 START_TEST(tool_names_reach_sql_only_as_parameters)
 {
 	struct saop_prune_stats st;
@@ -468,6 +509,7 @@ main(void)
 	    anthropic_tool_result_blocks_are_pruned_with_their_tool_name);
 	tcase_add_test(tc, raw_output_comes_back_byte_for_byte_nul_included);
 	tcase_add_test(tc, a_failed_store_changes_no_message);
+	tcase_add_test(tc, the_checkpoint_setting_is_put_back_after_a_batch);
 	tcase_add_test(tc, tool_names_reach_sql_only_as_parameters);
 	tcase_add_test(tc, entries_use_their_turn_age_and_name_a_bad_field);
 	tcase_add_test(tc, a_message_that_is_not_an_object_is_named);
