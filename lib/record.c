@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "saop-private.h"
 
@@ -15,7 +16,14 @@ struct saop_reader {
 	long next_line;		/* line the next read starts on */
 	char *buf;
 	size_t cap;
+	/* Input read ahead with read(2): whatever the pipe holds, so a
+	 * record is handed on as soon as its line is there. */
+	char *in;
+	size_t in_pos, in_len;
+	int eof;
 };
+
+#define READ_AHEAD	(128 * 1024)
 
 struct saop_reader *
 saop_reader_open(const char *path, size_t max_line, struct saop_err *e)
@@ -42,6 +50,29 @@ saop_reader_open(const char *path, size_t max_line, struct saop_err *e)
 	return r;
 }
 
+/* Refill r->in; 1, 0 at end of input, or a negative code. */
+static int
+fill(struct saop_reader *r, struct saop_err *e)
+{
+	ssize_t n;
+
+	if (r->eof)
+		return 0;
+	if (r->in == NULL && (r->in = malloc(READ_AHEAD)) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
+	do
+		n = read(fileno(r->f), r->in, READ_AHEAD);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return saop__fail(e, SAOP_EIO, errno, "line %ld: read error: %s",
+		    r->next_line, strerror(errno));
+	r->in_pos = 0;
+	r->in_len = (size_t)n;
+	if (n == 0)
+		r->eof = 1;
+	return n > 0;
+}
+
 /*
  * Read one line (without its LF) into r->buf; *len its length.  Returns 1,
  * 0 at EOF with nothing read, or a negative code.  A line longer than the
@@ -51,39 +82,42 @@ saop_reader_open(const char *path, size_t max_line, struct saop_err *e)
 static int
 read_line(struct saop_reader *r, size_t *len, struct saop_err *e)
 {
-	size_t n = 0;
-	int c, over = 0;
+	const char *p, *nl = NULL;
+	size_t n = 0, take;
+	int rc, over = 0;
 
-	/* One lock for the line, then the unlocked getc: the locked one
-	 * per byte costs more than everything else the reader does. */
-	flockfile(r->f);
-	while ((c = getc_unlocked(r->f)) != EOF) {
-		if (c == '\n')
-			break;
-		if (n >= r->max_line) {
+	while (nl == NULL) {
+		if (r->in_pos == r->in_len) {
+			if ((rc = fill(r, e)) < 0)
+				return rc;
+			if (rc == 0)
+				break;
+		}
+		p = r->in + r->in_pos;
+		nl = memchr(p, '\n', r->in_len - r->in_pos);
+		take = nl != NULL ? (size_t)(nl - p) : r->in_len - r->in_pos;
+		r->in_pos += take + (nl != NULL);
+		if (over || take > r->max_line - n) {
 			over = 1;
 			continue;
 		}
-		if (n + 1 >= r->cap) {
-			size_t ncap = r->cap ? r->cap * 2 : 4096;
+		if (n + take + 1 > r->cap) {
+			size_t ncap = r->cap ? r->cap : 4096;
 			char *nb;
 
-			if ((nb = realloc(r->buf, ncap)) == NULL) {
-				funlockfile(r->f);
+			while (ncap < n + take + 1)
+				ncap *= 2;
+			if ((nb = realloc(r->buf, ncap)) == NULL)
 				return saop__fail(e, SAOP_ENOMEM, errno,
 				    "out of memory reading line %ld",
 				    r->next_line);
-			}
 			r->buf = nb;
 			r->cap = ncap;
 		}
-		r->buf[n++] = (char)c;
+		memcpy(r->buf + n, p, take);
+		n += take;
 	}
-	funlockfile(r->f);
-	if (ferror(r->f))
-		return saop__fail(e, SAOP_EIO, errno, "line %ld: read error: %s",
-		    r->next_line, strerror(errno));
-	if (c == EOF && n == 0 && !over)
+	if (nl == NULL && n == 0 && !over)
 		return 0;
 	r->line = r->next_line++;
 	if (over)
@@ -91,11 +125,6 @@ read_line(struct saop_reader *r, size_t *len, struct saop_err *e)
 		    (long long)r->max_line,
 		    "record longer than %zu bytes (raise it with --max-record)",
 		    r->max_line);
-	if (r->buf == NULL) {
-		if ((r->buf = malloc(1)) == NULL)
-			return saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
-		r->cap = 1;
-	}
 	r->buf[n] = '\0';
 	*len = n;
 	return 1;
@@ -201,6 +230,7 @@ saop_reader_close(struct saop_reader *r)
 		return;
 	if (r->owned)
 		fclose(r->f);
+	free(r->in);
 	free(r->buf);
 	free(r);
 }
