@@ -183,6 +183,60 @@ START_TEST(reader_limits_line_length)
 }
 END_TEST
 
+START_TEST(reader_takes_lines_across_read_blocks)
+{
+	/* Lines longer than the reader's read-ahead block, and lines cut at
+	 * every place around a block's end, come back whole. */
+	size_t sizes[] = { 131060, 131061, 131062, 131063, 300000, 1 };
+	size_t i, total = 0, at = 0, k;
+	char *text;
+	struct saop_reader *r;
+	struct saop_err e;
+	json_t *rec;
+
+	for (i = 0; i < 6; i++)
+		total += sizes[i] + 12;
+	text = malloc(total + 1);
+	ck_assert_ptr_nonnull(text);
+	for (i = 0; i < 6; i++) {
+		at += (size_t)sprintf(text + at, "{\"a\":\"");
+		for (k = 0; k < sizes[i]; k++)
+			text[at++] = (char)('a' + (k + i) % 26);
+		at += (size_t)sprintf(text + at, "\"}\n");
+	}
+	text[at] = '\0';
+	r = reader_on(text, 0);
+	for (i = 0; i < 6; i++) {
+		const char *v;
+
+		ck_assert_int_eq(saop_reader_next(r, &rec, &e), 1);
+		ck_assert_int_eq(saop_reader_line(r), (long)i + 1);
+		v = json_string_value(json_object_get(rec, "a"));
+		ck_assert_ptr_nonnull(v);
+		ck_assert_uint_eq(strlen(v), sizes[i]);
+		ck_assert_int_eq(v[sizes[i] - 1],
+		    'a' + (int)((sizes[i] - 1 + i) % 26));
+		json_decref(rec);
+	}
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), 0);
+	saop_reader_close(r);
+
+	/* The limit holds across blocks too, and the reader goes on. */
+	r = reader_on(text, 200000);
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(saop_reader_next(r, &rec, &e), 1);
+		json_decref(rec);
+	}
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), -SAOP_ELIMIT);
+	ck_assert_int_eq(e.line, 5);
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), 1);
+	ck_assert_int_eq(saop_reader_line(r), 6);
+	json_decref(rec);
+	saop_reader_close(r);
+	free(text);
+}
+END_TEST
+
 START_TEST(reader_open_missing_file_is_noinput)
 {
 	struct saop_err e;
@@ -437,6 +491,7 @@ main(void)
 	tcase_add_test(tc, reader_refuses_a_line_that_is_not_an_object);
 	tcase_add_test(tc, reader_refuses_two_objects_on_one_line);
 	tcase_add_test(tc, reader_limits_line_length);
+	tcase_add_test(tc, reader_takes_lines_across_read_blocks);
 	tcase_add_test(tc, reader_open_missing_file_is_noinput);
 	tcase_add_test(tc, read_all_keeps_nul_bytes_and_limits_size);
 	tcase_add_test(tc, record_write_is_one_compact_utf8_line);
