@@ -738,6 +738,11 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 			out->prefill_refused = 1;
 			continue;
 		}
+		if (call_rc == -SAOP_ECONFIG) {
+			/* Nothing was sent (no libcurl, say): no attempt. */
+			saop_llm_answer_free(&ans);
+			break;
+		}
 		out->attempts++;
 		if (ans.raw != NULL && (call_rc == 0 || ans.raw_len > 0)) {
 			v = saop_resume_merge(pg.buf, with_ws(&pg), ans.raw,

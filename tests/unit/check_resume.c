@@ -586,6 +586,28 @@ START_TEST(network_failure_keeps_the_progress_made)
 }
 END_TEST
 
+START_TEST(a_call_that_cannot_start_is_no_attempt)
+{
+	/* ECONFIG (libcurl cannot be loaded, say): nothing was sent. */
+	struct fake f = { NULL, 0, 0, 1, SAOP_ECONFIG, 0, NULL };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\": [1,");
+
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e),
+	    -SAOP_ECONFIG);
+	ck_assert_int_eq(e.code, SAOP_ECONFIG);
+	ck_assert_int_eq(f.calls, 1);
+	ck_assert_int_eq(oc.attempts, 0);
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\": [1,");
+	ck_assert_str_eq(sget(rec, "state", NULL), "TRUNCATED");
+	json_decref(f.last);
+	json_decref(rec);
+}
+END_TEST
+
 START_TEST(no_call_marks_truncated_records_suspended)
 {
 	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL };
@@ -729,6 +751,7 @@ resume_suite(void)
 	tcase_add_test(t, forced_prefill_refusal_is_an_error);
 	tcase_add_test(t, openai_auto_uses_the_user_form);
 	tcase_add_test(t, network_failure_keeps_the_progress_made);
+	tcase_add_test(t, a_call_that_cannot_start_is_no_attempt);
 	tcase_add_test(t, no_call_marks_truncated_records_suspended);
 	tcase_add_test(t, record_without_raw_names_the_field);
 	tcase_add_test(t, plan_says_which_records_need_a_call);
