@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -54,12 +55,23 @@ saop_reader_open(const char *path, size_t max_line, struct saop_err *e)
 static int
 fill(struct saop_reader *r, struct saop_err *e)
 {
+	struct pollfd pfd;
 	ssize_t n;
 
 	if (r->eof)
 		return 0;
 	if (r->in == NULL && (r->in = malloc(READ_AHEAD)) == NULL)
 		return saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
+	/*
+	 * About to wait for input that is not there yet: hand on what was
+	 * written so far, so that a record fed in alone comes out at once
+	 * (a program driving the pipe a turn at a time), while input that
+	 * streams in fast is still written in blocks.
+	 */
+	pfd.fd = fileno(r->f);
+	pfd.events = POLLIN;
+	if (poll(&pfd, 1, 0) == 0)
+		fflush(NULL);
 	do
 		n = read(fileno(r->f), r->in, READ_AHEAD);
 	while (n < 0 && errno == EINTR);

@@ -60,6 +60,10 @@ cli_init(const char *name, const char *synopsis, const char *summary,
 	summary_text = summary;
 	own_help_text = own_help ? own_help : "";
 	atexit(close_stdout);
+	/* Records out in 64 KB blocks, not stdio's 4 KB: the reader flushes
+	 * before it waits for input, so a record is never held back. */
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, 64 * 1024);
 }
 
 const char *
