@@ -7,7 +7,7 @@
 # one reads), but only the output of those that show one is compared:
 # the others are illustrations over the reader's own files (turns.ndjson,
 # a model), whose errors here are expected.
-# saop-detect(1) has its own test (detect-man.sh).
+# (Their lint is man-lint.sh.)
 . "$top_srcdir/tests/cli/lib.sh"
 
 # split PAGE.txt DIR: DIR/N.sh (the command: "$ " lines, joined while
@@ -58,7 +58,7 @@ flush()
 PY
 }
 
-for name in saop-prune.1 saop-validate.1 saop-resume.1 saop.7; do
+for name in saop-detect.1 saop-prune.1 saop-validate.1 saop-resume.1 saop.7; do
 	page="$top_srcdir/man/$name"
 	d="$tmp/$name"
 	mkdir -p "$d/run"
