@@ -23,11 +23,6 @@ enum {
 	OPT_LIST
 };
 
-/* stdin is read through a buffer of this size: the default one (a page)
- * costs a read(2) per 4 KB of history. */
-#define INPUT_BUFFER	((size_t)1 << 18)
-
-static char inbuf[INPUT_BUFFER];
 static struct cli opt;
 static struct saop_store *store;	/* opened when first needed */
 static struct saop_prune_stats stats;
@@ -398,8 +393,6 @@ main(int argc, char *argv[])
 			cli_die(&e);
 		return CLI_OK;
 	}
-	if (strcmp(path, "-") == 0)
-		setvbuf(stdin, inbuf, _IOFBF, sizeof(inbuf));
 	po.dry_run = opt.dry_run;
 	po.task_id = cli_task_id(&opt);
 	po.field = "/request/messages";
