@@ -236,6 +236,35 @@ cli_record_task(const struct cli *o, json_t *rec)
 		    json_string(cli_task_id(o)));
 }
 
+json_t *
+cli_raw_record(const struct cli *o)
+{
+	struct saop_err e;
+	json_t *rec, *s;
+	char *buf;
+	size_t len;
+
+	if (saop_read_all(stdin, &buf, &len, o->max_record, &e) != 0)
+		cli_die(&e);
+	s = json_stringn(buf, len);
+	free(buf);
+	if (s == NULL) {
+		saop_err_clear(&e);
+		e.code = SAOP_EDATA;
+		e.line = 1;
+		snprintf(e.msg, sizeof(e.msg), "the input is not UTF-8 text");
+		cli_die(&e);
+	}
+	if ((rec = json_object()) == NULL ||
+	    json_object_set_new(rec, "raw", s) != 0) {
+		saop_err_clear(&e);
+		e.code = SAOP_ENOMEM;
+		snprintf(e.msg, sizeof(e.msg), "out of memory");
+		cli_die(&e);
+	}
+	return rec;
+}
+
 struct saop_store *
 cli_store(const struct cli *o)
 {

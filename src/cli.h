@@ -116,6 +116,12 @@ struct saop_store *cli_store(const struct cli *o);
  */
 long cli_count(const char *name, const char *arg, long max);
 
+/*
+ * -r: all of standard input (at most --max-record bytes) as the raw of
+ * one new record {"raw": ...}; exits 65 when it is not UTF-8 text.
+ */
+json_t *cli_raw_record(const struct cli *o);
+
 /* On a terminal, show "N records, R/s" on stderr now and then; 0 at end. */
 void cli_progress(const struct cli *o, unsigned long done, int final);
 

@@ -84,8 +84,6 @@ main(int argc, char *argv[])
 	struct saop_reader *in = NULL;
 	struct saop_err e, stop;
 	json_t *rec;
-	char *buf;
-	size_t len;
 	unsigned long n = 0;
 	int ch, rc, status = CLI_OK, stopped = 0, rec_status;
 
@@ -144,19 +142,7 @@ main(int argc, char *argv[])
 	saop_err_clear(&stop);
 
 	if (opt.raw_in) {
-		if (saop_read_all(stdin, &buf, &len, opt.max_record, &e) != 0)
-			cli_die(&e);
-		rec = json_object();
-		if (rec == NULL || json_object_set_new(rec, "raw",
-		    json_stringn(buf, len)) != 0) {
-			saop_err_clear(&e);
-			e.code = SAOP_EDATA;
-			e.line = 1;
-			snprintf(e.msg, sizeof(e.msg), "the input is not "
-			    "UTF-8 text");
-			cli_die(&e);
-		}
-		free(buf);
+		rec = cli_raw_record(&opt);
 	} else {
 		if ((in = saop_reader_open(optind < argc ? argv[optind] : "-",
 		    opt.max_record, &e)) == NULL)

@@ -74,36 +74,6 @@ emit(const struct cli *o, const json_t *rec)
 		cli_die(&e);
 }
 
-/* Read all of standard input as the raw of one record (-r). */
-static json_t *
-raw_record(const struct cli *o)
-{
-	struct saop_err e;
-	json_t *rec, *s;
-	char *buf;
-	size_t len;
-
-	if (saop_read_all(stdin, &buf, &len, o->max_record, &e) != 0)
-		cli_die(&e);
-	s = json_stringn(buf, len);
-	free(buf);
-	if (s == NULL) {
-		saop_err_clear(&e);
-		e.code = SAOP_EDATA;
-		e.line = 1;
-		snprintf(e.msg, sizeof(e.msg), "the input is not UTF-8 text");
-		cli_die(&e);
-	}
-	if ((rec = json_object()) == NULL ||
-	    json_object_set_new(rec, "raw", s) != 0) {
-		saop_err_clear(&e);
-		e.code = SAOP_ENOMEM;
-		snprintf(e.msg, sizeof(e.msg), "out of memory");
-		cli_die(&e);
-	}
-	return rec;
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -196,7 +166,7 @@ main(int argc, char *argv[])
 	saop_err_clear(&stop);
 
 	if (opt.raw_in) {
-		rec = raw_record(&opt);
+		rec = cli_raw_record(&opt);
 	} else {
 		if ((in = saop_reader_open(optind < argc ? argv[optind] : "-",
 		    opt.max_record, &e)) == NULL)
