@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema-int.h"
+#include "saop-private.h"
 
 /* jansson's own depth limit (JSON_PARSER_MAX_DEPTH). */
 #define FAST_MAX_DEPTH	2048

@@ -250,18 +250,6 @@ int saop__sch_item_valid(const struct saop_schema *s,
     pcre2_match_data **md);
 
 /*
- * Read buf (len bytes) as one JSON array, an item at a time, as
- * saop__json_fast would: each(arg, item, index) gets each item, which is
- * dropped after.  Returns 0 with the count in *count when all was read
- * and each returned 0 every time; what each returned when it was not 0
- * (stopping there); -1 when buf is not an array the fast parser reads
- * whole.
- */
-int saop__json_fast_items(const char *buf, size_t len,
-    int (*each)(void *arg, json_t *item, size_t i), void *arg,
-    size_t *count);
-
-/*
  * The embedded metaschemas (draft 2020-12 and its vocabularies, draft-07):
  * texts ending with a NULL name.
  */
