@@ -265,6 +265,44 @@ cli_raw_record(const struct cli *o)
 	return rec;
 }
 
+void
+cli_records_open(struct cli_records *r, const struct cli *o, const char *path)
+{
+	struct saop_err e;
+
+	memset(r, 0, sizeof(*r));
+	if (o->raw_in)
+		r->raw = cli_raw_record(o);
+	else if ((r->in = saop_reader_open(path, o->max_record, &e)) == NULL)
+		cli_die(&e);
+}
+
+json_t *
+cli_records_next(struct cli_records *r)
+{
+	struct saop_err e;
+	json_t *rec;
+
+	if (r->in == NULL) {
+		rec = r->raw;
+		r->raw = NULL;
+		r->line = 1;
+		return rec;
+	}
+	if (saop_reader_next(r->in, &rec, &e) < 0)
+		cli_die(&e);
+	r->line = saop_reader_line(r->in);
+	return rec;
+}
+
+void
+cli_records_close(struct cli_records *r)
+{
+	saop_reader_close(r->in);
+	json_decref(r->raw);
+	memset(r, 0, sizeof(*r));
+}
+
 struct saop_store *
 cli_store(const struct cli *o)
 {

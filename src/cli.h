@@ -122,6 +122,28 @@ long cli_count(const char *name, const char *arg, long max);
  */
 json_t *cli_raw_record(const struct cli *o);
 
+/*
+ * The records a program reads: the lines of path ("-": standard input),
+ * or with -r all of standard input as one record (cli_raw_record()).
+ */
+struct cli_records {
+	struct saop_reader *in;	/* NULL with -r */
+	json_t *raw;		/* -r: the record not yet handed out */
+	long line;		/* line of the record last handed out */
+};
+
+/* Open them; exits with the error when path cannot be opened. */
+void cli_records_open(struct cli_records *r, const struct cli *o,
+    const char *path);
+
+/*
+ * The next record (new reference), or NULL at the end; exits with the
+ * error, naming the line, when a line is not a record.
+ */
+json_t *cli_records_next(struct cli_records *r);
+
+void cli_records_close(struct cli_records *r);
+
 /* On a terminal, show "N records, R/s" on stderr now and then; 0 at end. */
 void cli_progress(const struct cli *o, unsigned long done, int final);
 

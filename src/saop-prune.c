@@ -113,16 +113,15 @@ data_error(long line, const char *field, const char *msg)
 static int
 prune_records(const char *path, struct saop_prune_opts *po)
 {
-	struct saop_reader *in;
+	struct cli_records recs;
 	struct saop_err e;
 	json_t *rec, *req, *msgs, *turn, *task;
 	int rc, status = CLI_OK, failed = 0;
 	unsigned long n = 0, before;
 
-	if ((in = saop_reader_open(path, opt.max_record, &e)) == NULL)
-		cli_die(&e);
-	while ((rc = saop_reader_next(in, &rec, &e)) == 1) {
-		cur_line = saop_reader_line(in);
+	cli_records_open(&recs, &opt, path);
+	while ((rec = cli_records_next(&recs)) != NULL) {
+		cur_line = recs.line;
 		req = json_object_get(rec, "request");
 		msgs = json_object_get(req, "messages");
 		if (req != NULL && !json_is_object(req))
@@ -148,10 +147,8 @@ prune_records(const char *path, struct saop_prune_opts *po)
 		json_decref(rec);
 		cli_progress(&opt, ++n, 0);
 	}
-	if (rc < 0)
-		cli_die(&e);
 	cli_progress(&opt, n, 1);
-	saop_reader_close(in);
+	cli_records_close(&recs);
 	return status;
 }
 

@@ -81,7 +81,7 @@ main(int argc, char *argv[])
 	struct saop_llm_config cfg;
 	struct saop_resume_opts ro;
 	struct saop_resume_outcome oc;
-	struct saop_reader *in = NULL;
+	struct cli_records recs;
 	struct saop_err e, stop;
 	json_t *rec;
 	unsigned long n = 0;
@@ -141,28 +141,12 @@ main(int argc, char *argv[])
 	ro.task_id = cli_task_id(&opt);
 	saop_err_clear(&stop);
 
-	if (opt.raw_in) {
-		rec = cli_raw_record(&opt);
-	} else {
-		if ((in = saop_reader_open(optind < argc ? argv[optind] : "-",
-		    opt.max_record, &e)) == NULL)
-			cli_die(&e);
-		rec = NULL;
-	}
-	for (;;) {
-		if (in != NULL) {
-			if ((rc = saop_reader_next(in, &rec, &e)) < 0)
-				cli_die(&e);
-			if (rc == 0)
-				break;
-		} else if (rec == NULL) {
-			break;
-		}
+	cli_records_open(&recs, &opt, optind < argc ? argv[optind] : "-");
+	while ((rec = cli_records_next(&recs)) != NULL) {
 		cli_record_task(&opt, rec);
 		if (opt.dry_run) {
 			dry_run(&cfg, &ro, rec);
 			json_decref(rec);
-			rec = NULL;
 			continue;
 		}
 		if (!stopped && !saop_llm_configured(&cfg) &&
@@ -206,17 +190,16 @@ main(int argc, char *argv[])
 		    json_object_get(rec, "state")));
 		status = cli_worse(status, rec_status);
 		json_decref(rec);
-		rec = NULL;
 		cli_progress(&opt, ++n, 0);
 	}
 	cli_progress(&opt, n, 1);
-	saop_reader_close(in);
+	cli_records_close(&recs);
 	saop_llm_config_free(&cfg);
 	if (stopped)
 		return saop_err_exit_status(stop.code);
 	return status;
 bad:
-	if (in != NULL && e.line == 0)
-		e.line = saop_reader_line(in);
+	if (!opt.raw_in && e.line == 0)
+		e.line = recs.line;
 	cli_die(&e);
 }

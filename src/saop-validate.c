@@ -92,7 +92,7 @@ main(int argc, char *argv[])
 	struct saop_schema_opts so = { 0 };
 	struct saop_validate_opts vo;
 	struct saop_schema *schema;
-	struct saop_reader *in = NULL;
+	struct cli_records recs;
 	struct saop_err e, stop;
 	const char *schema_path = NULL, *env, **refs;
 	json_t *rec, *req;
@@ -165,26 +165,9 @@ main(int argc, char *argv[])
 		    "SAOP_API_BASE): only validating");
 	saop_err_clear(&stop);
 
-	if (opt.raw_in) {
-		rec = cli_raw_record(&opt);
-	} else {
-		if ((in = saop_reader_open(optind < argc ? argv[optind] : "-",
-		    opt.max_record, &e)) == NULL)
-			cli_die(&e);
-		rec = NULL;
-	}
-	for (;;) {
-		if (in != NULL) {
-			if ((rc = saop_reader_next(in, &rec, &e)) < 0)
-				cli_die(&e);
-			if (rc == 0)
-				break;
-			line = saop_reader_line(in);
-		} else if (rec == NULL) {
-			break;
-		} else {
-			line = 1;
-		}
+	cli_records_open(&recs, &opt, optind < argc ? argv[optind] : "-");
+	while ((rec = cli_records_next(&recs)) != NULL) {
+		line = recs.line;
 		cli_record_task(&opt, rec);
 		if (opt.dry_run && model) {
 			if ((rc = saop_validate_plan(rec, &vo, &req, &e)) < 0)
@@ -197,7 +180,6 @@ main(int argc, char *argv[])
 				status = cli_worse(status, CLI_FLAGGED);
 			}
 			json_decref(rec);
-			rec = NULL;
 			continue;
 		}
 		vo.llm = model && !stopped ? &cfg : NULL;
@@ -233,11 +215,10 @@ main(int argc, char *argv[])
 		emit(&opt, rec);
 		status = cli_worse(status, rc);
 		json_decref(rec);
-		rec = NULL;
 		cli_progress(&opt, ++n, 0);
 	}
 	cli_progress(&opt, n, 1);
-	saop_reader_close(in);
+	cli_records_close(&recs);
 	saop_schema_free(schema);
 	saop_llm_config_free(&cfg);
 	free(refs);
