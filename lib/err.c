@@ -17,6 +17,14 @@ saop_err_clear(struct saop_err *e)
 	e->retry_after_ms = -1;
 }
 
+/*
+ * Fill e (when not NULL) with the error and the message fmt formats from
+ * ap; returns -code.  The format attribute tells compilers (clang's
+ * -Wformat-nonliteral) that fmt was checked at the callers.
+ */
+static int vfail(struct saop_err *, int, int, long, long long, int,
+    const char *, va_list) SAOP__PRINTF(7, 0);
+
 static int
 vfail(struct saop_err *e, int code, int sys_errno, long line,
     long long offset, int has_offset, const char *fmt, va_list ap)
