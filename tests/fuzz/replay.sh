@@ -1,22 +1,42 @@
 #!/bin/sh
-# replay.sh: every fuzz target's seed corpus and every crash ever found
-# (tests/fuzz/regressions/<target>/) go through the target's properties
-# once, with the plain driver (replay-<target>: no clang needed).  The
-# shared corpora (JSONTestSuite's texts, the recorded LLM answers) go
-# through the targets that read such text.
+# replay.sh: every fuzz target's seed corpus and every input that ever
+# broke it (tests/fuzz/regressions/<target>/) go through the target's
+# properties once, with the plain driver (replay-<target>: no clang
+# needed).  The shared corpora (JSONTestSuite's texts, the recorded LLM
+# answers) go through the targets that read such text.  Every target is
+# run; the test fails when any broke, naming each.
 . "$top_srcdir/tests/cli/lib.sh"
 fz="$top_srcdir/tests/fuzz"
 bin="$top_builddir/tests/fuzz"
+broken=
+
+# replay T PATH...: replay PATHs through target T, one input at a time when
+# the whole run breaks, to name every input that breaks it.
+replay() {
+	_t=$1
+	shift
+	"$bin/replay-$_t" "$@" && return 0
+	for _p in "$@"; do
+		for _f in $(find "$_p" -type f ! -name README | sort); do
+			"$bin/replay-$_t" "$_f" >/dev/null 2>"$tmp/err" && continue
+			echo "BROKEN: $_t: $_f: $(grep -m1 -E 'property broken|ERROR|runtime error' "$tmp/err")" >&2
+		done
+	done
+	broken="$broken $_t"
+}
+
 for t in detect record repair schema llm-answer resume-merge; do
 	set -- "$fz/$t"
 	[ -d "$fz/regressions/$t" ] && set -- "$@" "$fz/regressions/$t"
-	"$bin/replay-$t" "$@" || fail "replay-$t: a seed or regression broke a property"
+	replay "$t" "$@"
 done
+if [ -e "${SAOP_SHARED:-/nonexistent}/corpora/JSONTestSuite/test_parsing" ] &&
+    [ -e "$SAOP_SHARED/fixtures/llm" ]; then
+	for t in detect repair resume-merge; do
+		replay "$t" "$SAOP_SHARED/corpora/JSONTestSuite/test_parsing"
+	done
+	replay llm-answer "$SAOP_SHARED/fixtures/llm"
+fi
+[ -z "$broken" ] || fail "properties broken in:$broken (inputs above)"
 need_shared corpora/JSONTestSuite/test_parsing
 need_shared fixtures/llm
-for t in detect repair resume-merge; do
-	"$bin/replay-$t" "$SAOP_SHARED/corpora/JSONTestSuite/test_parsing" ||
-	    fail "replay-$t: a JSONTestSuite text broke a property"
-done
-"$bin/replay-llm-answer" "$SAOP_SHARED/fixtures/llm" ||
-    fail "replay-llm-answer: a recorded answer broke a property"
