@@ -515,6 +515,8 @@ batch_run(struct batch *b, struct saop_err *e)
 	if (s == NULL)
 		return e && e->code ? -e->code : saop__fail(e, SAOP_EDB, 0,
 		    "no state database to store tool outputs in");
+	if ((rc = saop__store_connect(s, e)) != 0)
+		return rc;
 	saop_now_iso8601(b->now);
 	ckpt = ckpt_raise(saop__store_db(s));
 	if ((rc = saop__store_tx(s, 1, store_batch, b, e)) != 0) {
@@ -531,14 +533,12 @@ batch_run(struct batch *b, struct saop_err *e)
 		    "tool_call_id", c->tool_call_id, "byte_size",
 		    (json_int_t)c->len, "turn_age", (int)c->age, "reused",
 		    c->reused);
-		if (data == NULL)
-			erc = saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
-		else
-			erc = saop_event(s, c->task_id, o->turn,
-			    "TOOL_OUTPUT_PRUNED", data, rc ? NULL : e);
+		/* The outputs are stored: an event that cannot be
+		 * written (kept in s) never undoes that. */
+		if (data != NULL)
+			saop_event(s, c->task_id, o->turn,
+			    "TOOL_OUTPUT_PRUNED", data, NULL);
 		json_decref(data);
-		if (rc == 0)
-			rc = erc;
 	}
 	ckpt_restore(saop__store_db(s), ckpt);
 	for (i = 0; i < b->n; i++) {
@@ -698,11 +698,14 @@ int
 saop_tool_output_get(struct saop_store *s, long long id, FILE *f,
     struct saop_err *e)
 {
-	sqlite3 *db = saop__store_db(s);
+	sqlite3 *db;
 	sqlite3_blob *blob;
 	char buf[65536];
 	int size, at, n, rc;
 
+	if ((rc = saop__store_connect(s, e)) != 0)
+		return rc;
+	db = saop__store_db(s);
 	saop_err_clear(e);
 	/* Read the blob in pieces: memory stays flat however large. */
 	rc = sqlite3_blob_open(db, "main", "tool_outputs", "raw_content",
@@ -735,10 +738,13 @@ int
 saop_tool_output_latest(struct saop_store *s, const char *tool,
     const char *task, long long *id, struct saop_err *e)
 {
-	sqlite3 *db = saop__store_db(s);
+	sqlite3 *db;
 	sqlite3_stmt *st;
 	int rc;
 
+	if ((rc = saop__store_connect(s, e)) != 0)
+		return rc;
+	db = saop__store_db(s);
 	saop_err_clear(e);
 	*id = 0;
 	if (sqlite3_prepare_v2(db, "SELECT id FROM tool_outputs"
@@ -784,10 +790,13 @@ int
 saop_tool_output_list(struct saop_store *s, const char *task, FILE *f,
     struct saop_err *e)
 {
-	sqlite3 *db = saop__store_db(s);
+	sqlite3 *db;
 	sqlite3_stmt *st;
 	int rc, col;
 
+	if ((rc = saop__store_connect(s, e)) != 0)
+		return rc;
+	db = saop__store_db(s);
 	saop_err_clear(e);
 	if (sqlite3_prepare_v2(db, "SELECT id, task_id, tool_name,"
 	    " tool_call_id, byte_size, turn_age, captured_at, stored_at"

@@ -3,8 +3,11 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "saop-private.h"
@@ -22,6 +25,7 @@ struct saop_reader {
 	char *in;
 	size_t in_pos, in_len;
 	int eof;
+	FILE *pass;		/* lines that are not records go here */
 };
 
 #define READ_AHEAD	(128 * 1024)
@@ -30,6 +34,7 @@ struct saop_reader *
 saop_reader_open(const char *path, size_t max_line, struct saop_err *e)
 {
 	struct saop_reader *r;
+	struct stat st;
 
 	saop_err_clear(e);
 	if ((r = calloc(1, sizeof(*r))) == NULL) {
@@ -47,6 +52,12 @@ saop_reader_open(const char *path, size_t max_line, struct saop_err *e)
 		return NULL;
 	} else {
 		r->owned = 1;
+	}
+	if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		saop__fail(e, SAOP_ENOINPUT, EISDIR, "%s: %s", path,
+		    strerror(EISDIR));
+		saop_reader_close(r);
+		return NULL;
 	}
 	return r;
 }
@@ -85,6 +96,14 @@ fill(struct saop_reader *r, struct saop_err *e)
 	return n > 0;
 }
 
+/* Copy n bytes of a line that is not a record to r->pass. */
+static void
+pass_bytes(struct saop_reader *r, const void *p, size_t n)
+{
+	if (n > 0)
+		fwrite(p, 1, n, r->pass);
+}
+
 /*
  * Read one line (without its LF) into r->buf; *len its length.  Returns 1,
  * 0 at EOF with nothing read, or a negative code.  A line longer than the
@@ -110,6 +129,12 @@ read_line(struct saop_reader *r, size_t *len, struct saop_err *e)
 		take = nl != NULL ? (size_t)(nl - p) : r->in_len - r->in_pos;
 		r->in_pos += take + (nl != NULL);
 		if (over || take > r->max_line - n) {
+			/* Too long to hold: handed on as it streams by. */
+			if (r->pass != NULL) {
+				if (!over)
+					pass_bytes(r, r->buf, n);
+				pass_bytes(r, p, take);
+			}
 			over = 1;
 			continue;
 		}
@@ -132,6 +157,8 @@ read_line(struct saop_reader *r, size_t *len, struct saop_err *e)
 	if (nl == NULL && n == 0 && !over)
 		return 0;
 	r->line = r->next_line++;
+	if (over && r->pass != NULL)
+		pass_bytes(r, "\n", 1);
 	if (over)
 		return saop__fail_at(e, SAOP_ELIMIT, r->line,
 		    (long long)r->max_line,
@@ -185,11 +212,197 @@ bad_line(struct saop_reader *r, size_t len, const json_error_t *je,
 	return rc;
 }
 
-int
-saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e)
+/*
+ * Values jansson cannot hold.  jansson refuses some valid JSON (an integer
+ * beyond 64 bits, a real beyond double, nesting past 2048, a NUL in a
+ * key); a record is never refused for that.  Its members are built one by
+ * one, and a value jansson cannot build is kept as its own text, in a
+ * string that starts with a mark no input can guess (a NUL, a name and a
+ * nonce made once per process); saop_record_write() writes that text
+ * back byte for byte.  A program reading such a member sees a string,
+ * and saop_record_verbatim() tells it why.
+ */
+#define VERBATIM_DEPTH	32	/* containers opened member by member */
+
+static char vmark[48];		/* "\0saop-verbatim:<16 hex>:" */
+static size_t vmark_len;
+static char vmark_json[64];	/* the same as jansson writes it */
+static size_t vmark_json_len;
+static int verbatim_made;	/* some record holds a verbatim value */
+
+/* Make the mark once: a NUL, a name and 64 random bits. */
+static void
+vmark_init(void)
+{
+	unsigned long long nonce = 0;
+	FILE *f;
+
+	if (vmark_len != 0)
+		return;
+	if ((f = fopen("/dev/urandom", "rb")) != NULL) {
+		if (fread(&nonce, sizeof(nonce), 1, f) != 1)
+			nonce = 0;
+		fclose(f);
+	}
+	nonce ^= (unsigned long long)getpid() << 32 ^ (unsigned long long)
+	    (uintptr_t)&nonce ^ (unsigned long long)time(NULL);
+	vmark[0] = '\0';
+	vmark_len = 1 + (size_t)snprintf(vmark + 1, sizeof(vmark) - 1,
+	    "saop-verbatim:%016llx:", nonce);
+	vmark_json_len = (size_t)snprintf(vmark_json, sizeof(vmark_json),
+	    "\"\\u0000%s", vmark + 1);
+}
+
+/* Skip JSON white space from p; returns the first other byte (or end). */
+static const char *
+ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' ||
+	    *p == '\r'))
+		p++;
+	return p;
+}
+
+/*
+ * The end of the JSON value at p, in text the scanner has judged valid:
+ * strings by their closing quote, containers by counting brackets outside
+ * strings (no recursion), scalars by the next delimiter.
+ */
+static const char *
+value_end(const char *p, const char *end)
+{
+	size_t depth = 0;
+
+	do {
+		if (*p == '"') {
+			for (p++; p < end && *p != '"'; p++)
+				if (*p == '\\')
+					p++;
+			p++;
+		} else if (*p == '{' || *p == '[') {
+			depth++;
+			p++;
+		} else if (*p == '}' || *p == ']') {
+			depth--;
+			p++;
+		} else if (depth > 0) {
+			p++;
+		} else {
+			while (p < end && strchr(",]} \t\r\n", *p) == NULL)
+				p++;
+		}
+	} while (depth > 0 && p < end);
+	return p < end ? p : end;
+}
+
+/* A string holding the mark and the text [p, p+n): the value verbatim. */
+static json_t *
+verbatim(const char *p, size_t n)
+{
+	json_t *v;
+	char *b;
+
+	if ((b = malloc(vmark_len + n)) == NULL)
+		return NULL;
+	memcpy(b, vmark, vmark_len);
+	memcpy(b + vmark_len, p, n);
+	v = json_stringn(b, vmark_len + n);
+	free(b);
+	if (v != NULL)
+		verbatim_made = 1;
+	return v;
+}
+
+static json_t *lenient(const char *p, size_t n, int level);
+
+/*
+ * The container at [p, p+n) (valid JSON) built member by member, each
+ * member by lenient().  Returns new reference, or NULL out of memory.
+ */
+static json_t *
+lenient_container(const char *p, size_t n, int level)
+{
+	const char *end = p + n, *q, *ke;
+	json_error_t je;
+	json_t *c, *k, *v;
+	int object = *p == '{';
+
+	if ((c = object ? json_object() : json_array()) == NULL)
+		return NULL;
+	for (q = ws(p + 1, end); q < end && *q != '}' && *q != ']';
+	    q = ws(q + 1, end)) {
+		k = NULL;
+		if (object) {
+			ke = value_end(q, end);
+			k = json_loadb(q, (size_t)(ke - q), JSON_DECODE_ANY |
+			    JSON_ALLOW_NUL, &je);
+			if (k == NULL)
+				goto fail;
+			q = ws(ws(ke, end) + 1, end);	/* past the colon */
+		}
+		ke = value_end(q, end);
+		if ((v = lenient(q, (size_t)(ke - q), level + 1)) == NULL)
+			goto fail;
+		if (object ? json_object_setn_new(c, json_string_value(k),
+		    json_string_length(k), v) : json_array_append_new(c, v))
+			goto fail;
+		json_decref(k);
+		q = ws(ke, end);
+		if (q >= end || *q != ',')
+			break;
+	}
+	return c;
+fail:
+	json_decref(k);
+	json_decref(c);
+	return NULL;
+}
+
+/*
+ * The value at [p, p+n) (valid JSON): as jansson builds it, else (a
+ * container not too deep) member by member, else verbatim.  Returns new
+ * reference, or NULL out of memory.
+ */
+static json_t *
+lenient(const char *p, size_t n, int level)
 {
 	json_error_t je;
 	json_t *v;
+
+	if ((v = json_loadb(p, n, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je)) !=
+	    NULL)
+		return v;
+	if (level < VERBATIM_DEPTH && (*p == '{' || *p == '['))
+		return lenient_container(p, n, level);
+	return verbatim(p, n);
+}
+
+int
+saop_record_verbatim(const json_t *v)
+{
+	return json_is_string(v) && vmark_len != 0 &&
+	    json_string_length(v) >= vmark_len &&
+	    memcmp(json_string_value(v), vmark, vmark_len) == 0;
+}
+
+/* Hand the line that is not a record on, when r passes such lines. */
+static int
+pass_line(struct saop_reader *r, size_t len, int rc)
+{
+	if (r->pass != NULL) {
+		pass_bytes(r, r->buf, len);
+		pass_bytes(r, "\n", 1);
+	}
+	return rc;
+}
+
+int
+saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e)
+{
+	struct saop_detect_result d;
+	json_error_t je;
+	json_t *v;
+	const char *p;
 	size_t len = 0;
 	int rc;
 
@@ -205,8 +418,25 @@ saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e)
 		goto parsed;
 	v = json_loadb(r->buf, len, JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL,
 	    &je);
-	if (v == NULL)
-		return bad_line(r, len, &je, e);
+	if (v == NULL) {
+		/* Valid JSON that jansson cannot build is taken member by
+		 * member; anything else is named where the scanner says. */
+		memset(&d, 0, sizeof(d));
+		p = ws(r->buf, r->buf + len);
+		if (*p == '{' && saop_detect_buffer(r->buf, len,
+		    SAOP_MAX_DEPTH, &d) == 0 && d.verdict == SAOP_COMPLETE) {
+			saop_detect_result_free(&d);
+			vmark_init();
+			v = lenient_container(p, len - (size_t)(p - r->buf), 0);
+			if (v == NULL)
+				return saop__fail(e, SAOP_ENOMEM, errno,
+				    "line %ld: out of memory", r->line);
+			*rec = v;
+			return 1;
+		}
+		saop_detect_result_free(&d);
+		return pass_line(r, len, bad_line(r, len, &je, e));
+	}
 	/* JSON_DISABLE_EOF_CHECK stops at the value's end: the rest of the
 	 * line may hold only white space. */
 	if ((size_t)je.position < len && !blank(r->buf + je.position,
@@ -216,17 +446,25 @@ saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e)
 		while (at < len && strchr(" \t\r", r->buf[at]) != NULL)
 			at++;
 		json_decref(v);
-		return saop__fail_at(e, SAOP_EDATA, r->line, (long long)at,
-		    "not a JSON record: text after the object");
+		return pass_line(r, len, saop__fail_at(e, SAOP_EDATA, r->line,
+		    (long long)at, "not a JSON record: text after the object"));
 	}
 parsed:
 	if (!json_is_object(v)) {
 		json_decref(v);
-		return saop__fail_at(e, SAOP_EDATA, r->line, 0,
-		    "not a JSON record: a record is a JSON object, one per line");
+		return pass_line(r, len, saop__fail_at(e, SAOP_EDATA, r->line,
+		    (long long)(ws(r->buf, r->buf + len) - r->buf),
+		    "not a JSON record: a record is a JSON object, one per "
+		    "line"));
 	}
 	*rec = v;
 	return 1;
+}
+
+void
+saop_reader_pass(struct saop_reader *r, FILE *out)
+{
+	r->pass = out;
 }
 
 long
@@ -292,10 +530,63 @@ saop_read_all(FILE *f, char **buf, size_t *len, size_t max,
 	return 0;
 }
 
+/*
+ * Write the JSON string body at p (after a verbatim mark, as jansson
+ * escaped it) unescaped: the value's own text.  Returns the byte after
+ * the closing quote.
+ */
+static const char *
+put_verbatim(FILE *f, const char *p)
+{
+	unsigned u;
+	char c;
+
+	for (; *p != '"' && *p != '\0'; p++) {
+		if (*p != '\\') {
+			putc(*p, f);
+			continue;
+		}
+		switch ((c = *++p)) {
+		case 'n': putc('\n', f); break;
+		case 't': putc('\t', f); break;
+		case 'r': putc('\r', f); break;
+		case 'b': putc('\b', f); break;
+		case 'f': putc('\f', f); break;
+		case 'u':
+			/* jansson escapes only control characters so. */
+			if (sscanf(p + 1, "%4x", &u) == 1 && u < 0x80)
+				putc((int)u, f);
+			p += 4;
+			break;
+		default: putc(c, f); break;
+		}
+	}
+	return *p == '"' ? p + 1 : p;
+}
+
 int
 saop_record_write(FILE *f, const json_t *rec, struct saop_err *e)
 {
-	if (json_dumpf(rec, f, JSON_COMPACT) != 0 || putc('\n', f) == EOF)
+	const char *p, *m;
+	char *text;
+
+	if (!verbatim_made) {
+		if (json_dumpf(rec, f, JSON_COMPACT) != 0 ||
+		    putc('\n', f) == EOF)
+			return saop__fail(e, SAOP_EIO, errno,
+			    "write error: %s", strerror(errno));
+		return 0;
+	}
+	/* Some record holds verbatim values: put their text back. */
+	if ((text = json_dumps(rec, JSON_COMPACT)) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
+	for (p = text; (m = strstr(p, vmark_json)) != NULL; ) {
+		fwrite(p, 1, (size_t)(m - p), f);
+		p = put_verbatim(f, m + vmark_json_len);
+	}
+	fputs(p, f);
+	free(text);
+	if (putc('\n', f) == EOF || ferror(f))
 		return saop__fail(e, SAOP_EIO, errno, "write error: %s",
 		    strerror(errno));
 	return 0;

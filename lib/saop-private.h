@@ -41,6 +41,12 @@ extern const struct saop__blob saop__envelope_v1;
 /* The open SQLite handle of s (borrowed: valid until saop_store_close()). */
 sqlite3 *saop__store_db(struct saop_store *s);
 
+/* The length of the strict UTF-8 sequence at s (n bytes), or 0. */
+size_t saop__utf8_seq(const unsigned char *s, size_t n);
+
+/* Open s's database if a lazy store has not yet; 0 or SAOP_EDB/EIO. */
+int saop__store_connect(struct saop_store *s, struct saop_err *e);
+
 /*
  * Run fn(db, arg, e) inside BEGIN IMMEDIATE ... COMMIT, retrying the whole
  * transaction a bounded number of times while SQLite says BUSY or LOCKED.
@@ -69,6 +75,8 @@ int saop__llm_parser_feed(struct saop__llm_parser *p, const char *s,
 int saop__llm_parser_end(struct saop__llm_parser *p, int clean,
     struct saop_llm_answer *a, struct saop_err *e);
 void saop__llm_parser_free(struct saop__llm_parser *p);
+/* A URL as messages may show it: no userinfo, no query values (new). */
+char *saop__llm_url_redact(const char *url);
 
 /*
  * validate: parse buf (len bytes) into a new jansson tree the fast way

@@ -42,6 +42,11 @@ extern "C" {
 #define SAOP_MAX_RECORD_BYTES		((size_t)256 << 20)
 /* Deepest nesting the scanner follows by default (--max-depth). */
 #define SAOP_MAX_DEPTH			100000
+/*
+ * Deepest nesting of schemas in one validation ($ref, applicators): a value
+ * that needs more is invalid, with one "limit" error where it stopped.
+ */
+#define SAOP_MAX_EVAL_DEPTH		2000
 
 /* ======================================================================
  * Errors
@@ -113,9 +118,20 @@ struct saop_reader *saop_reader_open(const char *path, size_t max_line,
  * Read the next record into *rec (new reference).  Returns 1 with a
  * record, 0 at the end of input, or a negative code: SAOP_EDATA naming the
  * line and byte of a line that is not a JSON object, SAOP_ELIMIT for a line
- * over the limit, SAOP_EIO.  Blank lines are skipped.
+ * over the limit, SAOP_EIO.  Blank lines are skipped.  After an EDATA or
+ * ELIMIT the reader goes on with the next line.  A valid JSON object is
+ * never refused for jansson's limits: a member value jansson cannot hold
+ * (an integer beyond 64 bits, a real beyond double, nesting past 2048) is
+ * kept verbatim (saop_record_verbatim()) and written back as it came.
  */
 int saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e);
+
+/*
+ * Hand every line that is not a record (not JSON, not an object, not
+ * UTF-8, over the limit) on to out unchanged, LF-terminated, as it is met;
+ * NULL (the default) drops them.  The error is still returned.
+ */
+void saop_reader_pass(struct saop_reader *r, FILE *out);
 
 /* The line number of the record last returned (from 1). */
 long saop_reader_line(const struct saop_reader *r);
@@ -146,6 +162,19 @@ const char *saop_record_raw(const json_t *rec, size_t *len);
 /* Set rec.state to state (one of the SAOP states).  Returns 0 or ENOMEM. */
 int saop_record_set_state(json_t *rec, const char *state);
 
+/*
+ * The length of the longest prefix of s (n bytes) that is strict UTF-8:
+ * n when all of it is, else the offset of the first byte that is not.
+ */
+size_t saop_utf8_valid(const char *s, size_t n);
+
+/*
+ * 1 when v is a value the reader kept verbatim because jansson cannot
+ * hold it (it reads as a string here; saop_record_write() writes its
+ * original text), else 0.
+ */
+int saop_record_verbatim(const json_t *v);
+
 /* ======================================================================
  * Detect: the streaming scanner (lib/detect.c).
  * ====================================================================== */
@@ -172,7 +201,13 @@ struct saop_detect_result {
 	char *last_valid_token;	/* its text (at most 256 bytes: a tail) */
 	char *open;		/* open containers, outermost first: "{[{" */
 	const char *expected;	/* what could come next, in words */
-	char *closing;		/* shortest suffix that makes it valid JSON */
+	char *closing;		/* what makes the text up to close_index valid
+				   JSON; NULL when nothing received determines
+				   a value (empty input, a lone '-') */
+	uint64_t resume_index;	/* where a continuation goes on: all of it
+				   but a cut escape or UTF-8 character */
+	uint64_t close_index;	/* the closing follows the text up to here */
+	int has_close;		/* closing is set */
 	/* INVALID: */
 	uint64_t error_offset;	/* byte offset of the first invalid byte */
 	long error_line;	/* its line, from 1 */
@@ -254,6 +289,15 @@ struct saop_store;
  */
 struct saop_store *saop_store_open(const char *path, struct saop_err *e);
 
+/*
+ * A store for path (as saop_store_open()) that opens nothing yet: the
+ * database is opened, made and migrated on its first use, so a program
+ * that never has anything to store never touches it.  A use that cannot
+ * open it fails as saop_store_open() would, and the next use tries again.
+ * Returns new store (saop_store_close()), or NULL and SAOP_ENOMEM.
+ */
+struct saop_store *saop_store_new(const char *path, struct saop_err *e);
+
 /* Close s; NULL is a no-op. */
 void saop_store_close(struct saop_store *s);
 
@@ -265,7 +309,8 @@ int saop_store_version(struct saop_store *s);
 
 /*
  * Also append every event as an NDJSON line to path ("-": stderr).  NULL
- * stops it.  Returns 0 or SAOP_EIO.
+ * stops it.  The file is opened on the first event, created with mode
+ * 0600.  Returns 0 or SAOP_ENOMEM.
  */
 int saop_store_set_log(struct saop_store *s, const char *path,
     struct saop_err *e);
@@ -273,10 +318,20 @@ int saop_store_set_log(struct saop_store *s, const char *path,
 /*
  * Record one event: a row in events (time, task_id, turn, event, data)
  * and, with a log, one NDJSON line.  turn < 0 means none.  data may be
- * NULL (borrowed).  Returns 0 or SAOP_EDB / SAOP_EIO.
+ * NULL (borrowed).  An event is a log: failing to write it must never
+ * stop the work it describes, so this returns 0 always; the first
+ * failure (SAOP_EDB, SAOP_EIO, SAOP_ENOMEM) is kept in s for
+ * saop_store_error().  e is cleared.
  */
 int saop_event(struct saop_store *s, const char *task_id, long turn,
     const char *event, const json_t *data, struct saop_err *e);
+
+/*
+ * Take the first event failure kept in s since the last call: returns 1
+ * and fills e, or 0 (e cleared) when every event was written.  s may be
+ * NULL.
+ */
+int saop_store_error(struct saop_store *s, struct saop_err *e);
 
 /*
  * Set the task's status (IN_PROGRESS, PAUSED_FOR_INTERVENTION,
@@ -317,13 +372,23 @@ struct saop_llm_config {
 	 */
 	int (*on_failure)(void *arg, const struct saop_err *e, int attempt);
 	void *on_failure_arg;
+	/*
+	 * Why the environment cannot reach the model (an unknown
+	 * SAOP_PROVIDER, a bad SAOP_TIMEOUT_MS), or NULL.  Set by
+	 * saop_llm_config_from_env(); saop_llm_call() and saop_llm_dry_run()
+	 * fail with it (SAOP_ECONFIG), so that only a program that calls the
+	 * model fails.  Owned by the config.
+	 */
+	char *problem;
 };
 
 /*
  * Fill cfg from SAOP_PROVIDER, SAOP_API_BASE, SAOP_API_KEY (else
- * OPENAI_API_KEY / ANTHROPIC_API_KEY), SAOP_MODEL, SAOP_TIMEOUT_MS.
- * Returns 0, or SAOP_ECONFIG for an unknown provider or a bad timeout.  A
- * missing key is not an error here (saop_llm_configured() tells).
+ * OPENAI_API_KEY / ANTHROPIC_API_KEY; for an unknown provider either),
+ * SAOP_MODEL, SAOP_TIMEOUT_MS.  Returns 0, or SAOP_ENOMEM.  An unknown
+ * provider or a bad timeout is not an error here: it is kept in
+ * cfg->problem for the first call.  A missing key is not an error either
+ * (saop_llm_configured() tells).
  */
 int saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e);
 
@@ -357,15 +422,21 @@ void saop_llm_answer_free(struct saop_llm_answer *a);
  * SAOP_ERATELIMIT (429 that waiting fixes; e->retry_after_ms),
  * SAOP_EREFUSED (401, 403, 404, quota, x-should-retry: false),
  * SAOP_EPREFILL (the model refuses assistant prefill), SAOP_EBADREQ
- * (another 400), SAOP_EPROTO (not the protocol), SAOP_ECONFIG (no key).
- * The key never appears in e.
+ * (another 400), SAOP_EPROTO (not the protocol: an answer that is not
+ * the protocol, or an SSE event or NDJSON line of it that does not parse
+ * or has no known shape, named by number and byte offset; a->raw is then
+ * empty, nothing of a damaged answer is kept), SAOP_ECONFIG (no key,
+ * cfg->problem).  The key never appears in e, not even 8 characters of
+ * it, and a URL in e shows no userinfo and no query values.
  */
 int saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
     struct saop_llm_answer *a, struct saop_err *e);
 
 /*
  * Write to f what saop_llm_call() would send, the key masked: the method
- * and URL, the headers, a blank line and the JSON body.  For --dry-run.
+ * and URL (without its userinfo and query values), the headers, a blank
+ * line and the JSON body.  For --dry-run.  SAOP_ECONFIG for
+ * cfg->problem, before anything is written.
  */
 int saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
     const json_t *request, struct saop_err *e);
@@ -548,7 +619,10 @@ struct saop_schema_opts {
 /*
  * Compile schema (borrowed) with base URI base (may be NULL).  Returns a
  * new schema (saop_schema_free()), or NULL and SAOP_ECONFIG naming the
- * schema location that is wrong.
+ * schema location that is wrong.  A $ref loop that never goes into the
+ * value ({"$ref": "#"}, $defs that refer to each other through $ref,
+ * allOf, not...) is wrong: the message names the document's URI and the
+ * JSON Pointer of the $ref (or subschema) that closes the loop.
  */
 struct saop_schema *saop_schema_compile(const json_t *schema,
     const char *base, const struct saop_schema_opts *opts,
@@ -562,11 +636,13 @@ struct saop_schema *saop_schema_load(const char *path,
 struct saop_schema *saop_schema_envelope_v1(struct saop_err *e);
 
 /*
- * Validate instance (borrowed).  Returns 1 valid, 0 invalid, or a negative
- * code.  When invalid and errors is not NULL, *errors is a new array of
- * every error: {"path": JSON Pointer in the instance, "keyword": the
- * keyword, "schema_path": JSON Pointer in the schema, "message": words a
- * model can act on}.
+ * Validate instance (borrowed).  Returns 1 valid, 0 invalid, or
+ * -SAOP_ENOMEM / -SAOP_EINTERNAL.  When invalid and errors is not NULL,
+ * *errors is a new array of every error: {"path": JSON Pointer in the
+ * instance, "keyword": the keyword, "schema_path": JSON Pointer in the
+ * schema, "message": words a model can act on}.  An instance whose
+ * validation nests more than SAOP_MAX_EVAL_DEPTH schemas deep is invalid
+ * with exactly one error, keyword "limit", path where validation stopped.
  */
 int saop_schema_validate(const struct saop_schema *s, const json_t *instance,
     json_t **errors, struct saop_err *e);
@@ -615,9 +691,10 @@ int saop_repair(const char *text, size_t len, char **out, size_t *out_len,
  * it against s.  Returns 1 valid (*value the parsed value, new), 0 invalid
  * (*value NULL), or a negative code.  *errors is a new array (empty when valid) of
  * {"path", "keyword", "message"}: schema errors, or one "syntax" error
- * naming the line, column and byte, or one "limit" error naming the
- * jansson limit (nesting, 64-bit integers, \u0000 in a key) that keeps
- * a tree from being built.  *repairs is a new array of the repairs made.
+ * naming the line, column and byte (of the text as given: a BOM counts),
+ * or one "limit" error naming the jansson limit (nesting, 64-bit integers,
+ * \u0000 in a key) that keeps a tree from being built, or the schema's
+ * SAOP_MAX_EVAL_DEPTH.  *repairs is a new array of the repairs made.
  */
 int saop_validate_text(const struct saop_schema *s, int no_repair,
     const char *text, size_t len, json_t **value, json_t **errors,
@@ -677,6 +754,8 @@ struct saop_validate_opts {
  * Returns 0 (OK), 1 (flagged: INVALID, TRUNCATED) or 3 (USER_ESCALATION),
  * or a negative code when a call failed (the record is then left as it
  * stands, valid false, attempts the turns answered) or a store write did.
+ * Whatever rec's answer holds (no raw, not JSON, past jansson's or the
+ * schema's limits), 0, 1 and 3 come with "validate" and "state" set.
  */
 int saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
     struct saop_err *e);

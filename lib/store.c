@@ -17,10 +17,15 @@
 #define TX_TRIES	50
 
 struct saop_store {
-	sqlite3 *db;
+	sqlite3 *db;		/* NULL until first needed (saop_store_new()) */
 	char *path;
+	char *log_path;		/* --log: opened on the first event */
 	FILE *log;
 	int log_owned;
+	/* The first failure to write an event (a log) since it was last
+	 * taken with saop_store_error(): kept, never returned. */
+	struct saop_err soft;
+	int has_soft;
 };
 
 int
@@ -30,6 +35,7 @@ saop__fail_db(struct saop_err *e, sqlite3 *db, const char *what)
 	    db ? sqlite3_errmsg(db) : "cannot allocate");
 }
 
+/* The SQLite handle of s: NULL while a lazy store is not yet connected. */
 sqlite3 *
 saop__store_db(struct saop_store *s)
 {
@@ -100,6 +106,8 @@ saop__store_tx(struct saop_store *s, int durable,
 {
 	int rc, tries;
 
+	if ((rc = saop__store_connect(s, e)) != 0)
+		return rc;
 	if (durable)
 		sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
 	for (tries = 0; tries < TX_TRIES; tries++) {
@@ -237,11 +245,14 @@ set_wal(struct saop_store *s, struct saop_err *e)
 	return saop__fail_db(e, s->db, "setting WAL mode");
 }
 
+/*
+ * A store for path (NULL: $SAOP_DB, else DEFAULT_DB) that touches nothing
+ * yet.  Returns it, or NULL and SAOP_ENOMEM.
+ */
 struct saop_store *
-saop_store_open(const char *path, struct saop_err *e)
+saop_store_new(const char *path, struct saop_err *e)
 {
 	struct saop_store *s;
-	int fd;
 
 	saop_err_clear(e);
 	if (path == NULL || *path == '\0')
@@ -254,35 +265,69 @@ saop_store_open(const char *path, struct saop_err *e)
 		saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
 		return NULL;
 	}
-	if (make_parent(path, e) != 0)
-		goto fail;
+	return s;
+}
+
+/*
+ * Open s's database if it is not open yet: make its directory (0700) and
+ * file (0600), WAL mode, busy timeout, migrations.  A failed attempt
+ * leaves s closed, to be tried again on the next need.  Returns 0, or
+ * SAOP_EDB / SAOP_EIO.
+ */
+int
+saop__store_connect(struct saop_store *s, struct saop_err *e)
+{
+	int fd, rc;
+
+	if (s->db != NULL)
+		return 0;
+	if (make_parent(s->path, e) != 0)
+		return -SAOP_EIO;
 	/* Create the file ourselves so that it is 0600 from the start. */
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1 &&
-	    (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		saop__fail(e, SAOP_EIO, errno,
-		    "state database: cannot open %s: %s", path,
-		    strerror(errno));
-		goto fail;
+	if ((fd = open(s->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1) {
+		int why = errno;
+
+		/* A read-only file may still serve reads (--get). */
+		if ((fd = open(s->path, O_RDONLY | O_CLOEXEC)) == -1)
+			return saop__fail(e, SAOP_EIO, why,
+			    "state database: cannot open %s: %s", s->path,
+			    strerror(why));
 	}
 	close(fd);
-	if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE |
+	if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
-		saop__fail(e, SAOP_EDB, 0, "state database: cannot open %s: %s",
-		    path, s->db ? sqlite3_errmsg(s->db) : "out of memory");
+		rc = saop__fail(e, SAOP_EDB, 0,
+		    "state database: cannot open %s: %s", s->path,
+		    s->db ? sqlite3_errmsg(s->db) : "out of memory");
 		goto fail;
 	}
 	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
 	sqlite3_extended_result_codes(s->db, 1);
-	if (set_wal(s, e) != 0)
+	if ((rc = set_wal(s, e)) != 0)
 		goto fail;
 	sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON",
 	    NULL, NULL, NULL);
-	if (migrate(s, e) != 0)
+	if ((rc = migrate(s, e)) != 0)
 		goto fail;
-	return s;
+	return 0;
 fail:
-	saop_store_close(s);
-	return NULL;
+	sqlite3_close(s->db);
+	s->db = NULL;
+	return rc;
+}
+
+struct saop_store *
+saop_store_open(const char *path, struct saop_err *e)
+{
+	struct saop_store *s;
+
+	if ((s = saop_store_new(path, e)) == NULL)
+		return NULL;
+	if (saop__store_connect(s, e) != 0) {
+		saop_store_close(s);
+		return NULL;
+	}
+	return s;
 }
 
 void
@@ -294,6 +339,7 @@ saop_store_close(struct saop_store *s)
 		sqlite3_close(s->db);
 	if (s->log_owned)
 		fclose(s->log);
+	free(s->log_path);
 	free(s->path);
 	free(s);
 }
@@ -302,24 +348,67 @@ int
 saop_store_set_log(struct saop_store *s, const char *path,
     struct saop_err *e)
 {
-	FILE *f;
+	char *copy = NULL;
 
+	saop_err_clear(e);
+	if (path != NULL && strcmp(path, "-") != 0 &&
+	    (copy = strdup(path)) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
 	if (s->log_owned)
 		fclose(s->log);
-	s->log = NULL;
+	free(s->log_path);
+	s->log = path != NULL && strcmp(path, "-") == 0 ? stderr : NULL;
 	s->log_owned = 0;
-	if (path == NULL)
-		return 0;
-	if (strcmp(path, "-") == 0) {
-		s->log = stderr;
-		return 0;
-	}
-	if ((f = fopen(path, "a")) == NULL)
-		return saop__fail(e, SAOP_EIO, errno, "--log %s: %s", path,
-		    strerror(errno));
-	s->log = f;
-	s->log_owned = 1;
+	s->log_path = copy;
 	return 0;
+}
+
+/*
+ * The --log stream of s, opening its file on first use: appended to,
+ * created 0600 like the database (it holds the same data), whatever the
+ * umask.  Returns it, NULL when there is no log, or NULL and SAOP_EIO
+ * (*failed set) when the file cannot be opened.
+ */
+static FILE *
+log_stream(struct saop_store *s, int *failed, struct saop_err *e)
+{
+	int fd;
+
+	*failed = 0;
+	if (s->log != NULL || s->log_path == NULL)
+		return s->log;
+	if ((fd = open(s->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+	    0600)) == -1 || (s->log = fdopen(fd, "a")) == NULL) {
+		saop__fail(e, SAOP_EIO, errno, "--log %s: %s", s->log_path,
+		    strerror(errno));
+		if (fd != -1)
+			close(fd);
+		*failed = 1;
+		return NULL;
+	}
+	s->log_owned = 1;
+	return s->log;
+}
+
+/* Keep e as s's first unreported event failure (see saop_store_error()). */
+static void
+keep_soft(struct saop_store *s, const struct saop_err *e)
+{
+	if (s->has_soft)
+		return;
+	s->soft = *e;
+	s->has_soft = 1;
+}
+
+int
+saop_store_error(struct saop_store *s, struct saop_err *e)
+{
+	saop_err_clear(e);
+	if (s == NULL || !s->has_soft)
+		return 0;
+	*e = s->soft;
+	s->has_soft = 0;
+	return 1;
 }
 
 struct event_arg {
@@ -356,39 +445,56 @@ saop_event(struct saop_store *s, const char *task_id, long turn,
     const char *event, const json_t *data, struct saop_err *e)
 {
 	struct event_arg a;
+	struct saop_err fail;
 	char now[32], *text;
 	json_t *line;
-	int rc;
+	FILE *log;
+	int bad;
 
+	saop_err_clear(e);
 	saop_now_iso8601(now);
 	text = data ? json_dumps(data, JSON_COMPACT) : strdup("{}");
-	if (text == NULL)
-		return saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
+	if (text == NULL) {
+		saop__fail(&fail, SAOP_ENOMEM, errno, "event %s: out of memory",
+		    event);
+		keep_soft(s, &fail);
+		return 0;
+	}
 	a.time = now;
 	a.task_id = task_id;
 	a.turn = turn;
 	a.event = event;
 	a.data = text;
-	rc = saop__store_tx(s, 0, insert_event, &a, e);
-	if (rc == 0 && s->log != NULL) {
-		line = json_pack("{s:s, s:s?, s:s}", "time", now, "task_id",
-		    task_id, "event", event);
-		if (line == NULL) {
-			free(text);
-			return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
-		}
-		if (turn >= 0)
-			json_object_set_new(line, "turn", json_integer(turn));
-		json_object_set_new(line, "data", data ?
-		    json_deep_copy(data) : json_object());
-		if (json_dumpf(line, s->log, JSON_COMPACT) != 0 ||
-		    putc('\n', s->log) == EOF || fflush(s->log) != 0)
-			rc = saop__fail(e, SAOP_EIO, errno,
-			    "--log: write error: %s", strerror(errno));
-		json_decref(line);
-	}
+	if (saop__store_tx(s, 0, insert_event, &a, &fail) != 0)
+		keep_soft(s, &fail);
 	free(text);
-	return rc;
+	/* The log line is written whether or not the row could be. */
+	if ((log = log_stream(s, &bad, &fail)) == NULL) {
+		if (bad)
+			keep_soft(s, &fail);
+		return 0;
+	}
+	line = json_pack("{s:s, s:s?, s:s}", "time", now, "task_id", task_id,
+	    "event", event);
+	if (line == NULL) {
+		saop__fail(&fail, SAOP_ENOMEM, 0, "event %s: out of memory",
+		    event);
+		keep_soft(s, &fail);
+		return 0;
+	}
+	if (turn >= 0)
+		json_object_set_new(line, "turn", json_integer(turn));
+	json_object_set_new(line, "data", data ? json_deep_copy(data) :
+	    json_object());
+	if (json_dumpf(line, log, JSON_COMPACT) != 0 ||
+	    putc('\n', log) == EOF || fflush(log) != 0) {
+		saop__fail(&fail, SAOP_EIO, errno, "--log: write error: %s",
+		    strerror(errno));
+		keep_soft(s, &fail);
+		clearerr(log);
+	}
+	json_decref(line);
+	return 0;
 }
 
 struct status_arg {

@@ -17,6 +17,7 @@ static const char *synopsis_text = "";
 static const char *summary_text = "";
 static const char *own_help_text = "";
 static struct saop_store *store;
+static int write_error_said;	/* a write error on stdout was reported */
 
 static const char common_help[] =
 "  -h, --help          print this help and exit\n"
@@ -44,7 +45,7 @@ close_stdout(void)
 		bad = 1;
 	if (bad) {
 		/* A closed pipe (head, grep -q) is not worth a message. */
-		if (errno != EPIPE)
+		if (errno != EPIPE && !write_error_said)
 			fprintf(stderr, "%s: write error: %s\n", prog,
 			    strerror(errno));
 		_exit(EX_IOERR);
@@ -181,6 +182,8 @@ cli_warn_err(const struct saop_err *e)
 _Noreturn void
 cli_die(const struct saop_err *e)
 {
+	if (ferror(stdout))
+		write_error_said = 1;
 	cli_warn_err(e);
 	exit(saop_err_exit_status(e->code));
 }
@@ -231,7 +234,8 @@ cli_task_id(const struct cli *o)
 void
 cli_record_task(const struct cli *o, json_t *rec)
 {
-	if (!json_is_string(json_object_get(rec, "task_id")))
+	/* A task id of the caller's, even a number, is the caller's. */
+	if (json_object_get(rec, "task_id") == NULL)
 		json_object_set_new(rec, "task_id",
 		    json_string(cli_task_id(o)));
 }
@@ -242,17 +246,25 @@ cli_raw_record(const struct cli *o)
 	struct saop_err e;
 	json_t *rec, *s;
 	char *buf;
-	size_t len;
+	size_t len, at;
 
 	if (saop_read_all(stdin, &buf, &len, o->max_record, &e) != 0)
 		cli_die(&e);
+	if ((at = saop_utf8_valid(buf, len)) < len) {
+		saop_err_clear(&e);
+		e.code = SAOP_EDATA;
+		e.line = 1;
+		e.offset = (long long)at;
+		e.has_offset = 1;
+		snprintf(e.msg, sizeof(e.msg), "the input is not UTF-8 text");
+		cli_die(&e);
+	}
 	s = json_stringn(buf, len);
 	free(buf);
 	if (s == NULL) {
 		saop_err_clear(&e);
-		e.code = SAOP_EDATA;
-		e.line = 1;
-		snprintf(e.msg, sizeof(e.msg), "the input is not UTF-8 text");
+		e.code = SAOP_ENOMEM;
+		snprintf(e.msg, sizeof(e.msg), "out of memory");
 		cli_die(&e);
 	}
 	if ((rec = json_object()) == NULL ||
@@ -310,11 +322,139 @@ cli_store(const struct cli *o)
 
 	if (store != NULL)
 		return store;
-	if ((store = saop_store_open(o->db, &e)) == NULL)
-		cli_die(&e);
-	if (o->log != NULL && saop_store_set_log(store, o->log, &e) != 0)
+	if ((store = saop_store_new(o->db, &e)) == NULL ||
+	    (o->log != NULL && saop_store_set_log(store, o->log, &e) != 0))
 		cli_die(&e);
 	return store;
+}
+
+int
+cli_record_error(json_t *rec, const struct saop_err *e)
+{
+	json_t *err;
+
+	err = json_pack("{s:s, s:s}", "program", prog, "message",
+	    e->msg[0] ? e->msg : "unknown error");
+	if (err == NULL)
+		return -1;
+	if (e->line > 0)
+		json_object_set_new(err, "line", json_integer(e->line));
+	if (e->has_offset)
+		json_object_set_new(err, "byte", json_integer(e->offset));
+	if (e->field[0] != '\0')
+		json_object_set_new(err, "field", json_string(e->field));
+	json_object_set_new(err, "status", json_integer(
+	    saop_err_exit_status(e->code)));
+	return json_object_set_new(rec, "error", err) == 0 ? 0 : -1;
+}
+
+int
+cli_call_failed(const struct saop_err *e)
+{
+	switch (e->code) {
+	case SAOP_ENETWORK:
+	case SAOP_ERATELIMIT:
+	case SAOP_EREFUSED:
+	case SAOP_EBADREQ:
+	case SAOP_EPREFILL:
+	case SAOP_EPROTO:
+	case SAOP_ECONFIG:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Exit 70: out of memory where nothing can go on. */
+static _Noreturn void
+die_nomem(void)
+{
+	struct saop_err e;
+
+	saop_err_clear(&e);
+	e.code = SAOP_ENOMEM;
+	snprintf(e.msg, sizeof(e.msg), "out of memory");
+	cli_die(&e);
+}
+
+/*
+ * Settle one record's trouble e: name it on stderr (with the record's
+ * line), put it on the record.  Returns the exit status it stands for.
+ */
+static int
+record_trouble(struct cli_loop *l, json_t *rec, struct saop_err *e)
+{
+	if (e->line == 0 && !l->o->raw_in)
+		e->line = l->line;
+	cli_warn_err(e);
+	if (cli_record_error(rec, e) != 0)
+		die_nomem();
+	return saop_err_exit_status(e->code);
+}
+
+int
+cli_run(struct cli_loop *l)
+{
+	const struct cli *o = l->o;
+	struct cli_records recs;
+	struct saop_err e, stop;
+	json_t *rec;
+	unsigned long n = 0;
+	int rc, status = CLI_OK, stopped = 0;
+
+	saop_err_clear(&stop);
+	cli_records_open(&recs, o, l->path);
+	if (recs.in != NULL && !o->quiet && !o->raw_out && !l->no_write)
+		saop_reader_pass(recs.in, stdout);
+	for (;;) {
+		if (recs.in == NULL) {
+			if ((rec = recs.raw) == NULL)
+				break;
+			recs.raw = NULL;
+			l->line = 1;
+		} else if ((rc = saop_reader_next(recs.in, &rec, &e)) <= 0) {
+			if (rc == 0)
+				break;
+			if (e.code != SAOP_EDATA && e.code != SAOP_ELIMIT)
+				cli_die(&e);
+			/* Not a record: named, handed on, and on. */
+			cli_warn_err(&e);
+			status = cli_worse(status, EX_DATAERR);
+			continue;
+		} else {
+			l->line = saop_reader_line(recs.in);
+		}
+		if ((rc = l->record(l, rec, &e)) < 0) {
+			rc = cli_state_status(json_string_value(
+			    json_object_get(rec, "state")));
+			if (cli_call_failed(&e)) {
+				/* The rest pass on without a call. */
+				l->no_call = 1;
+				if (!stopped)
+					stop = e;
+				stopped = 1;
+				record_trouble(l, rec, &e);
+			} else {
+				rc = cli_worse(rc, record_trouble(l, rec, &e));
+			}
+		}
+		if (saop_store_error(store, &e))
+			rc = cli_worse(rc, record_trouble(l, rec, &e));
+		status = cli_worse(status, rc);
+		if (o->quiet || l->no_write)
+			;
+		else if (o->raw_out && l->raw_out != NULL)
+			l->raw_out(l, rec);
+		else if (!o->raw_out && saop_record_write(stdout, rec, &e) != 0)
+			cli_die(&e);
+		json_decref(rec);
+		cli_progress(o, ++n, 0);
+	}
+	cli_progress(o, n, 1);
+	cli_records_close(&recs);
+	if (stopped)
+		status = cli_worse(saop_err_exit_status(stop.code), status);
+	return status;
 }
 
 long

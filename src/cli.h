@@ -101,12 +101,15 @@ int cli_state_status(const char *state);
  */
 const char *cli_task_id(const struct cli *o);
 
-/* Set rec.task_id to cli_task_id() when rec has none. */
+/* Set rec.task_id to cli_task_id() when rec has none (any kept). */
 void cli_record_task(const struct cli *o, json_t *rec);
 
 /*
- * The state database, opened on first use with --db and --log; on failure
- * prints the error and exits 74.  Closed at exit.
+ * The state database of the run (--db, --log), made on first call but
+ * opened only when something is written to it or read from it: a program
+ * that has nothing to store never touches the file, and a failure to
+ * open it is the failure of the write that needed it.  Closed at exit;
+ * exits 70 out of memory.
  */
 struct saop_store *cli_store(const struct cli *o);
 
@@ -146,5 +149,51 @@ void cli_records_close(struct cli_records *r);
 
 /* On a terminal, show "N records, R/s" on stderr now and then; 0 at end. */
 void cli_progress(const struct cli *o, unsigned long done, int final);
+
+/*
+ * The record loop every program runs.  The program fills o, path,
+ * record (and raw_out, arg); cli_run() does the rest, one rule for all:
+ * read each record (lines of path, or -r's one record), call record(),
+ * add the record's error, write it (or with -R its
+ * result text), count progress, and return the worst exit status.
+ *
+ * One record's trouble never costs another record.  A line that is not a
+ * record is named on stderr and handed on unchanged (status 65).  When
+ * record() fails, the record is still written, with "error" (program,
+ * message, line, byte, field, status) beside the state it has; a failed
+ * model call (network, refusal, protocol, configuration) also sets
+ * no_call, so that the records after it pass on without a call, and its
+ * status is the run's.  An event that could not be logged (kept in the
+ * store) adds an error to the record and makes the status 74.
+ */
+struct cli_loop {
+	const struct cli *o;
+	const char *path;	/* input file; "-" standard input */
+	/*
+	 * The work on one record (modified in place): returns its status
+	 * (CLI_OK, CLI_FLAGGED, CLI_ESCALATE), or -1 with e filled (the
+	 * record may have been changed before the failure).
+	 */
+	int (*record)(struct cli_loop *l, json_t *rec, struct saop_err *e);
+	/* -R: write rec's result text; NULL writes nothing. */
+	void (*raw_out)(const struct cli_loop *l, const json_t *rec);
+	void *arg;		/* the program's own */
+	int no_write;		/* write no records (--dry-run prints requests) */
+	/* Kept by cli_run(), read by record(): */
+	long line;		/* the line of the record at hand (from 1) */
+	int no_call;		/* a model call failed: make no more */
+};
+
+/* Run the loop; returns the exit status of the run. */
+int cli_run(struct cli_loop *l);
+
+/*
+ * Set rec.error from e: {program, message, line, byte, field, status}.
+ * Returns 0, or -1 out of memory.
+ */
+int cli_record_error(json_t *rec, const struct saop_err *e);
+
+/* 1 when e is a failed model call: the run makes no more calls. */
+int cli_call_failed(const struct saop_err *e);
 
 #endif /* SAOP_CLI_H */

@@ -104,9 +104,10 @@ event(const struct cli *o, const json_t *rec, const json_t *detect)
 	    "expected", json_object_get(detect, "expected"));
 	if (data == NULL)
 		die_nomem();
-	if (saop_event(cli_store(o), task, turn, "PARTIAL_COMPLETION_DETECTED",
-	    data, &e) != 0)
-		cli_die(&e);
+	/* A failure is kept in the store: cli_run() puts it on the record,
+	 * which is written all the same. */
+	saop_event(cli_store(o), task, turn, "PARTIAL_COMPLETION_DETECTED",
+	    data, &e);
 	json_decref(data);
 }
 
@@ -121,10 +122,11 @@ detect_json(const struct saop_detect_result *res)
 	return j;
 }
 
-/* Judge one record: add detect and state; return its exit status. */
+/* Judge one record: add detect and state; its status, or -1 with e. */
 static int
-detect_record(const struct cli *o, json_t *rec, long line)
+detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 {
+	const struct cli *o = l->o;
 	struct saop_detect_result res;
 	const char *raw;
 	json_t *detect, *nraw;
@@ -133,14 +135,19 @@ detect_record(const struct cli *o, json_t *rec, long line)
 	enum saop_verdict v;
 
 	if ((raw = saop_record_raw(rec, &len)) == NULL) {
-		cli_warn("line %ld: the record has no string \"raw\" to "
-		    "judge; passed on unchanged", line);
-		return EX_DATAERR;
+		saop_err_clear(e);
+		e->code = SAOP_EDATA;
+		snprintf(e->field, sizeof(e->field), "/raw");
+		snprintf(e->msg, sizeof(e->msg), "the record has no string "
+		    "\"raw\" to judge");
+		return -1;
 	}
 	if (saop_detect_buffer(raw, len, max_depth, &res) != 0)
 		die_nomem();
 	detect = detect_json(&res);
-	if (close_opt && res.verdict == SAOP_TRUNCATED) {
+	if (close_opt && res.verdict == SAOP_TRUNCATED && res.has_close) {
+		/* The text up to the close point, then the closing. */
+		len = (size_t)res.close_index;
 		clen = strlen(res.closing);
 		closed = xmalloc(len + clen + 1);
 		memcpy(closed, raw, len);
@@ -161,47 +168,18 @@ detect_record(const struct cli *o, json_t *rec, long line)
 	return v == SAOP_COMPLETE ? CLI_OK : CLI_FLAGGED;
 }
 
-static int
-run_records(const struct cli *o, const char *path)
+/* -R: write rec's raw text (closed with --close), LF-terminated. */
+static void
+raw_out(const struct cli_loop *l, const json_t *rec)
 {
-	struct saop_reader *in;
-	struct saop_err e;
-	json_t *rec;
-	unsigned long done = 0;
-	int rc, st, status = CLI_OK;
+	const char *raw;
+	size_t len;
 
-	if ((in = saop_reader_open(path, o->max_record, &e)) == NULL)
-		cli_die(&e);
-	while ((rc = saop_reader_next(in, &rec, &e)) != 0) {
-		if (rc < 0) {
-			if (e.code != SAOP_EDATA && e.code != SAOP_ELIMIT)
-				cli_die(&e);
-			/* Name the line, go on with the others. */
-			cli_warn_err(&e);
-			status = cli_worse(status, EX_DATAERR);
-			continue;
-		}
-		st = detect_record(o, rec, saop_reader_line(in));
-		status = cli_worse(status, st);
-		if (o->quiet) {
-			/* Nothing to write. */
-		} else if (o->raw_out) {
-			const char *raw;
-			size_t len;
-
-			if ((raw = saop_record_raw(rec, &len)) != NULL) {
-				put(raw, len);
-				put("\n", 1);
-			}
-		} else if (saop_record_write(stdout, rec, &e) != 0) {
-			cli_die(&e);
-		}
-		json_decref(rec);
-		cli_progress(o, ++done, 0);
+	(void)l;
+	if ((raw = saop_record_raw(rec, &len)) != NULL) {
+		put(raw, len);
+		put("\n", 1);
 	}
-	cli_progress(o, done, 1);
-	saop_reader_close(in);
-	return status;
 }
 
 /*
@@ -336,9 +314,44 @@ esc_end(struct esc *x)
 	esc_flush(x);
 }
 
+/* The input kept by run_raw() under --close (its close point is known
+ * only at the end). */
+struct kept {
+	unsigned char *buf;
+	size_t len, cap;
+};
+
+/* Append p[0..n) to k; exits 65 past max bytes (0: the default record
+ * limit), 70 when out of memory. */
+static void
+keep_input(struct kept *k, const unsigned char *p, size_t n, size_t max)
+{
+	struct saop_err e;
+	unsigned char *nb;
+
+	if (max == 0)
+		max = SAOP_MAX_RECORD_BYTES;
+	if (k->len + n > max) {
+		saop_err_clear(&e);
+		e.code = SAOP_ELIMIT;
+		snprintf(e.msg, sizeof(e.msg), "--close: the input is longer "
+		    "than %zu bytes (--max-record)", max);
+		cli_die(&e);
+	}
+	if (k->len + n > k->cap) {
+		k->cap = (k->len + n) * 2;
+		if ((nb = realloc(k->buf, k->cap)) == NULL)
+			die_nomem();
+		k->buf = nb;
+	}
+	memcpy(k->buf + k->len, p, n);
+	k->len += n;
+}
+
 static int
 run_raw(const struct cli *o, const char *path)
 {
+	struct kept kept = { NULL, 0, 0 };
 	/* Large reads, straight into the buffer (no stdio copy).  256 KB
 	 * stays in the L2 cache while it is scanned; 64 KB to 1 MB measured
 	 * alike through a 1 MB pipe. */
@@ -389,7 +402,9 @@ run_raw(const struct cli *o, const char *path)
 		}
 		if (saop_detector_feed(d, (const char *)buf, (size_t)n) < 0)
 			die_nomem();
-		if (record)
+		if (close_opt)
+			keep_input(&kept, buf, (size_t)n, o->max_record);
+		else if (record)
 			esc_feed(&x, buf, (size_t)n);
 		else if (o->raw_out && !o->quiet)
 			put(buf, (size_t)n);
@@ -408,15 +423,26 @@ run_raw(const struct cli *o, const char *path)
 		die_nomem();
 	saop_detector_free(d);
 	detect = detect_json(&res);
-	if (close_opt && res.verdict == SAOP_TRUNCATED) {
-		if (record)
-			esc_feed(&x, (const unsigned char *)res.closing,
-			    strlen(res.closing));
-		else if (o->raw_out && !o->quiet)
-			put(res.closing, strlen(res.closing));
-		if (json_object_set(detect, "closed",
-		    json_object_get(detect, "closing")) != 0)
-			die_nomem();
+	if (close_opt) {
+		/* --close: the input was kept, not streamed; it goes out up
+		 * to the close point, then the closing. */
+		size_t upto = kept.len, clen = 0;
+
+		if (res.verdict == SAOP_TRUNCATED && res.has_close) {
+			upto = (size_t)res.close_index;
+			clen = strlen(res.closing);
+			if (json_object_set(detect, "closed",
+			    json_object_get(detect, "closing")) != 0)
+				die_nomem();
+		}
+		if (record) {
+			esc_feed(&x, kept.buf, upto);
+			esc_feed(&x, (const unsigned char *)res.closing, clen);
+		} else if (o->raw_out && !o->quiet) {
+			put(kept.buf, upto);
+			put(res.closing, clen);
+		}
+		free(kept.buf);
 	}
 	if (record) {
 		esc_end(&x);
@@ -449,6 +475,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct cli opt = { 0 };
+	struct cli_loop loop = { 0 };
 	int ch;
 
 	cli_init("saop-detect", "[-hqRrVv] [--close] [--max-depth n] "
@@ -480,5 +507,9 @@ main(int argc, char *argv[])
 		cli_usage(EX_USAGE);
 	if (opt.raw_in)
 		return run_raw(&opt, optind < argc ? argv[optind] : NULL);
-	return run_records(&opt, optind < argc ? argv[optind] : "-");
+	loop.o = &opt;
+	loop.path = optind < argc ? argv[optind] : "-";
+	loop.record = detect_record;
+	loop.raw_out = raw_out;
+	return cli_run(&loop);
 }

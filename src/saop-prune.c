@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -24,25 +25,8 @@ enum {
 };
 
 static struct cli opt;
-static struct saop_store *store;	/* opened when first needed */
 static struct saop_prune_stats stats;
 static long cur_line;
-
-/* The state database, for the library, on first need: not fatal here. */
-static struct saop_store *
-open_store(void *arg, struct saop_err *e)
-{
-	(void)arg;
-	if (store != NULL)
-		return store;
-	if ((store = saop_store_open(opt.db, e)) == NULL)
-		return NULL;
-	if (opt.log != NULL && saop_store_set_log(store, opt.log, e) != 0) {
-		saop_store_close(store);
-		store = NULL;
-	}
-	return store;
-}
 
 /* -v and --dry-run: say what was (or would be) pruned. */
 static void
@@ -66,9 +50,10 @@ told(void *arg, const struct saop_prune_item *it)
 }
 
 /*
- * Handle the result of one prune call.  Bad input ends the run (65).  A
- * store that failed leaves what is not yet committed unpruned: report it
- * once, prune no more, and end with 74 after passing everything on.
+ * Handle the result of a prune call in --entries and -r: bad input ends
+ * the run (65).  A store that failed leaves what is not yet committed
+ * unpruned: report it once, prune no more, and end with 74 after passing
+ * everything on.
  */
 static void
 settle(int rc, const struct saop_err *e, int *status, int *store_failed)
@@ -110,46 +95,53 @@ data_error(long line, const char *field, const char *msg)
 	cli_die(&e);
 }
 
-static int
-prune_records(const char *path, struct saop_prune_opts *po)
+/* -R: write rec's messages (pruned), when it has any. */
+static void
+raw_out(const struct cli_loop *l, const json_t *rec)
 {
-	struct cli_records recs;
-	struct saop_err e;
-	json_t *rec, *req, *msgs, *turn, *task;
-	int rc, status = CLI_OK, failed = 0;
-	unsigned long n = 0, before;
+	const json_t *msgs;
 
-	cli_records_open(&recs, &opt, path);
-	while ((rec = cli_records_next(&recs)) != NULL) {
-		cur_line = recs.line;
-		req = json_object_get(rec, "request");
-		msgs = json_object_get(req, "messages");
-		if (req != NULL && !json_is_object(req))
-			data_error(cur_line, "/request", "not an object");
-		if (msgs != NULL && !failed) {
-			turn = json_object_get(rec, "turn");
-			task = json_object_get(rec, "task_id");
-			po->line = cur_line;
-			po->turn = json_is_integer(turn) ?
-			    (long)json_integer_value(turn) : -1;
-			po->task_id = json_is_string(task) ?
-			    json_string_value(task) : cli_task_id(&opt);
-			before = stats.pruned;
-			rc = saop_prune_messages(msgs, po, &stats, &e);
-			settle(rc, &e, &status, &failed);
-			if (stats.pruned > before)
-				cli_record_task(&opt, rec);
-		}
-		if (!opt.raw_out)
-			write_json(rec);
-		else if (msgs != NULL)
-			write_json(msgs);
-		json_decref(rec);
-		cli_progress(&opt, ++n, 0);
+	(void)l;
+	msgs = json_object_get(json_object_get(rec, "request"), "messages");
+	if (msgs != NULL)
+		write_json(msgs);
+}
+
+/*
+ * One record: prune its request's messages.  A store that cannot be
+ * written leaves the record unpruned (nothing is replaced that is not
+ * stored) and fails it; the next record tries again.
+ */
+static int
+prune_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
+{
+	struct saop_prune_opts *po = l->arg;
+	json_t *req, *msgs, *turn, *task;
+	unsigned long before = stats.pruned;
+
+	cur_line = l->line;
+	req = json_object_get(rec, "request");
+	if (req != NULL && !json_is_object(req)) {
+		saop_err_clear(e);
+		e->code = SAOP_EDATA;
+		snprintf(e->field, sizeof(e->field), "/request");
+		snprintf(e->msg, sizeof(e->msg), "not an object");
+		return -1;
 	}
-	cli_progress(&opt, n, 1);
-	cli_records_close(&recs);
-	return status;
+	if ((msgs = json_object_get(req, "messages")) == NULL)
+		return CLI_OK;
+	turn = json_object_get(rec, "turn");
+	task = json_object_get(rec, "task_id");
+	po->line = l->line;
+	po->turn = json_is_integer(turn) ? (long)json_integer_value(turn) :
+	    -1;
+	po->task_id = json_is_string(task) ? json_string_value(task) :
+	    cli_task_id(&opt);
+	if (saop_prune_messages(msgs, po, &stats, e) != 0)
+		return -1;
+	if (stats.pruned > before)
+		cli_record_task(&opt, rec);
+	return CLI_OK;
 }
 
 /* -r: all of the input is one chat request or one messages array. */
@@ -205,6 +197,24 @@ prune_raw(const char *path, struct saop_prune_opts *po)
 	return status;
 }
 
+/* Copy the lines waiting in f to standard output and empty f. */
+static void
+pass_on(FILE *f)
+{
+	char buf[65536];
+	size_t n;
+
+	if (f == NULL)
+		return;
+	rewind(f);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (fwrite(buf, 1, n, stdout) != n)
+			break;
+	rewind(f);
+	if (ftruncate(fileno(f), 0) != 0)
+		cli_warn("a line that is not an entry may be repeated");
+}
+
 /* Prune the batch of entries (if the store works) and write it out. */
 static void
 flush_entries(json_t **batch, long *lines, size_t *n,
@@ -241,23 +251,45 @@ prune_entries(const char *path, struct saop_prune_opts *po)
 	size_t n = 0, bytes = 0;
 	unsigned long done = 0;
 	int rc, status = CLI_OK, failed = 0;
+	FILE *bad = NULL;
 
 	/* Each entry is checked alone as it comes (a dry run stores
-	 * nothing), so that bad input stops the run after every entry
-	 * before it has been passed on. */
+	 * nothing); one that is wrong is passed on with its error, in its
+	 * place, after the entries before it. */
 	check.dry_run = 1;
 	check.on_output = NULL;
 	if ((in = saop_reader_open(path, opt.max_record, &e)) == NULL)
 		cli_die(&e);
-	while ((rc = saop_reader_next(in, &en, &e)) == 1) {
+	/* Lines that are not entries wait in a file (however long they
+	 * are) until the entries read before them are written. */
+	if (!opt.quiet && (bad = tmpfile()) != NULL)
+		saop_reader_pass(in, bad);
+	while ((rc = saop_reader_next(in, &en, &e)) != 0) {
 		long line = saop_reader_line(in);
 
+		if (rc < 0) {
+			if (e.code != SAOP_EDATA && e.code != SAOP_ELIMIT)
+				cli_die(&e);
+			flush_entries(batch, lines, &n, po, &status, &failed);
+			bytes = 0;
+			cli_warn_err(&e);
+			status = cli_worse(status, EX_DATAERR);
+			pass_on(bad);
+			continue;
+		}
 		check.line = line;
 		memset(&scratch, 0, sizeof(scratch));
 		if (saop_prune_entries(&en, &line, 1, &check, &scratch,
 		    &e) != 0) {
 			flush_entries(batch, lines, &n, po, &status, &failed);
-			cli_die(&e);
+			bytes = 0;
+			cli_warn_err(&e);
+			status = cli_worse(status, saop_err_exit_status(e.code));
+			if (cli_record_error(en, &e) != 0)
+				abort();
+			write_json(en);
+			json_decref(en);
+			continue;
 		}
 		batch[n] = en;
 		lines[n++] = line;
@@ -269,13 +301,11 @@ prune_entries(const char *path, struct saop_prune_opts *po)
 		}
 		cli_progress(&opt, ++done, 0);
 	}
-	if (rc < 0) {
-		flush_entries(batch, lines, &n, po, &status, &failed);
-		cli_die(&e);
-	}
 	flush_entries(batch, lines, &n, po, &status, &failed);
 	cli_progress(&opt, done, 1);
 	saop_reader_close(in);
+	if (bad != NULL)
+		fclose(bad);
 	return status;
 }
 
@@ -320,6 +350,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 }
 	};
 	struct saop_prune_opts po;
+	struct cli_loop loop = { 0 };
 	struct saop_err e;
 	const char *path, *tool = NULL;
 	long long get_id = 0;
@@ -393,16 +424,21 @@ main(int argc, char *argv[])
 	po.dry_run = opt.dry_run;
 	po.task_id = cli_task_id(&opt);
 	po.field = "/request/messages";
-	po.open_store = open_store;
+	/* Made now, opened only when an output is to be stored. */
+	po.store = cli_store(&opt);
 	po.on_output = told;
-	if (entries)
+	if (entries) {
 		status = prune_entries(path, &po);
-	else if (opt.raw_in)
+	} else if (opt.raw_in) {
 		status = prune_raw(path, &po);
-	else
-		status = prune_records(path, &po);
-	saop_store_close(store);
-	store = NULL;
+	} else {
+		loop.o = &opt;
+		loop.path = path;
+		loop.record = prune_one;
+		loop.raw_out = raw_out;
+		loop.arg = &po;
+		status = cli_run(&loop);
+	}
 	if (opt.verbose > 0)
 		cli_warn("%lu outputs, %lu pruned (%lu stored), %lu already "
 		    "pruned; %llu bytes of output became %llu", stats.outputs,

@@ -29,49 +29,87 @@ static const char own_help[] =
 "      --no-repair     do not repair answers locally\n"
 "      --no-retry      only validate: send no correction turn\n";
 
+/* What the run shares between records. */
+struct validate_run {
+	struct saop_llm_config cfg;
+	struct saop_validate_opts vo;
+	int model;		/* correction turns are asked for */
+};
+
 /* Print the errors of an invalid record on stderr, one line each. */
 static void
-report(const struct cli *o, long line, const json_t *rec)
+report(const struct cli_loop *l, const json_t *rec)
 {
 	const json_t *errors, *err;
 	size_t i;
 
-	if (o->quiet)
+	if (l->o->quiet)
 		return;
 	errors = json_object_get(json_object_get(rec, "validate"), "errors");
 	json_array_foreach(errors, i, err) {
 		char *text = saop_validate_error_text(err);
 
-		cli_warn("line %ld: %s", line, text ? text : "out of memory");
+		cli_warn("line %ld: %s", l->line, text ? text :
+		    "out of memory");
 		free(text);
 	}
 }
 
-/* Write rec, or with -R its envelope alone; nothing with -q. */
+/* -R: write rec's envelope when it is valid. */
 static void
-emit(const struct cli *o, const json_t *rec)
+raw_out(const struct cli_loop *l, const json_t *rec)
 {
 	struct saop_err e;
 	const json_t *env;
 
-	if (o->quiet)
+	(void)l;
+	env = json_object_get(rec, "envelope");
+	if (env == NULL || !json_is_true(json_object_get(
+	    json_object_get(rec, "validate"), "valid")))
 		return;
-	if (o->raw_out) {
-		env = json_object_get(rec, "envelope");
-		if (env == NULL || !json_is_true(json_object_get(
-		    json_object_get(rec, "validate"), "valid")))
-			return;
-		if (json_dumpf(env, stdout, JSON_COMPACT | JSON_ENCODE_ANY |
-		    JSON_PRESERVE_ORDER) != 0 || putchar('\n') == EOF) {
-			saop_err_clear(&e);
-			e.code = SAOP_EIO;
-			snprintf(e.msg, sizeof(e.msg), "write error");
-			cli_die(&e);
-		}
-		return;
-	}
-	if (saop_record_write(stdout, rec, &e) != 0)
+	if (json_dumpf(env, stdout, JSON_COMPACT | JSON_ENCODE_ANY |
+	    JSON_PRESERVE_ORDER) != 0 || putchar('\n') == EOF) {
+		saop_err_clear(&e);
+		e.code = SAOP_EIO;
+		snprintf(e.msg, sizeof(e.msg), "write error");
 		cli_die(&e);
+	}
+}
+
+/* --dry-run: print the correction request rec would need. */
+static int
+dry_run(struct validate_run *r, const json_t *rec, struct saop_err *e)
+{
+	json_t *req;
+	int rc;
+
+	if ((rc = saop_validate_plan(rec, &r->vo, &req, e)) <= 0)
+		return rc < 0 ? -1 : CLI_OK;
+	rc = saop_llm_dry_run(stdout, &r->cfg, req, e);
+	json_decref(req);
+	return rc != 0 ? -1 : CLI_FLAGGED;
+}
+
+/* One record: validate, repair, correct; its status or -1 with e. */
+static int
+validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
+{
+	struct validate_run *r = l->arg;
+	int rc;
+
+	cli_record_task(l->o, rec);
+
+	if (l->o->dry_run && r->model)
+		return dry_run(r, rec, e);
+	r->vo.llm = r->model && !l->no_call ? &r->cfg : NULL;
+	/* The database opens only when an event is written. */
+	r->vo.store = r->vo.llm != NULL ? cli_store(l->o) : NULL;
+	/* With -q and no model nobody reads the record after. */
+	r->vo.no_envelope = l->o->quiet && r->vo.llm == NULL;
+	rc = saop_validate_record(rec, &r->vo, e);
+	if (rc != CLI_OK)
+		report(l, rec);
+	return rc;
 }
 
 int
@@ -87,19 +125,15 @@ main(int argc, char *argv[])
 		{ "no-retry", no_argument, NULL, OPT_NO_RETRY },
 		{ NULL, 0, NULL, 0 }
 	};
+	static struct validate_run r;
 	struct cli opt = { 0 };
-	struct saop_llm_config cfg;
+	struct cli_loop loop = { 0 };
 	struct saop_schema_opts so = { 0 };
-	struct saop_validate_opts vo;
 	struct saop_schema *schema;
-	struct cli_records recs;
-	struct saop_err e, stop;
+	struct saop_err e;
 	const char *schema_path = NULL, *env, **refs;
-	json_t *rec, *req;
-	unsigned long n = 0;
 	size_t nrefs = 0;
-	long line = 0;
-	int ch, rc, status = CLI_OK, stopped = 0, no_retry = 0, model;
+	int ch, status, no_retry = 0;
 
 	cli_init("saop-validate", "[-hqRrVv] [--schema file] "
 	    "[--ref-dir uri=dir] [--format-assert] [--max-retries n] "
@@ -110,12 +144,11 @@ main(int argc, char *argv[])
 	    "it, else escalate.", own_help);
 	if ((refs = calloc((size_t)argc + 1, sizeof(*refs))) == NULL)
 		abort();
-	memset(&vo, 0, sizeof(vo));
-	vo.max_retries = SAOP_MAX_CORRECTION_RETRIES;
+	r.vo.max_retries = SAOP_MAX_CORRECTION_RETRIES;
 	if ((env = getenv("SAOP_MAX_CORRECTION_RETRIES")) != NULL &&
 	    *env != '\0')
-		vo.max_retries = (int)cli_count("SAOP_MAX_CORRECTION_RETRIES",
-		    env, 100);
+		r.vo.max_retries = (int)cli_count(
+		    "SAOP_MAX_CORRECTION_RETRIES", env, 100);
 	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
 	    NULL)) != -1) {
 		switch (ch) {
@@ -132,11 +165,11 @@ main(int argc, char *argv[])
 			so.format_assert = 1;
 			continue;
 		case OPT_MAX_RETRIES:
-			vo.max_retries = (int)cli_count("--max-retries",
+			r.vo.max_retries = (int)cli_count("--max-retries",
 			    optarg, 100);
 			continue;
 		case OPT_NO_REPAIR:
-			vo.no_repair = 1;
+			r.vo.no_repair = 1;
 			continue;
 		case OPT_NO_RETRY:
 			no_retry = 1;
@@ -154,79 +187,23 @@ main(int argc, char *argv[])
 	    saop_schema_envelope_v1(&e);
 	if (schema == NULL)
 		cli_die(&e);
-	vo.schema = schema;
-	vo.max_answer = opt.max_record;
-	memset(&cfg, 0, sizeof(cfg));
-	if (saop_llm_config_from_env(&cfg, &e) != 0)
+	r.vo.schema = schema;
+	r.vo.max_answer = opt.max_record;
+	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
 		cli_die(&e);
-	model = !no_retry && (opt.dry_run || saop_llm_configured(&cfg));
-	if (!no_retry && !model && opt.verbose)
+	r.model = !no_retry && (opt.dry_run || saop_llm_configured(&r.cfg));
+	if (!no_retry && !r.model && opt.verbose)
 		cli_warn("no model configured (set SAOP_API_KEY or "
 		    "SAOP_API_BASE): only validating");
-	saop_err_clear(&stop);
-
-	cli_records_open(&recs, &opt, optind < argc ? argv[optind] : "-");
-	while ((rec = cli_records_next(&recs)) != NULL) {
-		line = recs.line;
-		cli_record_task(&opt, rec);
-		if (opt.dry_run && model) {
-			if ((rc = saop_validate_plan(rec, &vo, &req, &e)) < 0)
-				goto bad;
-			if (rc == 1) {
-				if (saop_llm_dry_run(stdout, &cfg, req,
-				    &e) != 0)
-					cli_die(&e);
-				json_decref(req);
-				status = cli_worse(status, CLI_FLAGGED);
-			}
-			json_decref(rec);
-			continue;
-		}
-		vo.llm = model && !stopped ? &cfg : NULL;
-		vo.store = vo.llm != NULL ? cli_store(&opt) : NULL;
-		/* With -q and no model nobody reads the record after. */
-		vo.no_envelope = opt.quiet && vo.llm == NULL;
-		rc = saop_validate_record(rec, &vo, &e);
-		if (rc < 0) {
-			switch (e.code) {
-			case SAOP_ENETWORK:
-			case SAOP_ERATELIMIT:
-			case SAOP_EREFUSED:
-			case SAOP_EBADREQ:
-			case SAOP_EPREFILL:
-			case SAOP_EPROTO:
-			case SAOP_ECONFIG:
-			case SAOP_ELIMIT:
-				/* The record goes on as it stands; the rest
-				   are only validated. */
-				if (e.line == 0)
-					e.line = line;
-				cli_warn_err(&e);
-				stop = e;
-				stopped = 1;
-				rc = CLI_FLAGGED;
-				break;
-			default:
-				goto bad;
-			}
-		}
-		if (rc != CLI_OK)
-			report(&opt, line, rec);
-		emit(&opt, rec);
-		status = cli_worse(status, rc);
-		json_decref(rec);
-		cli_progress(&opt, ++n, 0);
-	}
-	cli_progress(&opt, n, 1);
-	cli_records_close(&recs);
+	loop.o = &opt;
+	loop.path = optind < argc ? argv[optind] : "-";
+	loop.record = validate_one;
+	loop.raw_out = raw_out;
+	loop.no_write = opt.dry_run && r.model;
+	loop.arg = &r;
+	status = cli_run(&loop);
 	saop_schema_free(schema);
-	saop_llm_config_free(&cfg);
+	saop_llm_config_free(&r.cfg);
 	free(refs);
-	if (stopped)
-		return saop_err_exit_status(stop.code);
 	return status;
-bad:
-	if (e.line == 0)
-		e.line = line;
-	cli_die(&e);
 }

@@ -23,9 +23,18 @@ grep -q '^saop-detect: line 4, byte 0: .*JSON object' "$tmp/err" ||
     fail "no line 4 in: $(cat "$tmp/err")"
 grep -q '^saop-detect: line 5: .*no string "raw"' "$tmp/err" ||
     fail "no line 5 in: $(cat "$tmp/err")"
-[ "$(wc -l <"$tmp/out")" -eq 4 ] || fail "not 4 records written"
-jqs 'map(select(.turn == 4))[0] | has("detect") | not' "$tmp/out"
-[ "$(jq -s 'map(.turn)' "$tmp/out" | tr -d ' \n')" = '[0,2,4,5]' ] ||
+# Every line goes on: the records (line 5 with its error) and, unchanged,
+# the lines that are not records.
+[ "$(wc -l <"$tmp/out")" -eq 6 ] || fail "not 6 lines written"
+for l in 2 4; do
+	[ "$(sed -n ${l}p "$tmp/out")" = "$(sed -n ${l}p "$data/detect/bad-lines.ndjson")" ] ||
+	    fail "line $l was not handed on unchanged"
+done
+sed -n 5p "$tmp/out" >"$tmp/l5"
+jqf '.error.line == 5 and .error.status == 65' "$tmp/l5"
+jq -R -c 'fromjson? | objects' "$tmp/out" >"$tmp/recs"
+jqs 'map(select(.turn == 4))[0] | has("detect") | not' "$tmp/recs"
+[ "$(jq -s 'map(.turn)' "$tmp/recs" | tr -d ' \n')" = '[0,2,4,5]' ] ||
     fail "records lost or reordered"
 # A line over --max-record is 65 too, naming it.
 printf '{"raw":"[1]"}\n{"raw":"%s"}\n' "$(head -c 300 /dev/zero | tr '\0' a)" |

@@ -80,12 +80,16 @@ grep -q 'would be pruned' "$tmp/err" || fail "--dry-run said nothing"
 [ ! -e "$SAOP_DB" ] || [ "$(sql 'SELECT count(*) FROM tool_outputs')" -eq 0 ] ||
     fail "--dry-run stored something"
 
-# Bad input: exit 65 naming the line and the field; records before it out.
+# Bad input: exit 65 naming the line and the field; every record out,
+# the bad one with its error.
 printf '%s\n' '{"request":{"messages":[]}}' \
     '{"request":{"messages":[{"role":"tool","content":5}]}}' >"$tmp/bad"
 expect_status 65 saop-prune <"$tmp/bad" >"$tmp/out" 2>"$tmp/err"
 grep -q 'line 2.*/request/messages/0/content' "$tmp/err" || fail "$(cat "$tmp/err")"
-[ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "the good record before was not passed on"
+[ "$(wc -l <"$tmp/out")" -eq 2 ] || fail "a record was not passed on"
+sed -n 2p "$tmp/out" >"$tmp/l2"
+jqf '.error.line == 2 and .error.field == "/request/messages/0/content" and
+    .error.status == 65 and .request.messages[0].content == 5' "$tmp/l2"
 printf '{"raw_content":"x","turn_age":"old"}\n' >"$tmp/bad"
 expect_status 65 saop-prune --entries <"$tmp/bad" >/dev/null 2>"$tmp/err"
 grep -q 'line 1.*/turn_age' "$tmp/err" || fail "$(cat "$tmp/err")"

@@ -5,7 +5,10 @@
                                over several turns, large and small outputs
   prune.py big R N SIZE        R records (one task each): N tool outputs
                                of SIZE bytes, one assistant turn after each
-  prune.py same A B            A and B hold equal records (as JSON)
+  prune.py same A B [--unstored]
+                               A and B hold equal records (as JSON);
+                               --unstored: B's records may carry
+                               saop-prune's error 74 (at least one does)
   prune.py check IN OUT DB DIR [--partial]
                                OUT is IN pruned by the rule (threshold
                                51200, age 2, 500 characters): same records,
@@ -95,9 +98,21 @@ def big(records, n, size):
                           "request": {"messages": msgs}}))
 
 
-def same(a, b):
+def same(a, b, unstored=False):
     ra = [json.loads(l) for l in open(a, encoding="utf-8")]
     rb = [json.loads(l) for l in open(b, encoding="utf-8")]
+    if unstored:
+        # Records left unpruned because nothing could be stored carry
+        # saop-prune's error (status 74); the rest of them is unchanged.
+        marked = 0
+        for r in rb:
+            err = r.pop("error", None)
+            if err is not None:
+                if err.get("program") != "saop-prune" or err.get("status") != 74:
+                    fail("%s: an unexpected error %r" % (b, err))
+                marked += 1
+        if marked == 0:
+            fail("%s: no record says it was left unpruned" % b)
     if ra != rb:
         fail("%s and %s differ (%d and %d records)" % (a, b, len(ra), len(rb)))
 
@@ -204,7 +219,7 @@ def main():
     elif a[:1] == ["big"]:
         big(int(a[1]), int(a[2]), int(a[3]))
     elif a[:1] == ["same"]:
-        same(a[1], a[2])
+        same(a[1], a[2], "--unstored" in a[3:])
     elif a[:1] == ["check"]:
         check(a[1], a[2], a[3], a[4], "--partial" in a)
     else:
