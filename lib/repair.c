@@ -51,6 +51,7 @@ struct lex {
 	size_t stack_cap;
 };
 
+/* Make room for more bytes and a NUL after b's text: 0, or -1 (no memory). */
 static int
 buf_grow(struct buf *b, size_t more)
 {
@@ -69,25 +70,40 @@ buf_grow(struct buf *b, size_t more)
 	return 0;
 }
 
+/* Append p[0..n) to b, keeping it NUL-terminated: 0, or -1 (no memory). */
 static int
-put(struct lex *lx, const char *p, size_t n)
+buf_put(struct buf *b, const char *p, size_t n)
 {
-	if (buf_grow(lx->out, n) != 0) {
-		lx->nomem = 1;
+	if (buf_grow(b, n) != 0)
 		return -1;
-	}
-	memcpy(lx->out->p + lx->out->len, p, n);
-	lx->out->len += n;
-	lx->out->p[lx->out->len] = '\0';
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	b->p[b->len] = '\0';
 	return 0;
 }
 
+/*
+ * Append p[0..n) to the output of the pass under way: 0, or -1 with
+ * lx->nomem set.  lx->out is only valid during a pass (see pass_begin).
+ */
+static int
+put(struct lex *lx, const char *p, size_t n)
+{
+	if (buf_put(lx->out, p, n) != 0) {
+		lx->nomem = 1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Append the byte c to the output of the pass under way, as put(). */
 static int
 putc_(struct lex *lx, char c)
 {
 	return put(lx, &c, 1);
 }
 
+/* Can c start an unquoted key or a literal?  1 or 0. */
 static int
 is_ident_start(unsigned char c)
 {
@@ -95,18 +111,21 @@ is_ident_start(unsigned char c)
 	    c == '$';
 }
 
+/* Can c go on an unquoted key or a literal?  1 or 0. */
 static int
 is_ident(unsigned char c)
 {
 	return is_ident_start(c) || (c >= '0' && c <= '9');
 }
 
+/* Is c an ASCII digit?  1 or 0. */
 static int
 is_digit(unsigned char c)
 {
 	return c >= '0' && c <= '9';
 }
 
+/* Is c a hexadecimal digit?  1 or 0. */
 static int
 is_hex(unsigned char c)
 {
@@ -328,6 +347,10 @@ literal(struct lex *lx)
 	return put(lx, json[k], n);
 }
 
+/*
+ * Open a container c ('{' or '[') and write it: 0, or -1 past
+ * SAOP_MAX_DEPTH or with no memory (lx->nomem set).
+ */
 static int
 push(struct lex *lx, char c)
 {
@@ -483,6 +506,32 @@ value(struct lex *lx)
 }
 
 /*
+ * Start a pass of the tokenizer over s[0..n), writing into out (emptied
+ * first).  The lexer borrows out until pass_end(): callers keep their
+ * output buffers in different places (saop_repair's, from_fences' own
+ * scratch buffer on its stack), so no pointer to one may outlive the pass
+ * that wrote it.
+ */
+static void
+pass_begin(struct lex *lx, const char *s, size_t n, struct buf *out)
+{
+	lx->s = s;
+	lx->n = n;
+	lx->i = 0;
+	lx->out = out;
+	lx->repairs = 0;
+	lx->tokens = 0;
+	out->len = 0;
+}
+
+/* End the pass: the lexer no longer holds its output buffer. */
+static void
+pass_end(struct lex *lx)
+{
+	lx->out = NULL;
+}
+
+/*
  * Read s[0..n) as exactly one value with white space and comments around
  * it, into out (emptied first).  Returns 1 and the repairs in *repairs, 0
  * when it is not one value, -1 on no memory.  *tokens: how far it got.
@@ -493,14 +542,9 @@ whole(struct lex *lx, const char *s, size_t n, struct buf *out,
 {
 	int ok;
 
-	lx->s = s;
-	lx->n = n;
-	lx->i = 0;
-	lx->out = out;
-	lx->repairs = 0;
-	lx->tokens = 0;
-	out->len = 0;
+	pass_begin(lx, s, n, out);
 	ok = value(lx) == 0 && skip_space(lx) == 0 && lx->i == lx->n;
+	pass_end(lx);
 	if (tokens != NULL)
 		*tokens = lx->tokens;
 	if (lx->nomem)
@@ -540,6 +584,7 @@ fence_at(const char *s, size_t n, size_t i)
 	return 0;
 }
 
+/* The index of the newline ending the line at s[i], or n. */
 static size_t
 line_end(const char *s, size_t n, size_t i)
 {
@@ -621,7 +666,7 @@ from_prose(struct lex *lx, const char *s, size_t n, struct buf *out,
     unsigned *repairs)
 {
 	size_t i = 0, at = 0, len = 0;
-	int found = 0;
+	int found = 0, rc;
 	unsigned r = 0;
 
 	while (i < n && found < 2) {
@@ -629,14 +674,10 @@ from_prose(struct lex *lx, const char *s, size_t n, struct buf *out,
 			i++;
 			continue;
 		}
-		lx->s = s + i;
-		lx->n = n - i;
-		lx->i = 0;
-		lx->out = out;
-		lx->repairs = 0;
-		lx->tokens = 0;
-		out->len = 0;
-		if (value(lx) == 0) {
+		pass_begin(lx, s + i, n - i, out);
+		rc = value(lx);
+		pass_end(lx);
+		if (rc == 0) {
 			found++;
 			at = i;
 			len = lx->i;
@@ -658,6 +699,12 @@ from_prose(struct lex *lx, const char *s, size_t n, struct buf *out,
 	return 1;
 }
 
+/*
+ * Repair text[0..len) (see saop.h): a whole value first, then the one
+ * fenced block that holds JSON, then the one value in prose; else only a
+ * BOM goes.  Returns 1 with *out (new, free()) and *repairs (new), 0 when
+ * nothing changes, or -SAOP_ENOMEM.
+ */
 int
 saop_repair(const char *text, size_t len, char **out, size_t *out_len,
     json_t **repairs, struct saop_err *e)
@@ -693,7 +740,7 @@ saop_repair(const char *text, size_t len, char **out, size_t *out_len,
 		/* No single reading; only a BOM can still go. */
 		r = 0;
 		b.len = 0;
-		if (bom && put(&lx, s, n) != 0) {
+		if (bom && buf_put(&b, s, n) != 0) {
 			free(b.p);
 			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
 			    "out of memory");

@@ -13,8 +13,6 @@
 
 #include "schema-int.h"
 
-/* Deepest nesting of schema evaluation (a guard against $ref loops). */
-#define MAX_EVAL_DEPTH	2000
 
 /* One step of the instance path: a member name or an array index. */
 struct seg {
@@ -45,6 +43,9 @@ struct vctx {
 	size_t evaldepth;
 	pcre2_match_data *md;
 	int code;		/* a failure that is not invalidity */
+	/* SAOP_ELIMIT: where evaluation stopped (new string), and in what. */
+	char *limit_path;
+	const struct sch_node *limit_node;
 };
 
 static int eval(struct vctx *c, const struct sch_node *n, json_t *inst,
@@ -1018,9 +1019,15 @@ eval(struct vctx *c, const struct sch_node *n, json_t *inst, struct ann *a)
 	}
 	if (c->code != 0)
 		return 0;
-	if (++c->evaldepth > MAX_EVAL_DEPTH) {
+	if (++c->evaldepth > SAOP_MAX_EVAL_DEPTH) {
+		/* A verdict on the value (see limit_errors), not a failure. */
 		c->code = SAOP_ELIMIT;
 		c->evaldepth--;
+		if (c->limit_path == NULL) {
+			c->limit_node = n;
+			if ((c->limit_path = path_string(c)) == NULL)
+				c->code = SAOP_ENOMEM;
+		}
 		return 0;
 	}
 	if (c->nscope == 0 || c->scope[c->nscope - 1] != n->res) {
@@ -1063,6 +1070,35 @@ eval(struct vctx *c, const struct sch_node *n, json_t *inst, struct ann *a)
 	return ok;
 }
 
+/*
+ * The errors of a value whose evaluation nested deeper than
+ * SAOP_MAX_EVAL_DEPTH: one "limit" error at the instance path where it
+ * stopped (c->limit_path).  A new array, or NULL when out of memory.
+ */
+static json_t *
+limit_errors(const struct vctx *c)
+{
+	const char *loc = c->limit_node->loc;
+	json_t *errs, *err;
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "the value nests too deep to validate: "
+	    "evaluation stopped here, %d schemas deep (saop's limit), at "
+	    "schema %s%s", SAOP_MAX_EVAL_DEPTH, loc[0] == '/' ||
+	    loc[0] == '\0' ? "#" : "", loc);
+	err = json_pack("{s:s, s:s, s:s, s:s}", "path", c->limit_path,
+	    "keyword", "limit", "schema_path", loc, "message", msg);
+	if (err == NULL || (errs = json_array()) == NULL) {
+		json_decref(err);
+		return NULL;
+	}
+	if (json_array_append_new(errs, err) != 0) {
+		json_decref(errs);
+		return NULL;
+	}
+	return errs;
+}
+
 int
 saop_schema_validate(const struct saop_schema *s, const json_t *instance,
     json_t **errors, struct saop_err *e)
@@ -1100,12 +1136,18 @@ saop_schema_validate(const struct saop_schema *s, const json_t *instance,
 		free(c.scope);
 	if (c.md != NULL)
 		pcre2_match_data_free(c.md);
-	if (c.code != 0) {
+	if (c.code == SAOP_ELIMIT) {
+		/* Too deep to judge: invalid, with the one error that says so. */
 		json_decref(c.errors);
-		if (c.code == SAOP_ELIMIT)
-			return saop__fail(e, SAOP_ELIMIT, 0, "the schema nests "
-			    "deeper than %d evaluations (a $ref loop?)",
-			    MAX_EVAL_DEPTH);
+		c.errors = NULL;
+		if (errors != NULL && (c.errors = limit_errors(&c)) == NULL)
+			c.code = SAOP_ENOMEM;
+		else
+			ok = 0;
+	}
+	free(c.limit_path);
+	if (c.code != 0 && c.code != SAOP_ELIMIT) {
+		json_decref(c.errors);
 		return saop__fail(e, c.code, ENOMEM, "out of memory");
 	}
 	if (ok)
@@ -1180,6 +1222,7 @@ saop__sch_item_valid(const struct saop_schema *s, const struct sch_node *n,
 	c.depth++;
 	ok = eval(&c, n, item, NULL);
 	*md = c.md;
+	free(c.limit_path);
 	if (c.path_heap)
 		free(c.path);
 	if (c.scope_heap)

@@ -157,6 +157,7 @@ struct sch_node {
 	int novalidation;	/* metaschema without validation vocab */
 	int compiled;
 	int uneval;		/* has unevaluatedItems/Properties */
+	int visit;		/* $ref loop search: 0 new, 1 open, 2 done */
 	const char *base;	/* its absolute base URI, no fragment */
 	const char *loc;	/* where: "/json/pointer", "uri#/..." */
 	struct sch_res *res;	/* the schema resource it belongs to */

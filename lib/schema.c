@@ -1486,6 +1486,179 @@ nomem:
 	return NULL;
 }
 
+/* ---- $ref loops. ---- */
+
+/*
+ * The i-th schema (from 0) that n applies to the very value n is applied
+ * to: the target of $ref (and of a $dynamicRef that resolves statically),
+ * the members of allOf, anyOf and oneOf, not, if/then/else and
+ * dependentSchemas.  Keywords that go into the value (properties, items,
+ * contains...) are left out: a path through them ends with the value.
+ * Returns the schema, with *ref the keyword when it is a reference (NULL
+ * when it is a subschema of n), or NULL past the last.
+ */
+static struct sch_node *
+in_place(const struct sch_node *n, size_t i, const char **ref)
+{
+	const struct sch_kw *k;
+	struct sch_node *c[3];
+	size_t j, m;
+
+	*ref = NULL;
+	for (j = 0; j < n->nkw; j++) {
+		k = &n->kw[j];
+		switch (k->type) {
+		case KW_REF:
+		case KW_DYNREF:
+			/* A dynamic anchor resolves only as it is used. */
+			if (k->type == KW_DYNREF && k->u.ref.anchor != NULL)
+				continue;
+			if (i-- == 0) {
+				*ref = k->name;
+				return k->u.ref.target;
+			}
+			continue;
+		case KW_ALLOF:
+		case KW_ANYOF:
+		case KW_ONEOF:
+			if (i < k->u.list.n)
+				return k->u.list.v[i];
+			i -= k->u.list.n;
+			continue;
+		case KW_NOT:
+			if (i-- == 0)
+				return k->u.node;
+			continue;
+		case KW_IF:
+			m = 0;
+			c[m++] = k->u.cond.cond;
+			if (k->u.cond.then != NULL)
+				c[m++] = k->u.cond.then;
+			if (k->u.cond.els != NULL)
+				c[m++] = k->u.cond.els;
+			if (i < m)
+				return c[i];
+			i -= m;
+			continue;
+		case KW_DEPSCHEMAS:
+			for (m = 0; m < k->u.deps.n; m++)
+				if (k->u.deps.v[m].node != NULL && i-- == 0)
+					return k->u.deps.v[m].node;
+			continue;
+		default:
+			continue;
+		}
+	}
+	return NULL;
+}
+
+/* A node's location as a URI reference: "#/a/b", or "uri#/a/b". */
+static const char *
+loc_ref(const char *loc, char *buf, size_t size)
+{
+	if (loc[0] != '\0' && loc[0] != '/')
+		return loc;
+	snprintf(buf, size, "#%s", loc);
+	return buf;
+}
+
+/*
+ * Fail naming the loop found: from open[from] through open[n-1] and back,
+ * closed by the keyword ref of open[n-1] (a reference) or by the subschema
+ * back at open[from].  doc names the root document.
+ */
+static int
+loop_fail(struct cc *cc, struct sch_node **open, size_t from, size_t n,
+    const char *ref, const char *doc)
+{
+	const struct sch_node *last = open[n - 1];
+	char chain[240], one[128], where[256];
+	const char *loc, *hash;
+	size_t i, len = 0;
+
+	chain[0] = '\0';
+	for (i = from; i <= n && len < sizeof(chain); i++) {
+		loc = loc_ref(open[i < n ? i : from]->loc, one, sizeof(one));
+		len += (size_t)snprintf(chain + len, sizeof(chain) - len,
+		    "%s%s", i > from ? " -> " : "", loc);
+	}
+	if (len >= sizeof(chain))
+		memcpy(chain + sizeof(chain) - 4, "...", 4);
+	/* Where it closes, as a JSON Pointer in its document. */
+	loc = ref != NULL ? last->loc : open[from]->loc;
+	if ((hash = strchr(loc, '#')) != NULL && loc[0] != '/') {
+		snprintf(where, sizeof(where), "%.*s", (int)(hash - loc), loc);
+		doc = where;
+		loc = hash + 1;
+	}
+	return FAIL(cc, "%s%s%s: a $ref loop in %s that never goes into the "
+	    "value, so no value can be validated: %s", loc, ref ? "/" : "",
+	    ref ? ref : "", doc, chain);
+}
+
+/*
+ * Refuse a loop of references that never goes into the value (JSON
+ * Schema leaves such schemas undefined): {"$ref": "#"}, or $defs that
+ * refer to each other through $ref, allOf, not...  Such a loop would only
+ * end at the evaluation limit, on any value that reaches it.  A
+ * depth-first search over in_place() edges, without recursion.  doc names
+ * the root document.  Returns 0, or -SAOP_ECONFIG naming the loop.
+ */
+static int
+check_loops(struct cc *cc, const char *doc)
+{
+	struct sch_node **open = NULL, *n, *t, **p;
+	size_t *next = NULL, *q, depth = 0, cap = 0, i;
+	const char *ref;
+	int rc = 0;
+
+	for (n = cc->s->all; n != NULL && rc == 0; n = n->next_all) {
+		if (n->visit != 0)
+			continue;
+		t = n;
+		for (;;) {
+			if (t != NULL) {	/* open t */
+				if (depth == cap) {
+					cap = cap ? cap * 2 : 64;
+					p = realloc(open, cap * sizeof(*p));
+					if (p != NULL)
+						open = p;
+					q = realloc(next, cap * sizeof(*q));
+					if (q != NULL)
+						next = q;
+					if (p == NULL || q == NULL) {
+						rc = NOMEM(cc);
+						break;
+					}
+				}
+				t->visit = 1;
+				open[depth] = t;
+				next[depth++] = 0;
+			}
+			if (depth == 0)
+				break;
+			t = in_place(open[depth - 1], next[depth - 1]++, &ref);
+			if (t == NULL) {		/* close the top */
+				open[--depth]->visit = 2;
+				continue;
+			}
+			if (t->visit == 2) {
+				t = NULL;
+				continue;
+			}
+			if (t->visit == 1) {
+				for (i = 0; open[i] != t; i++)
+					;
+				rc = loop_fail(cc, open, i, depth, ref, doc);
+				break;
+			}
+		}
+	}
+	free(open);
+	free(next);
+	return rc;
+}
+
 /* Register doc as the root schema at base and compile all it reaches. */
 static int
 compile_root(struct saop_schema *s, json_t *doc, const char *base,
@@ -1509,7 +1682,7 @@ compile_root(struct saop_schema *s, json_t *doc, const char *base,
 	for (n = s->all; n != NULL; n = n->next_all)
 		if (!n->compiled && compile_node(&cc, n) != 0)
 			return -cc.e->code;
-	return 0;
+	return check_loops(&cc, base);
 }
 
 struct saop_schema *

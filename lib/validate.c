@@ -13,10 +13,28 @@
 #include "saop-private.h"
 #include "schema-int.h"
 
+/* Fill e with an out-of-memory error: returns -SAOP_ENOMEM. */
 static int
 nomem(struct saop_err *e)
 {
 	return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+}
+
+/*
+ * Did jansson refuse the text for one of its own limits (nesting, numbers,
+ * \u0000 in a key) rather than for its syntax?  1 or 0.
+ */
+static int
+jansson_limit(const json_error_t *je)
+{
+	switch (json_error_code(je)) {
+	case json_error_stack_overflow:
+	case json_error_numeric_overflow:
+	case json_error_null_byte_in_key:
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 /* A new error object {"path", "keyword", "message"}, or NULL. */
@@ -95,6 +113,7 @@ struct stream {
 	pcre2_match_data *md;
 };
 
+/* saop__json_fast_items' callback: 0 when item i is valid, else 1. */
 static int
 stream_item(void *arg, json_t *item, size_t i)
 {
@@ -159,19 +178,28 @@ validate_text(const struct saop_schema *s, int no_repair, int keep,
 	if ((v = saop__json_fast(text, len)) == NULL)
 		v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
 		    &je);
-	if (v == NULL && !no_repair && json_error_code(&je) !=
-	    json_error_stack_overflow && json_error_code(&je) !=
-	    json_error_numeric_overflow && json_error_code(&je) !=
-	    json_error_null_byte_in_key) {
+	if (v == NULL && !no_repair && !jansson_limit(&je)) {
 		if ((rc = saop_repair(text, len, &fixed, &fixed_len, repairs,
 		    e)) < 0)
 			return rc;
 		if (rc == 1) {
+			json_error_t jr;
+
 			v = json_loadb(fixed, fixed_len,
-			    JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
-			if (v == NULL) {
+			    JSON_DECODE_ANY | JSON_ALLOW_NUL, &jr);
+			/*
+			 * A repair writes strict JSON, so a repaired text that
+			 * does not parse is either over one of jansson's
+			 * limits (the error is about the repaired value), or
+			 * no more than the answer without its BOM, when no
+			 * single reading was found: the error is then about
+			 * what the model wrote, at the line, column and byte
+			 * saop-detect names (the scanner skips a BOM itself).
+			 */
+			if (v == NULL && jansson_limit(&jr)) {
 				text = fixed;
 				len = fixed_len;
+				je = jr;
 			}
 		}
 	}
@@ -216,6 +244,7 @@ fail:
 	return rc;
 }
 
+/* Check one answer, keeping the value (see saop.h). */
 int
 saop_validate_text(const struct saop_schema *s, int no_repair,
     const char *text, size_t len, json_t **value, json_t **errors,
@@ -237,6 +266,7 @@ names_path(const char *m, const char *path)
 	return strncmp(m, path, n) == 0 && m[n] == ':';
 }
 
+/* One error as "path: message" (see saop.h): new string or NULL. */
 char *
 saop_validate_error_text(const json_t *err)
 {
@@ -258,6 +288,7 @@ saop_validate_error_text(const json_t *err)
 	return out;
 }
 
+/* Every error joined by "; " (see saop.h): new string or NULL. */
 char *
 saop_validate_errors_text(const json_t *errors)
 {
@@ -334,6 +365,10 @@ string_lossy(const char *text, size_t len)
 	return s;
 }
 
+/*
+ * The correction request for the answer raw and its errors (see saop.h):
+ * new reference, or NULL with e filled.
+ */
 json_t *
 saop_correction_request(const json_t *request, const char *raw,
     size_t raw_len, const json_t *errors, struct saop_err *e)
@@ -397,15 +432,21 @@ oom:
 	return NULL;
 }
 
-/* Set rec.validate from what is known now. */
+/*
+ * Set rec.validate from what is known now (repairs, errors and
+ * original_raw borrowed; NULL repairs: none).  Returns 0, or -1 with no
+ * memory.
+ */
 static int
 set_validate(json_t *rec, int valid, int attempts, json_t *repairs,
     json_t *errors, json_t *original_raw)
 {
 	json_t *v;
 
-	v = json_pack("{s:b, s:i, s:O}", "valid", valid, "attempts",
-	    attempts, "repairs", repairs ? repairs : json_array());
+	/* "o" steals: a new empty array, or a new reference to repairs. */
+	v = json_pack("{s:b, s:i, s:o}", "valid", valid, "attempts",
+	    attempts, "repairs", repairs ? json_incref(repairs) :
+	    json_array());
 	if (v == NULL)
 		return -1;
 	if (!valid && errors != NULL &&
@@ -421,6 +462,10 @@ set_validate(json_t *rec, int valid, int attempts, json_t *repairs,
 	return json_object_set_new(rec, "validate", v);
 }
 
+/*
+ * Log the event name with data (stolen) for rec's task, when there is a
+ * store: 0, or a negative code.
+ */
 static int
 event(const struct saop_validate_opts *o, const json_t *rec,
     const char *name, json_t *data, struct saop_err *e)
@@ -441,6 +486,7 @@ event(const struct saop_validate_opts *o, const json_t *rec,
 	return rc;
 }
 
+/* One correction turn through o's model: 0 with *a filled, or < 0. */
 static int
 call(const struct saop_validate_opts *o, const json_t *req,
     struct saop_llm_answer *a, struct saop_err *e)
@@ -450,6 +496,10 @@ call(const struct saop_validate_opts *o, const json_t *req,
 	return saop_llm_call(o->llm, req, a, e);
 }
 
+/*
+ * The correction request rec's answer would need (see saop.h): 1 with
+ * *request (new), 0 when none is needed, or a negative code.
+ */
 int
 saop_validate_plan(const json_t *rec, const struct saop_validate_opts *o,
     json_t **request, struct saop_err *e)
@@ -600,6 +650,7 @@ out:
 	return rc < 0 ? rc : ret;
 }
 
+/* Validate rec and correct it (see saop.h): 0, 1, 3, or < 0. */
 int
 saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
     struct saop_err *e)

@@ -99,6 +99,54 @@ START_TEST(a_bom_is_removed)
 }
 END_TEST
 
+/*
+ * Only the BOM goes from text with a fenced block that is not JSON and no
+ * '{' or '[' (issue 8, defect 1: the BOM-only copy was written through a
+ * pointer to the fence search's freed scratch buffer, so the output was
+ * empty and, for a long text, the heap was corrupted).
+ */
+START_TEST(a_bom_before_a_fence_without_json_leaves_the_rest_intact)
+{
+	static const char *const fenced[] = {
+		"\xef\xbb\xbf```\nabc\n```",
+		"\xef\xbb\xbf```\n  abc\n```zz",
+		"\xef\xbb\xbf~~~\nnot json\n~~~\nprose after",
+		"\xef\xbb\xbf```json\n{\"a\": 1} {\"b\": 2}\n```"
+	};
+	static const char head[] = "\xef\xbb\xbf```\n  abc\n```";
+	struct saop_err e;
+	char *long_text, *out;
+	size_t len, k;
+	json_t *rep;
+
+	for (k = 0; k < sizeof(fenced) / sizeof(fenced[0]); k++) {
+		len = strlen(fenced[k]);
+		ck_assert_int_eq(saop_repair(fenced[k], len, &out, &len, &rep,
+		    &e), 1);
+		ck_assert_str_eq(out, fenced[k] + 3);
+		ck_assert_uint_eq(len, strlen(fenced[k]) - 3);
+		ck_assert_uint_eq(json_array_size(rep), 1);
+		ck_assert_str_eq(json_string_value(json_array_get(rep, 0)),
+		    "bom");
+		free(out);
+		json_decref(rep);
+	}
+	/* Long enough that the copy must grow the buffer. */
+	len = strlen(head) + 5000;
+	ck_assert_ptr_nonnull(long_text = malloc(len + 1));
+	memcpy(long_text, head, strlen(head));
+	memset(long_text + strlen(head), 'z', 5000);
+	long_text[len] = '\0';
+	ck_assert_int_eq(saop_repair(long_text, len, &out, &len, &rep, &e),
+	    1);
+	ck_assert_uint_eq(len, strlen(head) - 3 + 5000);
+	ck_assert_int_eq(memcmp(out, long_text + 3, len), 0);
+	free(out);
+	free(long_text);
+	json_decref(rep);
+}
+END_TEST
+
 START_TEST(a_code_fence_is_removed)
 {
 	REPAIRED("```json\n{\"a\": 1}\n```\n", "{\"a\": 1}\n", "code_fence");
@@ -288,6 +336,8 @@ repair_suite(void)
 	tcase_add_test(tc, slashes_inside_strings_are_not_comments);
 	tcase_add_test(tc, quotes_and_keywords_inside_strings_are_not_touched);
 	tcase_add_test(tc, a_bom_is_removed);
+	tcase_add_test(tc,
+	    a_bom_before_a_fence_without_json_leaves_the_rest_intact);
 	tcase_add_test(tc, a_code_fence_is_removed);
 	tcase_add_test(tc, a_code_fence_with_prose_around_is_removed);
 	tcase_add_test(tc, two_fenced_json_blocks_are_not_guessed_between);

@@ -546,16 +546,128 @@ START_TEST(metaschemas_are_known)
 }
 END_TEST
 
-START_TEST(a_ref_loop_is_an_error_not_a_crash)
+/*
+ * A $ref loop in which no keyword goes into the instance can never end: the
+ * schema is refused when compiled, naming the $ref (as a JSON Pointer)
+ * that closes the loop and the schema it is in (issue 8, defect 12).
+ */
+START_TEST(a_ref_loop_that_never_goes_into_the_instance_is_refused)
 {
-	struct saop_schema *s = compile("{\"$ref\":\"#\"}", NULL);
+	static const struct {
+		const char *schema, *where;
+	} loops[] = {
+		{ "{\"$ref\":\"#\"}", "/$ref" },
+		{ "{\"properties\":{\"a\":{\"$ref\":\"#/properties/a\"}}}",
+		    "/properties/a/$ref" },
+		{ "{\"$defs\":{\"a\":{\"$ref\":\"#/$defs/b\"},\"b\":"
+		    "{\"allOf\":[true,{\"$ref\":\"#/$defs/a\"}]}},"
+		    "\"$ref\":\"#/$defs/a\"}", "/$defs/b/allOf/1/$ref" },
+		{ "{\"not\":{\"$ref\":\"#\"}}", "/not/$ref" },
+		{ "{\"anyOf\":[{\"type\":\"string\"},{\"$ref\":\"#\"}]}",
+		    "/anyOf/1/$ref" },
+		{ "{\"if\":true,\"then\":{\"$ref\":\"#\"}}", "/then/$ref" },
+		{ "{\"dependentSchemas\":{\"x\":{\"$ref\":\"#\"}}}",
+		    "/dependentSchemas/x/$ref" },
+		{ "{\"$id\":\"http://x.test/a\",\"$anchor\":\"me\","
+		    "\"oneOf\":[{\"$ref\":\"#me\"}]}", "/oneOf/0/$ref" },
+		{ "{\"$schema\":\"http://json-schema.org/draft-07/schema#\","
+		    "\"definitions\":{\"d\":{\"$ref\":\"#\"}},"
+		    "\"$ref\":\"#/definitions/d\"}", "/definitions/d/$ref" }
+	};
 	struct saop_err e;
-	json_t *inst = js("1");
+	size_t i;
+	json_t *doc;
 
-	ck_assert_int_eq(saop_schema_validate(s, inst, NULL, &e),
-	    -SAOP_ELIMIT);
-	ck_assert_msg(strstr(e.msg, "$ref loop") != NULL, "%s", e.msg);
-	json_decref(inst);
+	for (i = 0; i < sizeof(loops) / sizeof(loops[0]); i++) {
+		doc = js(loops[i].schema);
+		ck_assert_msg(saop_schema_compile(doc, "file:///s/loop.json",
+		    NULL, &e) == NULL, "%s compiled", loops[i].schema);
+		ck_assert_int_eq(e.code, SAOP_ECONFIG);
+		ck_assert_msg(strstr(e.msg, "$ref loop") != NULL &&
+		    strstr(e.msg, loops[i].where) != NULL &&
+		    strstr(e.msg, "loop.json") != NULL, "%s: %s",
+		    loops[i].schema, e.msg);
+		json_decref(doc);
+	}
+}
+END_TEST
+
+/* Recursion through a keyword that goes into the instance is sound. */
+START_TEST(recursion_into_the_instance_is_not_a_loop)
+{
+	static const char *const sound[] = {
+		"{\"properties\":{\"a\":{\"$ref\":\"#\"}}}",
+		"{\"items\":{\"$ref\":\"#\"},\"type\":\"array\"}",
+		"{\"$defs\":{\"n\":{\"anyOf\":[{\"type\":\"null\"},"
+		    "{\"properties\":{\"next\":{\"$ref\":\"#/$defs/n\"}},"
+		    "\"required\":[\"next\"]}]}},\"$ref\":\"#/$defs/n\"}",
+		"{\"allOf\":[{\"$ref\":\"#/$defs/a\"},{\"$ref\":\"#/$defs/a\"}],"
+		    "\"$defs\":{\"a\":{\"additionalProperties\":"
+		    "{\"$ref\":\"#\"}}}}",
+		"{\"propertyNames\":{\"$ref\":\"#\"},\"contains\":"
+		    "{\"$ref\":\"#\"}}"
+	};
+	struct saop_schema *s;
+	size_t i;
+
+	for (i = 0; i < sizeof(sound) / sizeof(sound[0]); i++) {
+		s = compile(sound[i], NULL);
+		ck_assert_int_ge(check(s, "{\"next\":{\"next\":null}}", NULL),
+		    0);
+		saop_schema_free(s);
+	}
+}
+END_TEST
+
+/* The text of {} nested depth levels deep under "a": new, free(). */
+static char *
+deep_object(size_t depth)
+{
+	char *t = malloc(depth * 6 + 3), *p = t;
+	size_t i;
+
+	ck_assert_ptr_nonnull(t);
+	for (i = 0; i < depth; i++, p += 5)
+		memcpy(p, "{\"a\":", 5);
+	*p++ = '{';
+	*p++ = '}';
+	for (i = 0; i < depth; i++)
+		*p++ = '}';
+	*p = '\0';
+	return t;
+}
+
+/*
+ * An instance nested deeper than the evaluation limit on a sound
+ * recursive schema is invalid, with one "limit" error at the pointer where
+ * evaluation stopped (issue 8, defect 12), never a failure of the call.
+ */
+START_TEST(an_instance_past_the_evaluation_limit_is_invalid_with_one_error)
+{
+	struct saop_schema *s = compile("{\"type\":\"object\","
+	    "\"properties\":{\"a\":{\"$ref\":\"#\"}}}", NULL);
+	char *text = deep_object(2040), *ok = deep_object(100);
+	const char *path, *msg;
+	json_t *errors, *err;
+	size_t i;
+
+	ck_assert_int_eq(check(s, ok, NULL), 1);
+	ck_assert_int_eq(check(s, text, NULL), 0);
+	ck_assert_int_eq(check(s, text, &errors), 0);
+	ck_assert_uint_eq(json_array_size(errors), 1);
+	err = json_array_get(errors, 0);
+	ck_assert_str_eq(json_string_value(json_object_get(err, "keyword")),
+	    "limit");
+	path = json_string_value(json_object_get(err, "path"));
+	msg = json_string_value(json_object_get(err, "message"));
+	ck_assert_uint_gt(strlen(path), 100);
+	ck_assert_uint_lt(strlen(path), 2040 * 2);
+	for (i = 0; path[i] != '\0'; i += 2)
+		ck_assert_msg(path[i] == '/' && path[i + 1] == 'a', "%s", path);
+	ck_assert_msg(strstr(msg, "2000") != NULL, "%s", msg);
+	json_decref(errors);
+	free(text);
+	free(ok);
 	saop_schema_free(s);
 }
 END_TEST
@@ -616,7 +728,11 @@ main(void)
 	tcase_add_test(tc, dynamic_ref_follows_the_dynamic_scope);
 	tcase_add_test(tc, one_of_reports_more_than_one_match);
 	tcase_add_test(tc, metaschemas_are_known);
-	tcase_add_test(tc, a_ref_loop_is_an_error_not_a_crash);
+	tcase_add_test(tc,
+	    a_ref_loop_that_never_goes_into_the_instance_is_refused);
+	tcase_add_test(tc, recursion_into_the_instance_is_not_a_loop);
+	tcase_add_test(tc,
+	    an_instance_past_the_evaluation_limit_is_invalid_with_one_error);
 	tcase_add_test(tc, one_schema_validates_many_instances);
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);

@@ -440,6 +440,144 @@ START_TEST(a_failed_call_leaves_the_record_as_it_stands)
 }
 END_TEST
 
+/*
+ * An answer with a BOM, a fenced block that is not JSON and no '{' or '['
+ * gets the error the scanner gives for what the model wrote (issue 8,
+ * defect 1: it was "the response is empty").
+ */
+START_TEST(a_bom_and_a_fence_without_json_get_the_scanners_error)
+{
+	static const char text[] = "\xef\xbb\xbf```\nabc\n```";
+	json_t *errors, *repairs;
+
+	ck_assert_int_eq(check(text, sizeof(text) - 1, 0, &errors, &repairs),
+	    0);
+	ck_assert_uint_eq(json_array_size(errors), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+	    errors, 0), "keyword")), "syntax");
+	ck_assert_msg(strstr(first_message(errors), "line 1, column 4 "
+	    "(byte 3)") != NULL, "%s", first_message(errors));
+	ck_assert_str_eq(json_string_value(json_array_get(repairs, 0)), "bom");
+	json_decref(errors);
+	json_decref(repairs);
+}
+END_TEST
+
+/*
+ * Is every value in v held by v alone (reference count 1)?  A value with a
+ * second reference nobody holds is never freed.  The first such value's
+ * path goes into where.
+ */
+static int
+owned_once(json_t *v, char *where, size_t size)
+{
+	const char *key;
+	size_t i, n = strlen(where);
+	json_t *x;
+
+	if (json_is_true(v) || json_is_false(v) || json_is_null(v))
+		return 1;		/* static: not counted */
+	if (v->refcount != 1)
+		return 0;
+	json_object_foreach(v, key, x) {
+		snprintf(where + n, size - n, "/%s", key);
+		if (!owned_once(x, where, size))
+			return 0;
+	}
+	json_array_foreach(v, i, x) {
+		snprintf(where + n, size - n, "/%zu", i);
+		if (!owned_once(x, where, size))
+			return 0;
+	}
+	where[n] = '\0';
+	return 1;
+}
+
+/*
+ * Validating a record leaves no jansson value behind once the record is
+ * freed: not for a record without raw (issue 8, defect 9: 127 MB for a
+ * million of them), nor for valid, repaired or invalid ones.
+ */
+START_TEST(validating_a_record_leaks_no_json_value)
+{
+	static const char *const recs[] = {
+		"{\"task_id\": \"x\"}",
+		"{\"task_id\": \"x\", \"raw\": 5}",
+		"{\"raw\": \"{\\\"saop\\\": \\\"1.0\\\", \\\"turn_index\\\": 0, "
+		    "\\\"agent_role\\\": \\\"developer\\\", \\\"thought\\\": "
+		    "\\\"t\\\", \\\"action\\\": null,}\"}",
+		"{\"raw\": \"{\\\"saop\\\": 1}\"}",
+		"{\"raw\": \"nope\"}"
+	};
+	struct saop_validate_opts o;
+	struct saop_err e;
+	char where[256];
+	size_t i;
+	json_t *rec;
+
+	memset(&o, 0, sizeof(o));
+	o.schema = saop_schema_envelope_v1(&e);
+	ck_assert_ptr_nonnull(o.schema);
+	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		rec = json_loads(recs[i], 0, NULL);
+		ck_assert_ptr_nonnull(rec);
+		ck_assert_int_ge(saop_validate_record(rec, &o, &e), 0);
+		ck_assert_ptr_nonnull(json_object_get(rec, "validate"));
+		where[0] = '\0';
+		ck_assert_msg(owned_once(rec, where, sizeof(where)),
+		    "%s: the record's %s has a reference nobody holds",
+		    recs[i], where);
+		json_decref(rec);
+	}
+	saop_schema_free((struct saop_schema *)o.schema);
+}
+END_TEST
+
+/*
+ * A valid answer too deep for the schema's evaluation limit is a record
+ * verdict: INVALID with one "limit" error, exit status 1 for the tool
+ * (issue 8, defect 12: no state and no validate, and the run stopped).
+ */
+START_TEST(an_answer_past_the_evaluation_limit_is_an_invalid_record)
+{
+	struct saop_validate_opts o;
+	struct saop_err e;
+	json_t *doc, *rec, *v, *err;
+	char *raw, *p;
+	size_t i, depth = 2040;
+
+	memset(&o, 0, sizeof(o));
+	doc = json_loads("{\"type\": \"object\", \"properties\": "
+	    "{\"a\": {\"$ref\": \"#\"}}}", 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	o.schema = saop_schema_compile(doc, NULL, NULL, &e);
+	ck_assert_ptr_nonnull(o.schema);
+	json_decref(doc);
+	ck_assert_ptr_nonnull(raw = p = malloc(depth * 6 + 3));
+	for (i = 0; i < depth; i++, p += 5)
+		memcpy(p, "{\"a\":", 5);
+	*p++ = '{';
+	*p++ = '}';
+	memset(p, '}', depth);
+	p[depth] = '\0';
+	rec = json_pack("{s:s, s:s}", "task_id", "t", "raw", raw);
+	ck_assert_int_eq(saop_validate_record(rec, &o, &e), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(rec, "state")),
+	    "INVALID");
+	v = json_object_get(rec, "validate");
+	ck_assert(json_is_false(json_object_get(v, "valid")));
+	ck_assert_uint_eq(json_array_size(json_object_get(v, "errors")), 1);
+	err = json_array_get(json_object_get(v, "errors"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(err, "keyword")),
+	    "limit");
+	ck_assert(strncmp(json_string_value(json_object_get(err, "path")),
+	    "/a/a/a/", 7) == 0);
+	json_decref(rec);
+	free(raw);
+	saop_schema_free((struct saop_schema *)o.schema);
+}
+END_TEST
+
 static Suite *
 validate_suite(void)
 {
@@ -471,6 +609,11 @@ validate_suite(void)
 	tcase_add_test(tc, exhausted_retries_escalate_with_the_last_errors);
 	tcase_add_test(tc, zero_retries_escalate_without_a_call);
 	tcase_add_test(tc, a_failed_call_leaves_the_record_as_it_stands);
+	tcase_add_test(tc,
+	    a_bom_and_a_fence_without_json_get_the_scanners_error);
+	tcase_add_test(tc, validating_a_record_leaks_no_json_value);
+	tcase_add_test(tc,
+	    an_answer_past_the_evaluation_limit_is_an_invalid_record);
 	suite_add_tcase(s, tc);
 	return s;
 }
