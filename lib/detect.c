@@ -79,6 +79,9 @@ struct saop_detector {
 	/* tokens */
 	uint64_t cur_start;	/* the token being scanned starts here */
 	uint64_t last_start, last_end;	/* the last complete token */
+	uint64_t safe;		/* end of the last complete value, or of the
+				   opening bracket, in the innermost open
+				   container: where a closing may cut back to */
 	uint64_t saved_end;	/* last_end whose text is in last[] */
 	unsigned char pend[TAIL];	/* tail of the token being scanned */
 	size_t pend_len;
@@ -497,7 +500,7 @@ scan(struct saop_detector *d, const unsigned char *buf, size_t len)
 {
 	const unsigned char *p = buf, *const end = buf + len;
 	const uint64_t base = d->base;
-	uint64_t ls = d->last_start, le = d->last_end;
+	uint64_t ls = d->last_start, le = d->last_end, sf = d->safe;
 	enum state st = d->st;
 	unsigned c;
 
@@ -513,6 +516,7 @@ scan(struct saop_detector *d, const unsigned char *buf, size_t len)
 #define TOKEN(s, e) do { ls = (s); le = (e); } while (0)
 #define AFTER_VALUE() do { \
 	if (d->depth != 0) { \
+		sf = le; \
 		st = ST_AFTER; \
 		goto after; \
 	} \
@@ -617,12 +621,14 @@ value:
 	case '{':
 		PUSH('{');
 		TOKEN(OFF(p), OFF(p) + 1);
+		sf = le;
 		p++;
 		st = ST_OBJ_FIRST;
 		goto key;
 	case '[':
 		PUSH('[');
 		TOKEN(OFF(p), OFF(p) + 1);
+		sf = le;
 		p++;
 		st = ST_ARR_FIRST;
 		goto value;
@@ -978,6 +984,7 @@ out:
 	d->st = st;
 	d->last_start = ls;
 	d->last_end = le;
+	d->safe = sf;
 	/* The text of the last complete token, when it ended in this chunk
 	 * (or at its start): from the pending tail and this chunk. */
 	if (le != d->saved_end) {
@@ -1040,107 +1047,120 @@ saop_detector_feed(struct saop_detector *d, const char *buf, size_t len)
 	return verdict(d);
 }
 
-/* Append to a buffer sized for the worst case (see closing()). */
-#define PUT(s, n, str) do { \
-	memcpy((s) + (n), (str), strlen(str)); \
-	(n) += strlen(str); \
-} while (0)
+/*
+ * How many bytes at the end of the input of d (in a string) belong to an
+ * escape or a UTF-8 character that is not complete: "\\", "\\u12", a
+ * cut character.  A high surrogate escape waiting for its low half is
+ * counted only with high set (6 bytes, and 7 after its '\\').
+ */
+static uint64_t
+cut_escape(const struct saop_detector *d, int high)
+{
+	unsigned char lo, hi;
+
+	switch (d->st) {
+	case ST_STR_ESC:
+		return 1;
+	case ST_STR_U:
+		return 2 + (uint64_t)d->ucount + (d->ulow && high ? 6 : 0);
+	case ST_STR_HIGH:
+		return high ? 6 : 0;
+	case ST_STR_HIGH_BS:
+		return high ? 7 : 1;
+	case ST_STR_UTF8:
+		/* The lead and the continuation bytes already there. */
+		return 1 + (uint64_t)(utf8_lead(d->u8lead, &lo, &hi) -
+		    d->u8need);
+	default:
+		return 0;
+	}
+}
 
 /*
- * The shortest suffix that makes the truncated input of d valid JSON, a
- * missing value written as null: the cut token finished, the string
- * closed, a key given its value, the open containers closed.
+ * The resume point of the truncated input of d: all of it but a cut
+ * escape or UTF-8 character at its end (a high surrogate escape stays:
+ * its low half can follow), and a cut byte order mark.
  */
-static char *
-closing(const struct saop_detector *d)
+static uint64_t
+resume_point(const struct saop_detector *d)
 {
-	size_t n = 0, i;
+	if (d->st == ST_BOM)
+		return 0;
+	return d->base - cut_escape(d, 0);
+}
+
+/*
+ * Where the closing of the truncated input of d starts (*at) and the
+ * suffix that follows (new string, or NULL when out of memory): no
+ * character and no member the input does not determine is added.  The
+ * close point drops a cut escape or UTF-8 character (a lone high
+ * surrogate escape too), a key and everything after it when its value
+ * never started, a comma, and a number's dangling '-', '.', 'e' or sign;
+ * a cut literal is finished.  Returns 1 with the suffix, 0 when the input
+ * determines no value at all (nothing, a BOM, a lone '-'), -1 when out of
+ * memory.
+ */
+static int
+closing(const struct saop_detector *d, uint64_t *at, char **suffix)
+{
+	const char *lit = "", *quote = "";
+	size_t n, i, k;
 	char *s;
-	int string = 0;
 
-	if ((s = malloc(d->depth + 32)) == NULL)
-		return NULL;
+	*at = d->safe;
+	*suffix = NULL;
 	switch (d->st) {
-	case ST_BOM:
-		/* A cut byte order mark: its rest, then a value. */
-		if (d->bompos > 0)
-			PUT(s, n, &"\xef\xbb\xbf"[d->bompos]);
-		PUT(s, n, "null");
-		break;
-	case ST_START:
-	case ST_ARR_VALUE:
-	case ST_OBJ_VALUE:
-		PUT(s, n, "null");
-		break;
-	case ST_OBJ_KEY:
-		PUT(s, n, "\"\":null");
-		break;
-	case ST_COLON:
-		PUT(s, n, ":null");
-		break;
-	case ST_STR_UTF8:
-		s[n++] = (char)d->u8lo;
-		for (i = 1; i < (size_t)d->u8need; i++)
-			s[n++] = (char)0x80;
-		string = 1;
-		break;
-	case ST_STR_ESC:
-		s[n++] = '\\';
-		string = 1;
-		break;
-	case ST_STR_U:
-		if (d->ulow) {
-			for (i = (size_t)d->ucount; i < 4; i++)
-				s[n++] = "dc00"[i];
-		} else {
-			unsigned v = d->uval;
-
-			for (i = (size_t)d->ucount; i < 4; i++) {
-				v <<= 4;
-				s[n++] = '0';
-			}
-			if (v == 0)	/* never \u0000: jansson refuses it
-					 * in keys */
-				s[n - 1] = '1';
-			if (v >= 0xd800 && v <= 0xdbff)
-				PUT(s, n, "\\udc00");
-		}
-		string = 1;
-		break;
-	case ST_STR_HIGH:
-		PUT(s, n, "\\udc00");
-		string = 1;
-		break;
-	case ST_STR_HIGH_BS:
-		PUT(s, n, "udc00");
-		string = 1;
-		break;
 	case ST_STR:
-		string = 1;
+	case ST_STR_ESC:
+	case ST_STR_U:
+	case ST_STR_HIGH:
+	case ST_STR_HIGH_BS:
+	case ST_STR_UTF8:
+		if (!d->key) {
+			*at = d->base - cut_escape(d, 1);
+			quote = "\"";
+		}
 		break;
-	case ST_NUM_MINUS:
+	case ST_NUM_ZERO:
+	case ST_NUM_INT:
+	case ST_NUM_FRAC:
+	case ST_NUM_EXP:
+		*at = d->base;
+		break;
 	case ST_NUM_DOT:
 	case ST_NUM_E:
+		*at = d->base - 1;
+		break;
 	case ST_NUM_ESIGN:
-		s[n++] = '0';
+		*at = d->base - 2;
 		break;
 	case ST_LIT:
-		PUT(s, n, d->lit + d->litpos);
+		*at = d->base;
+		lit = d->lit + d->litpos;
+		break;
+	case ST_BOM:
+	case ST_START:
+		return 0;
+	case ST_NUM_MINUS:
+		if (d->depth == 0)
+			return 0;
 		break;
 	default:
+		/* Between tokens: back to the last complete value. */
 		break;
 	}
-	if (string) {
-		s[n++] = '"';
-		if (d->key)
-			PUT(s, n, ":null");
-	}
+	k = strlen(lit) + strlen(quote);
+	if ((s = malloc(k + d->depth + 1)) == NULL)
+		return -1;
+	memcpy(s, quote, strlen(quote));
+	memcpy(s + strlen(quote), lit, strlen(lit));
+	n = k;
 	for (i = d->depth; i > 0; i--)
 		s[n++] = d->stack[i - 1] == '{' ? '}' : ']';
 	s[n] = '\0';
-	return s;
+	*suffix = s;
+	return 1;
 }
-#undef PUT
 
 /* A new NUL-terminated copy of the open containers, outermost first. */
 static char *
@@ -1197,8 +1217,16 @@ saop_detector_finish(struct saop_detector *d, struct saop_detect_result *res)
 		memcpy(res->last_valid_token, t, n);
 		res->last_valid_token[n] = '\0';
 	}
-	if ((res->closing = closing(d)) == NULL)
+	res->resume_index = resume_point(d);
+	switch (closing(d, &res->close_index, &res->closing)) {
+	case -1:
 		goto nomem;
+	case 1:
+		res->has_close = 1;
+		break;
+	default:
+		break;
+	}
 	return 0;
 nomem:
 	saop_detect_result_free(res);
@@ -1269,11 +1297,6 @@ saop_detect_result_json(const struct saop_detect_result *res)
 	for (i = 0; res->open != NULL && res->open[i] != '\0'; i++)
 		ok |= json_array_append_new(open,
 		    json_string(res->open[i] == '{' ? "{" : "["));
-	/* Continuation bytes that finish a cut character cannot stand alone
-	 * in a JSON string: they go in closing_bytes. */
-	while (cl != NULL && (*cl & 0xc0) == 0x80)
-		ok |= json_array_append_new(bytes,
-		    json_integer((unsigned char)*cl++));
 	if (res->verdict == SAOP_INVALID) {
 		err = json_pack("{s:I,s:I,s:I,s:s}",
 		    "offset", (json_int_t)res->error_offset,
@@ -1294,10 +1317,16 @@ saop_detect_result_json(const struct saop_detect_result *res)
 	ok |= json_object_set_new(o, "truncation_index",
 	    res->verdict == SAOP_TRUNCATED ?
 	    json_integer((json_int_t)res->truncation_index) : json_null());
+	ok |= json_object_set_new(o, "resume_index",
+	    res->verdict == SAOP_TRUNCATED ?
+	    json_integer((json_int_t)res->resume_index) : json_null());
 	ok |= json_object_set_new(o, "last_valid_token",
 	    str_or_null(res->last_valid_token));
 	ok |= json_object_set_new(o, "open", open);
 	ok |= json_object_set_new(o, "expected", str_or_null(res->expected));
+	ok |= json_object_set_new(o, "close_index",
+	    res->verdict == SAOP_TRUNCATED && res->has_close ?
+	    json_integer((json_int_t)res->close_index) : json_null());
 	ok |= json_object_set_new(o, "closing", str_or_null(cl));
 	ok |= json_object_set_new(o, "closing_bytes", bytes);
 	ok |= json_object_set_new(o, "error", err != NULL ? err : json_null());

@@ -14,7 +14,7 @@ expect_status 1 saop-detect "$ex" >"$tmp/out"
     "OK TRUNCATED TRUNCATED TRUNCATED OK INVALID INVALID TRUNCATED TRUNCATED INVALID OK " ] ||
     fail "states: $(jq -r .state "$tmp/out" | tr '\n' ' ')"
 jqs 'map(select(.turn == 6))[0] | .detect.error.message == "unexpected '"'"'}'"'"', expected a string key"' "$tmp/out"
-jqs 'map(select(.turn == 8))[0] | .detect.closing == ":null}"' "$tmp/out"
+jqs 'map(select(.turn == 8))[0] | .detect.closing == "}"' "$tmp/out"
 # Every truncated example closes to an envelope jq reads.
 expect_status 1 saop-detect --close "$ex" >"$tmp/closed"
 jq -r 'select(.state != "INVALID") | .raw | fromjson | .turn_index' \

@@ -4,7 +4,8 @@
 
 printf '{"a":' | saop-detect -r --task T >"$tmp/out" && fail "exit 0 on a truncation" || true
 jqf '.task_id == "T" and .raw == "{\"a\":" and .state == "TRUNCATED"' "$tmp/out"
-jqf '.detect.closing == "null}" and .detect.expected == "a value"' "$tmp/out"
+jqf '.detect.closing == "}" and .detect.close_index == 1 and .detect.expected == "a value"' "$tmp/out"
+jqf '.detect.truncation_index == 5 and .detect.resume_index == 5' "$tmp/out"
 [ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "-r: not one line"
 
 # A file gives the same; a complete text exits 0.
@@ -19,15 +20,35 @@ jqf '.state == "OK" and .detect.bom and .raw == "\ufeff [1, \"\\u00e9é\"]\n"' "
 expect_status 1 saop-detect -r -q <"$tmp/in.json" >"$tmp/q"
 [ ! -s "$tmp/q" ] || fail "-r -q wrote something"
 expect_status 1 saop-detect -r -R --close <"$tmp/in.json" >"$tmp/R"
-[ "$(cat "$tmp/R")" = '{"a":null}' ] || fail "-r -R --close: $(cat "$tmp/R")"
+[ "$(cat "$tmp/R")" = '{}' ] || fail "-r -R --close: $(cat "$tmp/R")"
 expect_status 1 saop-detect -r --close <"$tmp/in.json" >"$tmp/c"
-jqf '.raw == "{\"a\":null}" and .detect.closed == "null}" and .state == "TRUNCATED"' "$tmp/c"
+jqf '.raw == "{}" and .detect.closed == "}" and .state == "TRUNCATED"' "$tmp/c"
 
-# A cut UTF-8 character: --close finishes it (closing_bytes) and the
-# record carries the whole character.
+# --close never invents: a dangling key goes, a partial literal is
+# finished, a cut escape goes; the text up to close_index, then closing.
+for pair in '{"a":1,"b"|{"a":1}' '[{"key": "value", "key|[{"key": "value"}]' \
+    '{"a":[tr|{"a":[true]}' '"text \u00|"text "' '"bar\|"bar"' '[1.|[1]' \
+    '[-|[]' '{"a":|{}'; do
+	printf '%s' "${pair%%|*}" >"$tmp/p.json"
+	expect_status 1 saop-detect -r -R --close "$tmp/p.json" >"$tmp/pR"
+	[ "$(cat "$tmp/pR")" = "${pair#*|}" ] ||
+	    fail "--close of ${pair%%|*}: $(cat "$tmp/pR")"
+	expect_status 1 saop-detect -r "$tmp/p.json" >"$tmp/pr"
+	jq -j '.raw[:.detect.close_index] + .detect.closing' "$tmp/pr" >"$tmp/pj"
+	[ "$(cat "$tmp/pj")" = "${pair#*|}" ] ||
+	    fail "close_index + closing of ${pair%%|*}: $(cat "$tmp/pj")"
+done
+# Nothing that determines a value: no closing, the text as it came.
+printf -- '-' >"$tmp/m.json"
+expect_status 1 saop-detect -r -R --close "$tmp/m.json" >"$tmp/mR"
+[ "$(cat "$tmp/mR")" = '-' ] || fail "--close of '-': $(cat "$tmp/mR")"
+
+# A cut UTF-8 character: --close drops it (closing_bytes stays empty),
+# and the resume point is before it.
 printf '["\342\202' >"$tmp/cut.json"
 expect_status 1 saop-detect -r --close "$tmp/cut.json" >"$tmp/cut"
-jqf '.raw == "[\"\u2080\"]" and .detect.closing_bytes == [128] and .detect.closing == "\"]"' "$tmp/cut"
+jqf '.raw == "[\"\"]" and .detect.closing_bytes == [] and .detect.closing == "\"]"' "$tmp/cut"
+jqf '.detect.close_index == 2 and .detect.resume_index == 2' "$tmp/cut"
 expect_status 1 saop-detect -r -R --close "$tmp/cut.json" >"$tmp/cutR"
 saop-detect -r -q "$tmp/cutR" || fail "-R --close of a cut character is not complete"
 
@@ -48,4 +69,4 @@ jqf '.detect.error.message | test("control character 0x00")' "$tmp/nul"
 
 # Whitespace only: truncated and empty.
 printf ' \n\t' | saop-detect -r >"$tmp/ws" && fail "whitespace is not OK" || true
-jqf '.detect.empty and .detect.truncated and .detect.closing == "null"' "$tmp/ws"
+jqf '.detect.empty and .detect.truncated and .detect.closing == null and .detect.close_index == null' "$tmp/ws"

@@ -35,8 +35,16 @@ printf '{"raw":"[1]"}\n{"raw":"{}"}\n' | saop-detect -q || fail "-q on complete 
 
 # --close: raw completed, state stays TRUNCATED, detect.closed says what.
 expect_status 1 saop-detect --close "$in" >"$tmp/close.out"
-jq -c 'select(.state == "TRUNCATED")' "$tmp/close.out" >"$tmp/trunc"
-[ "$(wc -l <"$tmp/trunc")" -eq 4 ] || fail "--close: not 4 truncated records"
+jq -c 'select(.state == "TRUNCATED" and .detect.closing != null)' \
+    "$tmp/close.out" >"$tmp/trunc"
+[ "$(wc -l <"$tmp/trunc")" -eq 3 ] || fail "--close: not 3 closable records"
+# The empty raw determines no value: no closing, raw left as it is.
+jq -c 'select(.turn == 4)' "$tmp/close.out" >"$tmp/c4"
+jqf '.raw == "" and .detect.closing == null and .detect.close_index == null
+    and (.detect | has("closed") | not)' "$tmp/c4"
+# The lone high surrogate escape is dropped, not finished.
+jq -c 'select(.turn == 5)' "$tmp/close.out" >"$tmp/c5"
+jqf '.raw == "{\"k\": \"café \\u00e9 \"}"' "$tmp/c5"
 while IFS= read -r line; do
 	printf '%s\n' "$line" >"$tmp/one"
 	jqf '.detect.closed == .detect.closing' "$tmp/one"
