@@ -259,13 +259,13 @@ void saop_detect_result_free(struct saop_detect_result *res);
 /*
  * The record's "detect" object for res, always with the same keys:
  * complete, truncated, empty, bom (booleans), length, truncation_index
- * (null unless truncated), last_valid_token (string or null), open (array
- * of "{" and "[", outermost first), expected (string or null), closing
- * (string or null: the suffix that completes a truncated input, after
- * closing_bytes), closing_bytes (array of the UTF-8 continuation bytes, as
- * numbers, that finish a character cut at the end; usually empty), error
- * (null, or {offset, line, column, message}).  Returns a new reference,
- * or NULL when out of memory.
+ * and resume_index (null unless truncated), last_valid_token (string or
+ * null), open (array of "{" and "[", outermost first), expected (string
+ * or null), close_index and closing (null unless truncated with a
+ * closing: the text up to close_index followed by closing is complete
+ * JSON), closing_bytes (always an empty array: kept for readers of
+ * earlier output), error (null, or {offset, line, column, message}).
+ * Returns a new reference, or NULL when out of memory.
  */
 json_t *saop_detect_result_json(const struct saop_detect_result *res);
 
