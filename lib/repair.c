@@ -700,6 +700,27 @@ from_prose(struct lex *lx, const char *s, size_t n, struct buf *out,
 }
 
 /*
+ * Is out[0..n) strict JSON by the scanner's judgement (complete, no BOM)?
+ * The tokenizer passes the bytes of strings and their \u escapes through,
+ * so without this a "repair" could hand on invalid UTF-8 or a lone
+ * surrogate escape, which no reading makes JSON.  1, 0, or -1 when the
+ * scanner ran out of memory.
+ */
+static int
+strict(const char *out, size_t n)
+{
+	struct saop_detect_result d;
+	int ok;
+
+	memset(&d, 0, sizeof(d));
+	if (saop_detect_buffer(out, n, 0, &d) != 0)
+		return -1;
+	ok = d.verdict == SAOP_COMPLETE && !d.bom;
+	saop_detect_result_free(&d);
+	return ok;
+}
+
+/*
  * Repair text[0..len) (see saop.h): a whole value first, then the one
  * fenced block that holds JSON, then the one value in prose; else only a
  * BOM goes.  Returns 1 with *out (new, free()) and *repairs (new), 0 when
@@ -731,15 +752,22 @@ saop_repair(const char *text, size_t len, char **out, size_t *out_len,
 	if (rc == 0)
 		rc = from_prose(&lx, s, n, &b, &r);
 	free(lx.stack);
+	if (rc == 1)
+		rc = strict(b.p, b.len);
 	if (rc < 0) {
 		free(b.p);
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM,
 		    "out of memory repairing %zu bytes", len);
 	}
 	if (rc == 0) {
-		/* No single reading; only a BOM can still go. */
+		/*
+		 * No single reading; only a BOM can still go, unless another
+		 * follows it: that one would go in a repair of the repair.
+		 */
 		r = 0;
 		b.len = 0;
+		if (bom && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+			bom = 0;
 		if (bom && buf_put(&b, s, n) != 0) {
 			free(b.p);
 			return saop__fail(e, SAOP_ENOMEM, ENOMEM,

@@ -147,6 +147,30 @@ START_TEST(a_bom_before_a_fence_without_json_leaves_the_rest_intact)
 }
 END_TEST
 
+/*
+ * What the tokenizer would pass through but the scanner refuses (bytes
+ * that are not UTF-8, a lone surrogate escape) is no repair, and a BOM
+ * followed by another is left for nobody (found by the repair fuzz
+ * target: a repair of the repair changed it again).
+ */
+START_TEST(a_repair_is_strict_json_and_repairing_it_changes_nothing)
+{
+	struct saop_err e;
+	char *out;
+	size_t len;
+	json_t *rep;
+
+	UNCHANGED("{\"\377\": 1,}");
+	UNCHANGED("['\\ud800']");
+	UNCHANGED("[\"\\udc00\", 1,]");
+	ck_assert_int_eq(saop_repair("\xef\xbb\xbf\xef\xbb\xbf[1", 8, &out,
+	    &len, &rep, &e), 0);
+	ck_assert_ptr_null(out);
+	REPAIRED("['\\ud83d\\ude00']", "[\"\\ud83d\\ude00\"]",
+	    "single_quotes");
+}
+END_TEST
+
 START_TEST(a_code_fence_is_removed)
 {
 	REPAIRED("```json\n{\"a\": 1}\n```\n", "{\"a\": 1}\n", "code_fence");
@@ -338,6 +362,8 @@ repair_suite(void)
 	tcase_add_test(tc, a_bom_is_removed);
 	tcase_add_test(tc,
 	    a_bom_before_a_fence_without_json_leaves_the_rest_intact);
+	tcase_add_test(tc,
+	    a_repair_is_strict_json_and_repairing_it_changes_nothing);
 	tcase_add_test(tc, a_code_fence_is_removed);
 	tcase_add_test(tc, a_code_fence_with_prose_around_is_removed);
 	tcase_add_test(tc, two_fenced_json_blocks_are_not_guessed_between);
