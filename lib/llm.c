@@ -68,10 +68,22 @@ struct saop__llm_parser {
 	long prompt, completion;
 	size_t received;	/* body bytes */
 	size_t limit;
+	const char *key;	/* borrowed: masked out of error messages */
+	/* Where things are, to name a bad event: */
+	size_t lpos;		/* body bytes through the line splitter */
+	size_t line_start;	/* the offset of the line held in line */
+	size_t line_off;	/* the offset of the line being read */
+	size_t unit_off;	/* the offset of this SSE event or NDJSON line */
+	unsigned long units;	/* SSE data events or NDJSON lines so far */
+	int in_event;		/* a line of the current SSE event came */
 };
 
 /* ---- small buffers ---- */
 
+/*
+ * Append the n bytes at s to b, keeping it NUL-terminated.  Returns 0,
+ * -SAOP_ELIMIT when b would pass limit bytes, or -SAOP_ENOMEM.
+ */
 static int
 buf_add(struct buf *b, const char *s, size_t n, size_t limit)
 {
@@ -95,11 +107,168 @@ buf_add(struct buf *b, const char *s, size_t n, size_t limit)
 	return 0;
 }
 
+/* Free what b holds and zero it. */
 static void
 buf_free(struct buf *b)
 {
 	free(b->p);
 	memset(b, 0, sizeof(*b));
+}
+
+/*
+ * ---- what may be shown ----
+ *
+ * Error messages go to stderr, --log and the events table; the request
+ * line of --dry-run to stdout.  The key must never be in them, not even
+ * in part, and neither the credentials a base URL can hold.
+ */
+
+/* Server messages are read up to this size, masked, then cut. */
+#define SHOWN_SRC_MAX		4096
+/* A run of this many bytes of the key is masked wherever it is. */
+#define KEY_RUN_MIN		8
+
+/*
+ * Replace in s every run of KEY_RUN_MIN or more bytes that occurs in key
+ * (or, for a key shorter than that, every copy of it) by "****".  Keys
+ * shorter than 4 bytes are left: masking them would garble any message.
+ */
+static void
+mask_secret(char *s, const char *key)
+{
+	size_t kl, min, i, j, l, rest;
+
+	if (s == NULL || key == NULL || (kl = strlen(key)) < 4)
+		return;
+	min = KEY_RUN_MIN;
+	if (kl < min)
+		min = kl;
+	for (i = 0; s[i] != '\0'; i++) {
+		size_t best = 0;
+
+		for (j = 0; j + best < kl; j++) {
+			if (key[j] != s[i])
+				continue;
+			for (l = 0; j + l < kl && s[i + l] == key[j + l]; l++)
+				;
+			if (l > best)
+				best = l;
+		}
+		if (best < min)
+			continue;
+		rest = strlen(s + i + best);
+		memcpy(s + i, "****", 4);
+		memmove(s + i + 4, s + i + best, rest + 1);
+		i += 3;
+	}
+}
+
+/*
+ * Copy src into out (outsz bytes) as at most max bytes (max < outsz),
+ * cut at a UTF-8 character boundary and ended by "..." when cut.
+ */
+static void
+clip(char *out, size_t outsz, const char *src, size_t max)
+{
+	size_t n = strlen(src);
+
+	if (max >= outsz)
+		max = outsz - 1;
+	if (n <= max) {
+		memcpy(out, src, n + 1);
+		return;
+	}
+	n = max > 3 ? max - 3 : 0;
+	while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
+		n--;
+	memcpy(out, src, n);
+	memcpy(out + n, "...", 4);
+}
+
+/* Append the n bytes at s to b; -1 on ENOMEM. */
+static int
+put(struct buf *b, const char *s, size_t n)
+{
+	return buf_add(b, s, n, SIZE_MAX / 2) == 0 ? 0 : -1;
+}
+
+/*
+ * The URL as it may be shown: the userinfo (user:password@) becomes
+ * "****@", the value of every query parameter (a whole parameter that
+ * has no '=') "****", and a fragment "#****".  Returns a new string
+ * (free()), or NULL on ENOMEM.  Every message and --dry-run line that
+ * shows an endpoint shows it through this.
+ */
+char *
+saop__llm_url_redact(const char *url)
+{
+	struct buf b = { 0 };
+	const char *a, *end, *at, *q, *amp, *s;
+	int bad = 0;
+
+	if (url == NULL)
+		url = "";
+	a = strstr(url, "://");
+	a = a != NULL && (size_t)(a - url) < strcspn(url, "/?#") ? a + 3 : url;
+	end = a + strcspn(a, "/?#");
+	for (at = NULL, s = a; s < end; s++)
+		if (*s == '@')
+			at = s;
+	if (at != NULL)
+		bad |= put(&b, url, (size_t)(a - url)) | put(&b, "****", 4) |
+		    put(&b, at, (size_t)(end - at));
+	else
+		bad |= put(&b, url, (size_t)(end - url));
+	q = end + strcspn(end, "?#");
+	bad |= put(&b, end, (size_t)(q - end));
+	if (*q == '?') {
+		bad |= put(&b, "?", 1);
+		for (s = q + 1; *s != '\0' && *s != '#'; s = amp) {
+			const char *eq;
+
+			amp = s + strcspn(s, "&#");
+			eq = memchr(s, '=', (size_t)(amp - s));
+			if (eq != NULL)
+				bad |= put(&b, s, (size_t)(eq - s + 1)) |
+				    (eq + 1 < amp ? put(&b, "****", 4) : 0);
+			else if (amp > s)
+				bad |= put(&b, "****", 4);
+			if (*amp == '&') {
+				bad |= put(&b, "&", 1);
+				amp++;
+			}
+		}
+		q = s;
+	}
+	if (*q == '#')
+		bad |= put(&b, q[1] != '\0' ? "#****" : "#", q[1] != '\0' ?
+		    5 : 1);
+	if (!bad && b.p == NULL)
+		bad = put(&b, "", 0);
+	if (bad) {
+		buf_free(&b);
+		return NULL;
+	}
+	return b.p;
+}
+
+/*
+ * Fill e as saop__fail() does, the message formatted in full first, the
+ * key masked (mask_secret()), and only then cut to e->msg's size.
+ */
+static int SAOP__PRINTF(4, 5)
+fail_masked(struct saop_err *e, int code, const char *key,
+    const char *fmt, ...)
+{
+	char full[SHOWN_SRC_MAX], msg[sizeof(e->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(full, sizeof(full), fmt, ap);
+	va_end(ap);
+	mask_secret(full, key);
+	clip(msg, sizeof(msg), full, sizeof(msg) - 1);
+	return saop__fail(e, code, 0, "%s", msg);
 }
 
 /*
@@ -176,12 +345,14 @@ curl_init(void)
 
 /* ---- configuration ---- */
 
+/* The public API of provider p. */
 static const char *
 default_base(enum saop_provider p)
 {
 	return p == SAOP_PROVIDER_ANTHROPIC ? ANTHROPIC_BASE : OPENAI_BASE;
 }
 
+/* A copy of the environment variable name, or NULL when unset or empty. */
 static char *
 env_dup(const char *name)
 {
@@ -191,8 +362,28 @@ env_dup(const char *name)
 }
 
 /*
- * Fill cfg from the environment (DESIGN.md).  Returns 0, SAOP_ECONFIG for
- * an unknown provider or a bad SAOP_TIMEOUT_MS, or SAOP_ENOMEM.
+ * Keep the first problem of the environment in cfg->problem (see
+ * saop.h); -1 on ENOMEM.
+ */
+static int SAOP__PRINTF(2, 3)
+config_problem(struct saop_llm_config *cfg, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (cfg->problem != NULL)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return (cfg->problem = strdup(msg)) != NULL ? 0 : -1;
+}
+
+/*
+ * Fill cfg from the environment (DESIGN.md).  Returns 0 or SAOP_ENOMEM.
+ * An unknown provider or a bad SAOP_TIMEOUT_MS is kept in cfg->problem,
+ * for saop_llm_call() and saop_llm_dry_run() to report: a program that
+ * never calls the model does not fail for it.
  */
 int
 saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
@@ -200,38 +391,48 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 	const char *v;
 	char *end;
 	long ms;
+	int bad = 0, known = 1;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->stream = 1;
 	cfg->timeout_ms = DEFAULT_TIMEOUT_MS;
 	cfg->connect_timeout_ms = DEFAULT_CONNECT_MS;
 	v = getenv("SAOP_PROVIDER");
-	if (v == NULL || *v == '\0' || strcmp(v, "openai") == 0)
+	if (v == NULL || *v == '\0' || strcmp(v, "openai") == 0) {
 		cfg->provider = SAOP_PROVIDER_OPENAI;
-	else if (strcmp(v, "anthropic") == 0)
+	} else if (strcmp(v, "anthropic") == 0) {
 		cfg->provider = SAOP_PROVIDER_ANTHROPIC;
-	else
-		return saop__fail(e, SAOP_ECONFIG, 0,
-		    "SAOP_PROVIDER: unknown provider '%.64s' "
-		    "(openai or anthropic)", v);
+	} else {
+		cfg->provider = SAOP_PROVIDER_OPENAI;
+		known = 0;
+		bad |= config_problem(cfg, "SAOP_PROVIDER: unknown provider "
+		    "'%.64s' (openai or anthropic)", v);
+	}
 	if ((v = getenv("SAOP_TIMEOUT_MS")) != NULL && *v != '\0') {
 		errno = 0;
 		ms = strtol(v, &end, 10);
 		if (errno != 0 || *end != '\0' || ms <= 0)
-			return saop__fail(e, SAOP_ECONFIG, 0,
-			    "SAOP_TIMEOUT_MS: '%.32s' is not a positive "
-			    "number of milliseconds", v);
-		cfg->timeout_ms = ms;
+			bad |= config_problem(cfg, "SAOP_TIMEOUT_MS: '%.32s' "
+			    "is not a positive number of milliseconds", v);
+		else
+			cfg->timeout_ms = ms;
 	}
 	if (cfg->connect_timeout_ms > cfg->timeout_ms)
 		cfg->connect_timeout_ms = cfg->timeout_ms;
 	if ((cfg->base = env_dup("SAOP_API_BASE")) == NULL)
 		cfg->base = strdup(default_base(cfg->provider));
-	if ((cfg->key = env_dup("SAOP_API_KEY")) == NULL)
-		cfg->key = env_dup(cfg->provider == SAOP_PROVIDER_ANTHROPIC ?
-		    "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
+	/*
+	 * With an unknown provider either provider's key will do: a key
+	 * means a model was meant, and the call then says what is wrong.
+	 */
+	if ((cfg->key = env_dup("SAOP_API_KEY")) == NULL &&
+	    (cfg->provider != SAOP_PROVIDER_ANTHROPIC || !known))
+		cfg->key = env_dup("OPENAI_API_KEY");
+	if (cfg->key == NULL && (cfg->provider == SAOP_PROVIDER_ANTHROPIC ||
+	    !known))
+		cfg->key = env_dup("ANTHROPIC_API_KEY");
 	cfg->model = env_dup("SAOP_MODEL");
-	if (cfg->base == NULL) {
+	if (cfg->base == NULL || bad) {
 		saop_llm_config_free(cfg);
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	}
@@ -265,7 +466,8 @@ saop_llm_config_free(struct saop_llm_config *cfg)
 	free(cfg->base);
 	free(cfg->key);
 	free(cfg->model);
-	cfg->base = cfg->key = cfg->model = NULL;
+	free(cfg->problem);
+	cfg->base = cfg->key = cfg->model = cfg->problem = NULL;
 }
 
 /* Free what a holds and zero it. */
@@ -603,7 +805,11 @@ nomem:
 	return NULL;
 }
 
-/* The endpoint URL for cfg: a new string (free()). */
+/*
+ * The endpoint URL for cfg: the base URL with the provider's path put
+ * after its own path, before any query (an Azure-style ?api-version=, a
+ * ?key=).  A new string (free()), or NULL on ENOMEM.
+ */
 static char *
 endpoint(const struct saop_llm_config *cfg)
 {
@@ -611,18 +817,25 @@ endpoint(const struct saop_llm_config *cfg)
 	    default_base(cfg->provider);
 	const char *path = cfg->provider == SAOP_PROVIDER_ANTHROPIC ?
 	    "/messages" : "/chat/completions";
-	size_t n = strlen(base);
+	const char *auth = strstr(base, "://"), *query;
+	size_t n;
 	char *u;
 
+	/* The query starts at the first '?' or '#' after the scheme. */
+	auth = auth != NULL ? auth + 3 : base;
+	query = auth + strcspn(auth, "?#");
+	n = (size_t)(query - base);
 	while (n > 0 && base[n - 1] == '/')
 		n--;
-	if ((u = malloc(n + strlen(path) + 1)) == NULL)
+	if ((u = malloc(n + strlen(path) + strlen(query) + 1)) == NULL)
 		return NULL;
 	memcpy(u, base, n);
 	strcpy(u + n, path);
+	strcat(u, query);
 	return u;
 }
 
+/* The key as --dry-run shows it: "sk-...****", or "****" when short. */
 static void
 mask_key(const char *key, char out[32])
 {
@@ -639,21 +852,24 @@ saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 {
 	struct saop_err dummy;
 	json_t *body;
-	char *url, *text, masked[32];
+	char *url, *shown = NULL, *text, masked[32];
 	int r = 0;
 
 	if (e == NULL)
 		e = &dummy;
+	if (cfg->problem != NULL)
+		return saop__fail(e, SAOP_ECONFIG, 0, "%s", cfg->problem);
 	if ((body = saop__llm_body(cfg, request, e)) == NULL)
 		return -e->code;
 	url = endpoint(cfg);
 	text = json_dumps(body, JSON_INDENT(2));
 	json_decref(body);
-	if (url == NULL || text == NULL) {
+	if (url == NULL || text == NULL ||
+	    (shown = saop__llm_url_redact(url)) == NULL) {
 		r = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 		goto out;
 	}
-	fprintf(f, "POST %s\n", url);
+	fprintf(f, "POST %s\n", shown);
 	fprintf(f, "Content-Type: application/json\n");
 	fprintf(f, "Accept: %s\n", cfg->stream ? "text/event-stream" :
 	    "application/json");
@@ -671,6 +887,7 @@ saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 		r = saop__fail(e, SAOP_EIO, errno, "cannot write the request");
 out:
 	free(url);
+	free(shown);
 	free(text);
 	return r;
 }
@@ -821,31 +1038,69 @@ classify_error(const json_t *err, int status, char *msg, size_t msgsz)
 	return SAOP_ENETWORK;
 }
 
+/*
+ * Record an error that came inside the stream (an Anthropic error event,
+ * an OpenRouter error chunk, an Ollama error line): the first one wins.
+ * Its message is masked of the key before it is cut to size.
+ */
 static void
 stream_error(struct saop__llm_parser *p, const json_t *err)
 {
+	char full[SHOWN_SRC_MAX];
+
 	if (p->err != 0)
 		return;
-	p->err = classify_error(err, 0, p->errmsg, sizeof(p->errmsg));
+	p->err = classify_error(err, 0, full, sizeof(full));
+	mask_secret(full, p->key);
+	clip(p->errmsg, sizeof(p->errmsg), full, sizeof(p->errmsg) - 1);
 	snprintf(p->finish, sizeof(p->finish), "error");
 }
 
+/*
+ * Describe where the parser is in the answer: "SSE event 3 (byte 140 of
+ * the answer)", "NDJSON line 2 (...)" or "the JSON body".
+ */
 static void
-bad_chunk(struct saop__llm_parser *p, const char *what)
+where(const struct saop__llm_parser *p, char *out, size_t outsz)
 {
+	if (p->mode == M_SSE || p->mode == M_NDJSON)
+		snprintf(out, outsz, "%s %lu (byte %zu of the answer)",
+		    p->mode == M_SSE ? "SSE event" : "NDJSON line", p->units,
+		    p->unit_off);
+	else
+		snprintf(out, outsz, "the JSON body");
+}
+
+/*
+ * The answer is not the protocol: record SAOP_EPROTO (the first problem
+ * wins) with a message naming the event or line and what is wrong with
+ * it.  Nothing more of the answer is taken, and parser_end() drops what
+ * was (a damaged answer is never merged).
+ */
+static void SAOP__PRINTF(2, 3)
+bad_chunk(struct saop__llm_parser *p, const char *fmt, ...)
+{
+	char at[96], what[160];
+	va_list ap;
+
 	if (p->err != 0)
 		return;
 	p->err = SAOP_EPROTO;
-	snprintf(p->errmsg, sizeof(p->errmsg), "%.250s (after %zu bytes)", what,
-	    p->received);
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	where(p, at, sizeof(at));
+	snprintf(p->errmsg, sizeof(p->errmsg), "broken answer: %s: %s", at,
+	    what);
 }
 
+/* Append the string s to the answer text (nothing once an error came). */
 static void
 add_text(struct saop__llm_parser *p, const json_t *s)
 {
 	int r;
 
-	if (!json_is_string(s) || p->fail)
+	if (!json_is_string(s) || p->fail || p->err)
 		return;
 	r = buf_add(&p->text, json_string_value(s), json_string_length(s),
 	    p->limit);
@@ -853,6 +1108,11 @@ add_text(struct saop__llm_parser *p, const json_t *s)
 		p->fail = -r;
 }
 
+/*
+ * The tool call under key (an OpenAI tool index or an Anthropic block
+ * index), made when create is set; NULL when there is none, or on
+ * ENOMEM (p->fail set) or past 1024 calls.
+ */
 static struct tool *
 tool_at(struct saop__llm_parser *p, long key, int create)
 {
@@ -875,6 +1135,7 @@ tool_at(struct saop__llm_parser *p, long key, int create)
 	return nt;
 }
 
+/* Set *dst to a copy of the string v, unless it is set already. */
 static void
 tool_str(char **dst, const json_t *v)
 {
@@ -882,12 +1143,13 @@ tool_str(char **dst, const json_t *v)
 		*dst = strdup(json_string_value(v));
 }
 
+/* Append the string v to t's arguments (nothing once an error came). */
 static void
 tool_args(struct saop__llm_parser *p, struct tool *t, const json_t *v)
 {
 	int r;
 
-	if (t == NULL || !json_is_string(v) || p->fail)
+	if (t == NULL || !json_is_string(v) || p->fail || p->err)
 		return;
 	r = buf_add(&t->args, json_string_value(v), json_string_length(v),
 	    p->limit);
@@ -895,6 +1157,7 @@ tool_args(struct saop__llm_parser *p, struct tool *t, const json_t *v)
 		p->fail = -r;
 }
 
+/* Take the token counts of a usage object (either format). */
 static void
 usage_of(struct saop__llm_parser *p, const json_t *u)
 {
@@ -910,44 +1173,161 @@ usage_of(struct saop__llm_parser *p, const json_t *u)
 	num(v, &p->completion);
 }
 
+/* 1 when v is absent, null or of the JSON type t. */
+static int
+absent_or(const json_t *v, json_type t)
+{
+	return v == NULL || json_is_null(v) || json_typeof(v) == t;
+}
+
+/*
+ * 0 when the OpenAI choice ch (a chunk's or a whole body's) has a known
+ * shape: an object whose delta (or message) is an object, with a content
+ * that is a string or an array of parts, tool_calls an array and
+ * finish_reason a string (each may be absent or null).  Else -1 and
+ * SAOP_EPROTO recorded.
+ */
+static int
+openai_choice_ok(struct saop__llm_parser *p, const json_t *ch)
+{
+	const json_t *d;
+
+	if (!json_is_object(ch)) {
+		bad_chunk(p, "a choice is not an object");
+		return -1;
+	}
+	if ((d = json_object_get(ch, "delta")) == NULL)
+		d = json_object_get(ch, "message");
+	if (!absent_or(d, JSON_OBJECT)) {
+		bad_chunk(p, "the delta is not an object");
+		return -1;
+	}
+	if (!absent_or(json_object_get(d, "content"), JSON_STRING) &&
+	    !json_is_array(json_object_get(d, "content"))) {
+		bad_chunk(p, "the content is not a string");
+		return -1;
+	}
+	if (!absent_or(json_object_get(d, "tool_calls"), JSON_ARRAY)) {
+		bad_chunk(p, "tool_calls is not an array");
+		return -1;
+	}
+	if (!absent_or(json_object_get(ch, "finish_reason"), JSON_STRING)) {
+		bad_chunk(p, "finish_reason is not a string");
+		return -1;
+	}
+	return 0;
+}
+
+/* Add the text of content: a string, or the "text" parts of an array. */
+static void
+openai_content(struct saop__llm_parser *p, const json_t *c)
+{
+	const json_t *x;
+	const char *t;
+	size_t i;
+
+	if (!json_is_array(c)) {
+		add_text(p, c);
+		return;
+	}
+	json_array_foreach(c, i, x) {
+		if (!json_is_object(x)) {
+			bad_chunk(p, "a part of the content is not an object");
+			return;
+		}
+		t = json_string_value(json_object_get(x, "type"));
+		if (t != NULL && strcmp(t, "text") == 0)
+			add_text(p, json_object_get(x, "text"));
+	}
+}
+
 /* An OpenAI chunk (delta) or a whole chat.completion (message). */
 static void
 openai_obj(struct saop__llm_parser *p, const json_t *o)
 {
-	json_t *ch, *d, *tc, *c;
+	json_t *chs, *ch, *d, *tc, *c;
 	size_t i;
 
 	usage_of(p, json_object_get(o, "usage"));
-	ch = json_array_get(json_object_get(o, "choices"), 0);
-	if (json_is_object(ch)) {
-		d = json_object_get(ch, "delta");
-		if (d == NULL)
-			d = json_object_get(ch, "message");
-		add_text(p, json_object_get(d, "content"));
-		json_array_foreach(json_object_get(d, "tool_calls"), i, tc) {
-			json_t *f = json_object_get(tc, "function");
-			long ix = (long)i;
-			struct tool *t;
-
-			num(json_object_get(tc, "index"), &ix);
-			t = tool_at(p, ix, 1);
-
-			if (t == NULL)
-				continue;
-			tool_str(&t->id, json_object_get(tc, "id"));
-			tool_str(&t->name, json_object_get(f, "name"));
-			tool_args(p, t, json_object_get(f, "arguments"));
-		}
-		c = json_object_get(ch, "finish_reason");
-		if (json_is_string(c))
-			set_finish(p, c);
-	}
 	/* OpenRouter: an error chunk after a 200 (even after a finish). */
-	if ((c = json_object_get(o, "error")) != NULL && !json_is_null(c))
+	if ((c = json_object_get(o, "error")) != NULL && !json_is_null(c)) {
 		stream_error(p, c);
+		return;
+	}
+	if (!json_is_array(chs = json_object_get(o, "choices"))) {
+		bad_chunk(p, "\"choices\" is not an array");
+		return;
+	}
+	/* Azure's first chunk and the final usage chunk have no choice. */
+	if ((ch = json_array_get(chs, 0)) == NULL)
+		return;
+	if (openai_choice_ok(p, ch) != 0)
+		return;
+	if ((d = json_object_get(ch, "delta")) == NULL)
+		d = json_object_get(ch, "message");
+	openai_content(p, json_object_get(d, "content"));
+	json_array_foreach(json_object_get(d, "tool_calls"), i, tc) {
+		json_t *f = json_object_get(tc, "function");
+		long ix = (long)i;
+		struct tool *t;
+
+		if (!json_is_object(tc)) {
+			bad_chunk(p, "a tool call is not an object");
+			return;
+		}
+		num(json_object_get(tc, "index"), &ix);
+		if ((t = tool_at(p, ix, 1)) == NULL)
+			continue;
+		tool_str(&t->id, json_object_get(tc, "id"));
+		tool_str(&t->name, json_object_get(f, "name"));
+		tool_args(p, t, json_object_get(f, "arguments"));
+	}
+	set_finish(p, json_object_get(ch, "finish_reason"));
 }
 
-/* An Anthropic stream event. */
+/*
+ * An Anthropic content_block_delta: text and tool input are taken;
+ * thinking, signatures and citations are known and left; any other
+ * delta is not the protocol.
+ */
+static void
+anthropic_delta(struct saop__llm_parser *p, long ix, const json_t *o)
+{
+	static const char *const unused[] = { "thinking_delta",
+	    "signature_delta", "citations_delta", NULL };
+	const json_t *d = json_object_get(o, "delta");
+	const char *dt = json_string_value(json_object_get(d, "type"));
+	int i;
+
+	if (!json_is_object(d) || dt == NULL) {
+		bad_chunk(p, "a content_block_delta without a typed delta");
+		return;
+	}
+	if (strcmp(dt, "text_delta") == 0) {
+		if (!json_is_string(json_object_get(d, "text")))
+			bad_chunk(p, "a text_delta without its text");
+		add_text(p, json_object_get(d, "text"));
+		return;
+	}
+	if (strcmp(dt, "input_json_delta") == 0) {
+		if (!json_is_string(json_object_get(d, "partial_json")))
+			bad_chunk(p, "an input_json_delta without its "
+			    "partial_json");
+		tool_args(p, tool_at(p, ix, 1),
+		    json_object_get(d, "partial_json"));
+		return;
+	}
+	for (i = 0; unused[i] != NULL; i++)
+		if (strcmp(dt, unused[i]) == 0)
+			return;
+	bad_chunk(p, "a delta of unknown type '%.40s'", dt);
+}
+
+/*
+ * An Anthropic stream event.  Known events that carry nothing saop uses
+ * (ping, content_block_stop, thinking blocks) are left; an event of
+ * unknown type, or a known one without its parts, is not the protocol.
+ */
 static void
 anthropic_event(struct saop__llm_parser *p, const char *type, const json_t *o)
 {
@@ -957,34 +1337,39 @@ anthropic_event(struct saop__llm_parser *p, const char *type, const json_t *o)
 
 	num(json_object_get(o, "index"), &ix);
 	if (strcmp(type, "message_start") == 0) {
+		if (!json_is_object(json_object_get(o, "message")))
+			bad_chunk(p, "a message_start without its message");
 		usage_of(p, json_object_get(json_object_get(o, "message"),
 		    "usage"));
 	} else if (strcmp(type, "content_block_start") == 0) {
 		b = json_object_get(o, "content_block");
 		d = json_object_get(b, "type");
-		if (json_is_string(d) &&
-		    strcmp(json_string_value(d), "text") == 0)
+		if (!json_is_string(d))
+			bad_chunk(p, "a content_block_start without a typed "
+			    "content_block");
+		else if (strcmp(json_string_value(d), "text") == 0)
 			add_text(p, json_object_get(b, "text"));
-		else if (json_is_string(d) &&
-		    strcmp(json_string_value(d), "tool_use") == 0 &&
+		else if (strcmp(json_string_value(d), "tool_use") == 0 &&
 		    (t = tool_at(p, ix, 1)) != NULL) {
 			tool_str(&t->id, json_object_get(b, "id"));
 			tool_str(&t->name, json_object_get(b, "name"));
 		}
 	} else if (strcmp(type, "content_block_delta") == 0) {
-		d = json_object_get(o, "delta");
-		add_text(p, json_object_get(d, "text"));
-		if (json_object_get(d, "partial_json") != NULL)
-			tool_args(p, tool_at(p, ix, 1),
-			    json_object_get(d, "partial_json"));
+		anthropic_delta(p, ix, o);
 	} else if (strcmp(type, "message_delta") == 0) {
+		d = json_object_get(o, "delta");
+		if (!json_is_object(d) || !absent_or(json_object_get(d,
+		    "stop_reason"), JSON_STRING))
+			bad_chunk(p, "a message_delta without its delta");
 		usage_of(p, json_object_get(o, "usage"));
-		set_finish(p, json_object_get(json_object_get(o, "delta"),
-		    "stop_reason"));
+		set_finish(p, json_object_get(d, "stop_reason"));
 	} else if (strcmp(type, "message_stop") == 0) {
 		p->done = 1;
 	} else if (strcmp(type, "error") == 0) {
 		stream_error(p, json_object_get(o, "error"));
+	} else if (strcmp(type, "content_block_stop") != 0 &&
+	    strcmp(type, "ping") != 0) {
+		bad_chunk(p, "an event of unknown type '%.40s'", type);
 	}
 }
 
@@ -997,6 +1382,10 @@ anthropic_message(struct saop__llm_parser *p, const json_t *o)
 	struct tool *t;
 	char *s;
 
+	if (!absent_or(json_object_get(o, "content"), JSON_ARRAY)) {
+		bad_chunk(p, "the message's content is not an array");
+		return;
+	}
 	usage_of(p, json_object_get(o, "usage"));
 	json_array_foreach(json_object_get(o, "content"), i, b) {
 		const char *bt = json_string_value(json_object_get(b, "type"));
@@ -1026,10 +1415,16 @@ anthropic_message(struct saop__llm_parser *p, const json_t *o)
 static void
 ollama_obj(struct saop__llm_parser *p, const json_t *o)
 {
-	json_t *v;
+	json_t *v, *m = json_object_get(o, "message");
 
+	if (!absent_or(json_object_get(o, "response"), JSON_STRING) ||
+	    !absent_or(m, JSON_OBJECT) ||
+	    !absent_or(json_object_get(m, "content"), JSON_STRING)) {
+		bad_chunk(p, "the response is not a string");
+		return;
+	}
 	add_text(p, json_object_get(o, "response"));
-	add_text(p, json_object_get(json_object_get(o, "message"), "content"));
+	add_text(p, json_object_get(m, "content"));
 	if (json_is_true(json_object_get(o, "done"))) {
 		v = json_object_get(o, "done_reason");
 		if (json_is_string(v))
@@ -1042,14 +1437,20 @@ ollama_obj(struct saop__llm_parser *p, const json_t *o)
 	}
 }
 
-/* One JSON object of any of the wire formats. */
+/*
+ * One JSON value of any of the wire formats: an SSE event's data, an
+ * NDJSON line, or (whole set) the whole body.  A value of no known shape
+ * is not the protocol.  Once an error came, nothing more is read.
+ */
 static void
 handle_obj(struct saop__llm_parser *p, const json_t *o, int whole)
 {
 	const char *type = json_string_value(json_object_get(o, "type"));
 
+	if (p->err != 0)
+		return;
 	if (!json_is_object(o)) {
-		bad_chunk(p, "a chunk of the answer is not a JSON object");
+		bad_chunk(p, "not a JSON object");
 		return;
 	}
 	if (json_object_get(o, "choices") != NULL) {
@@ -1069,39 +1470,39 @@ handle_obj(struct saop__llm_parser *p, const json_t *o, int whole)
 	    json_object_get(o, "message") != NULL) {
 		ollama_obj(p, o);
 	} else {
-		bad_chunk(p,
-		    "a chunk of the answer is of no known wire format");
+		bad_chunk(p, "not of a known wire format");
 	}
 }
 
+/* Parse the n bytes at s as one JSON value and handle it (handle_obj). */
 static void
 handle_json(struct saop__llm_parser *p, const char *s, size_t n, int whole)
 {
 	json_error_t je;
 	json_t *o;
 
+	if (p->err != 0)
+		return;
 	if ((o = load(s, n, &je)) == NULL) {
-		char what[240];
-
-		snprintf(what, sizeof(what),
-		    "broken answer: %.120s at byte %d of a %s", je.text,
-		    je.position, whole ? "JSON body" :
-		    p->mode == M_SSE ? "SSE event" : "NDJSON line");
-		bad_chunk(p, what);
+		bad_chunk(p, "not JSON (%.120s, at byte %d of it)", je.text,
+		    je.position);
 		return;
 	}
 	handle_obj(p, o, whole);
 	json_decref(o);
 }
 
+/* The SSE event read so far is complete: handle its data, if any. */
 static void
 sse_dispatch(struct saop__llm_parser *p)
 {
 	size_t i;
 
+	p->in_event = 0;
 	if (!p->has_data)
 		return;
 	p->has_data = 0;
+	p->units++;
 	for (i = 0; i < p->data.len && isspace((unsigned char)p->data.p[i]);
 	    i++)
 		;
@@ -1114,6 +1515,11 @@ sse_dispatch(struct saop__llm_parser *p)
 	p->data.len = 0;
 }
 
+/*
+ * One SSE line (without its end), starting at body offset p->line_off:
+ * a blank line ends the event, a comment is skipped, "data:" adds to the
+ * event's data, other fields (event:, id:, retry:) are left.
+ */
 static void
 sse_line(struct saop__llm_parser *p, const char *s, size_t n)
 {
@@ -1127,6 +1533,10 @@ sse_line(struct saop__llm_parser *p, const char *s, size_t n)
 	}
 	if (s[0] == ':')
 		return;			/* a comment: keep-alive, padding */
+	if (!p->in_event) {
+		p->in_event = 1;
+		p->unit_off = p->line_off;
+	}
 	colon = memchr(s, ':', n);
 	fl = colon != NULL ? (size_t)(colon - s) : n;
 	if (fl != 4 || memcmp(s, "data", 4) != 0)
@@ -1150,19 +1560,24 @@ sse_line(struct saop__llm_parser *p, const char *s, size_t n)
 	p->has_data = 1;
 }
 
+/* One line of an SSE or NDJSON body, starting at body offset off. */
 static void
-do_line(struct saop__llm_parser *p, const char *s, size_t n)
+do_line(struct saop__llm_parser *p, const char *s, size_t n, size_t off)
 {
 	size_t i;
 
+	p->line_off = off;
 	if (p->mode == M_SSE) {
 		sse_line(p, s, n);
 		return;
 	}
 	for (i = 0; i < n && isspace((unsigned char)s[i]); i++)
 		;
-	if (i < n)
+	if (i < n) {
+		p->units++;
+		p->unit_off = off;
 		handle_json(p, s, n, 0);
+	}
 }
 
 static void
@@ -1229,7 +1644,7 @@ saop__llm_parser_head(struct saop__llm_parser *p, int status,
 int
 saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
 {
-	size_t i, start;
+	size_t i, start, base;
 	int r;
 
 	if (p->fail)
@@ -1246,6 +1661,8 @@ saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
 			p->fail = -r;
 		return -p->fail;
 	}
+	base = p->lpos;
+	p->lpos += n;
 	for (i = start = 0; i < n && !p->fail; i++) {
 		if (s[i] != '\n' && s[i] != '\r')
 			continue;
@@ -1262,15 +1679,19 @@ saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
 				p->fail = -r;
 				break;
 			}
-			do_line(p, p->line.p, p->line.len);
+			do_line(p, p->line.p, p->line.len, p->line_start);
 			p->line.len = 0;
 		} else
-			do_line(p, s + start, i - start);
+			do_line(p, s + start, i - start, base + start);
 		start = i + 1;
 	}
-	if (!p->fail && start < n && (r = buf_add(&p->line, s + start,
-	    n - start, p->limit)) != 0)
-		p->fail = -r;
+	if (!p->fail && start < n) {
+		if (p->line.len == 0)
+			p->line_start = base + start;
+		if ((r = buf_add(&p->line, s + start, n - start,
+		    p->limit)) != 0)
+			p->fail = -r;
+	}
 	return -p->fail;
 }
 
@@ -1308,6 +1729,8 @@ fill_answer(struct saop__llm_parser *p, struct saop_llm_answer *a)
  * The body has ended: clean is 1 when the transfer ended normally, 0 when
  * it broke.  Fills a with what arrived and returns 0 when a finished
  * answer came, else the code of what is wrong (0 with clean 0 never).
+ * After SAOP_EPROTO (an event or line that is not the protocol) a holds
+ * no text and no tool call: a damaged answer is never taken in part.
  * For a 2xx answer only; the caller classifies other statuses.
  */
 int
@@ -1319,7 +1742,8 @@ saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 	if (clean && !p->fail) {
 		if (p->mode == M_SSE || p->mode == M_NDJSON) {
 			if (p->line.len > 0)
-				do_line(p, p->line.p, p->line.len);
+				do_line(p, p->line.p, p->line.len,
+				    p->line_start);
 			p->line.len = 0;
 			if (p->mode == M_SSE)
 				sse_dispatch(p);
@@ -1338,7 +1762,8 @@ saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 				    p->body.len);
 				p->received -= p->body.len;
 				if (r == 0 && p->line.len > 0)
-					do_line(p, p->line.p, p->line.len);
+					do_line(p, p->line.p, p->line.len,
+					    p->line_start);
 			} else
 				handle_json(p, p->body.p, p->body.len, 1);
 		}
@@ -1350,6 +1775,17 @@ saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 		    "the size limit (%zu bytes)", p->limit);
 	if (p->fail)
 		return saop__fail(e, p->fail, ENOMEM, "out of memory");
+	if (p->err == SAOP_EPROTO) {
+		/* A damaged answer: nothing of it may be taken. */
+		free(a->raw);
+		if ((a->raw = strdup("")) == NULL)
+			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+			    "out of memory");
+		a->raw_len = 0;
+		a->finish_reason[0] = '\0';
+		json_decref(a->tool_calls);
+		a->tool_calls = NULL;
+	}
 	if (p->err != 0) {
 		if (p->err != SAOP_EPROTO)
 			snprintf(a->finish_reason, sizeof(a->finish_reason),
@@ -1477,21 +1913,6 @@ on_body(char *s, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
-/* Replace every copy of key in s by "****". */
-static void
-scrub(char *s, const char *key)
-{
-	size_t kl;
-	char *x;
-
-	if (key == NULL || (kl = strlen(key)) < 4)
-		return;
-	while ((x = strstr(s, key)) != NULL) {
-		memcpy(x, "****", 4);
-		memmove(x + 4, x + kl, strlen(x + kl) + 1);
-	}
-}
-
 static int
 net_code(CURLcode rc)
 {
@@ -1511,14 +1932,19 @@ net_code(CURLcode rc)
 	}
 }
 
-/* Classify a non-2xx answer. */
+/*
+ * Classify a non-2xx answer: fill e with the code, the status, the URL
+ * as it may be shown (shown) and the server's message, masked of key
+ * before it is cut.  Returns -code.
+ */
 static int
-http_error(struct call *c, const char *url, struct saop_err *e)
+http_error(struct call *c, const char *shown, const char *key,
+    struct saop_err *e)
 {
 	struct saop__llm_parser *p = c->p;
 	json_t *o = NULL, *err = NULL;
 	json_error_t je;
-	char msg[300];
+	char full[SHOWN_SRC_MAX], msg[300];
 	int code;
 
 	if (p->body.len > 0)
@@ -1529,7 +1955,9 @@ http_error(struct call *c, const char *url, struct saop_err *e)
 			err = json_object_get(o, "message");
 	}
 	if (err != NULL) {
-		code = classify_error(err, c->status, msg, sizeof(msg));
+		code = classify_error(err, c->status, full, sizeof(full));
+		mask_secret(full, key);
+		clip(msg, sizeof(msg), full, sizeof(msg) - 1);
 		/* The HTTP status outranks a vague type in the body. */
 		if (c->status == 429 && code != SAOP_EREFUSED)
 			code = SAOP_ERATELIMIT;
@@ -1540,11 +1968,11 @@ http_error(struct call *c, const char *url, struct saop_err *e)
 		    code != SAOP_EREFUSED)
 			code = SAOP_ENETWORK;
 	} else {
-		code = classify_error(NULL, c->status, msg, sizeof(msg));
-		one_line(msg, sizeof(msg), p->body.len > 0 ? p->body.p :
+		code = classify_error(NULL, c->status, full, sizeof(full));
+		one_line(full, sizeof(full), p->body.len > 0 ? p->body.p :
 		    "empty body");
-		if (strlen(msg) > 120)
-			strcpy(msg + 117, "...");
+		mask_secret(full, key);
+		clip(msg, sizeof(msg), full, 120);
 	}
 	json_decref(o);
 	/*
@@ -1554,16 +1982,22 @@ http_error(struct call *c, const char *url, struct saop_err *e)
 	 */
 	if (code != SAOP_EPREFILL && c->should_retry == 0)
 		code = SAOP_EREFUSED;
-	saop__fail(e, code, 0, "%s: HTTP %d: %s", url, c->status, msg);
+	fail_masked(e, code, key, "%s: HTTP %d: %s", shown, c->status, msg);
 	e->http_status = c->status;
 	if (c->status == 429 || c->status == 503 || c->status == 529)
 		e->retry_after_ms = c->retry_after_ms;
 	return -code;
 }
 
+/*
+ * POST body to url once and fill a (see saop_llm_call()); shown is the
+ * URL as messages may show it.  Returns 0 or a negative code, e filled
+ * and masked of the key.
+ */
 static int
 call_once(const struct saop_llm_config *cfg, const char *url,
-    const char *body, struct saop_llm_answer *a, struct saop_err *e)
+    const char *shown, const char *body, struct saop_llm_answer *a,
+    struct saop_err *e)
 {
 	struct call c = { 0 };
 	struct curl_slist *hd = NULL, *x = NULL;
@@ -1580,6 +2014,7 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		saop__llm_parser_free(c.p);
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	}
+	c.p->key = cfg->key;
 	hd = C.slist_append(hd, "Content-Type: application/json");
 	hd = C.slist_append(hd, cfg->stream ? "Accept: text/event-stream" :
 	    "Accept: application/json");
@@ -1643,7 +2078,7 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 	if (rc == CURLE_OK && (c.status < 200 || c.status > 299)) {
 		fill_answer(c.p, a);
 		snprintf(a->finish_reason, sizeof(a->finish_reason), "error");
-		r = http_error(&c, url, e);
+		r = http_error(&c, shown, cfg->key, e);
 		goto out;
 	}
 	if (rc == CURLE_WRITE_ERROR && c.p->fail) {
@@ -1658,9 +2093,9 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 			goto out;	/* everything had come */
 		a->broken = c.p->received > 0;
 		a->finish_reason[0] = '\0';
-		r = saop__fail(e, net_code(rc), 0, "%s: %s%s%s", url,
-		    C.easy_strerror(rc), errbuf[0] != '\0' ? ": " : "",
-		    errbuf);
+		r = fail_masked(e, net_code(rc), cfg->key, "%s: %s%s%s",
+		    shown, C.easy_strerror(rc), errbuf[0] != '\0' ? ": " :
+		    "", errbuf);
 		if (a->broken && strlen(e->msg) < sizeof(e->msg) - 80)
 			snprintf(e->msg + strlen(e->msg), sizeof(e->msg) -
 			    strlen(e->msg), " (after %zu bytes, %zu of text "
@@ -1670,7 +2105,7 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		e->http_status = c.status;
 out:
 	if (r < 0)
-		scrub(e->msg, cfg->key);
+		mask_secret(e->msg, cfg->key);
 	if (auth != NULL)
 		free(auth);
 	C.slist_free_all(hd);
@@ -1690,7 +2125,7 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 {
 	struct saop_err dummy;
 	json_t *body;
-	char *url = NULL, *text = NULL;
+	char *url = NULL, *shown = NULL, *text = NULL;
 	int r, attempt;
 
 	if (e == NULL)
@@ -1700,6 +2135,8 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 	saop_err_clear(e);
 	if ((a->raw = strdup("")) == NULL)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	if (cfg->problem != NULL)
+		return saop__fail(e, SAOP_ECONFIG, 0, "%s", cfg->problem);
 	if (!saop_llm_configured(cfg))
 		return saop__fail(e, SAOP_ECONFIG, 0, "no API key: set "
 		    "SAOP_API_KEY (or %s), or SAOP_API_BASE for a local "
@@ -1712,12 +2149,14 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		return -e->code;
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
-	if (text == NULL || (url = endpoint(cfg)) == NULL) {
+	if (text == NULL || (url = endpoint(cfg)) == NULL ||
+	    (shown = saop__llm_url_redact(url)) == NULL) {
 		free(text);
+		free(url);
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	}
 	for (attempt = 1;; attempt++) {
-		r = call_once(cfg, url, text, a, e);
+		r = call_once(cfg, url, shown, text, a, e);
 		if ((r != -SAOP_ENETWORK && r != -SAOP_ERATELIMIT) ||
 		    cfg->on_failure == NULL ||
 		    !cfg->on_failure(cfg->on_failure_arg, e, attempt))
@@ -1730,6 +2169,7 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		saop_err_clear(e);
 	}
 	free(url);
+	free(shown);
 	free(text);
 	return r;
 }

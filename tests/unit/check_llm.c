@@ -854,8 +854,9 @@ START_TEST(garbage_in_an_sse_event_is_not_the_protocol)
 	    "[{\\\"delta\\\": {\\\"content\\\": \\\"x\\\"}}]}\\n\\ndata: "
 	    "{oops\\n\\n\", \"type\": \"text/event-stream\"}", &a, &e),
 	    -SAOP_EPROTO);
-	ck_assert_ptr_nonnull(strstr(e.msg, "SSE event"));
-	ck_assert_str_eq(a.raw, "x");
+	ck_assert_ptr_nonnull(strstr(e.msg, "SSE event 2 (byte 50 "));
+	/* Nothing of a damaged answer is kept. */
+	ck_assert_str_eq(a.raw, "");
 	saop_llm_answer_free(&a);
 }
 END_TEST
@@ -1206,23 +1207,71 @@ START_TEST(config_reads_the_environment)
 }
 END_TEST
 
-START_TEST(config_refuses_unknown_provider_and_bad_timeout)
+START_TEST(config_problems_are_reported_by_the_call_and_the_dry_run_only)
 {
 	struct saop_llm_config cfg;
+	struct saop_llm_answer a;
 	struct saop_err e;
+	json_t *req = simple_request();
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
 
+	/* Reading the environment never fails a program that calls no model. */
 	clear_env();
 	setenv("SAOP_PROVIDER", "gemini", 1);
-	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), -SAOP_ECONFIG);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert(!saop_llm_configured(&cfg));
+	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(e.msg, "gemini"));
-	ck_assert_int_eq(saop_err_exit_status(e.code), 78);
+	saop_llm_answer_free(&a);
 	saop_llm_config_free(&cfg);
+	/* A typo of anthropic: its key means a model was meant. */
+	setenv("SAOP_PROVIDER", "antropic", 1);
+	setenv("ANTHROPIC_API_KEY", "sk-ant-x", 1);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert(saop_llm_configured(&cfg));
+	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(e.msg, "SAOP_PROVIDER: unknown provider "
+	    "'antropic' (openai or anthropic)"));
+	ck_assert_int_eq(saop_err_exit_status(e.code), 78);
+	ck_assert_str_eq(a.raw, "");
+	saop_llm_answer_free(&a);
+	ck_assert_ptr_nonnull(f = open_memstream(&out, &len));
+	ck_assert_int_eq(saop_llm_dry_run(f, &cfg, req, &e), -SAOP_ECONFIG);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(e.msg, "antropic"));
+	ck_assert_str_eq(out, "");
+	free(out);
+	saop_llm_config_free(&cfg);
+	/* A bad timeout alone, no key: no model to call, nothing wrong. */
 	clear_env();
 	setenv("SAOP_TIMEOUT_MS", "10s", 1);
-	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), -SAOP_ECONFIG);
-	ck_assert_ptr_nonnull(strstr(e.msg, "SAOP_TIMEOUT_MS"));
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert(!saop_llm_configured(&cfg));
+	saop_llm_config_free(&cfg);
+	/* With a key it matters. */
+	setenv("SAOP_API_KEY", "sk-x", 1);
+	setenv("SAOP_MODEL", "m", 1);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert(saop_llm_configured(&cfg));
+	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(e.msg, "SAOP_TIMEOUT_MS: '10s' is not a "
+	    "positive number of milliseconds"));
+	saop_llm_answer_free(&a);
+	out = NULL;
+	ck_assert_ptr_nonnull(f = open_memstream(&out, &len));
+	ck_assert_int_eq(saop_llm_dry_run(f, &cfg, req, &e), -SAOP_ECONFIG);
+	fclose(f);
+	free(out);
+	saop_llm_config_free(&cfg);
+	setenv("SAOP_TIMEOUT_MS", "-5", 1);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ECONFIG);
+	saop_llm_answer_free(&a);
 	saop_llm_config_free(&cfg);
 	clear_env();
+	json_decref(req);
 }
 END_TEST
 
@@ -1522,6 +1571,347 @@ START_TEST(answer_over_the_limit_is_elimit)
 }
 END_TEST
 
+/* ---- a damaged answer is never taken (issue 8, defect 4) ---- */
+
+#define OA_EV(t)	"data: {\"choices\":[{\"index\":0,\"delta\":" \
+	"{\"content\":\"" t "\"}}]}\n\n"
+#define OA_END		"data: {\"choices\":[{\"index\":0,\"delta\":{}," \
+	"\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+#define AN_EV(t)	"event: content_block_delta\ndata: {\"type\":" \
+	"\"content_block_delta\",\"index\":0,\"delta\":{\"type\":" \
+	"\"text_delta\",\"text\":\"" t "\"}}\n\n"
+#define AN_START	"event: message_start\ndata: {\"type\":" \
+	"\"message_start\",\"message\":{\"id\":\"m\",\"type\":\"message\"," \
+	"\"role\":\"assistant\",\"content\":[],\"usage\":{\"input_tokens\":" \
+	"5,\"output_tokens\":1}}}\n\nevent: content_block_start\ndata: " \
+	"{\"type\":\"content_block_start\",\"index\":0,\"content_block\":" \
+	"{\"type\":\"text\",\"text\":\"\"}}\n\nevent: ping\ndata: " \
+	"{\"type\": \"ping\"}\n\n"
+#define AN_END		"event: content_block_stop\ndata: {\"type\":" \
+	"\"content_block_stop\",\"index\":0}\n\nevent: message_delta\n" \
+	"data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":" \
+	"\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":" \
+	"9}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+
+/* The stream "1", ", 2", bad, "3]}" in a wire format; a new string. */
+static char *
+damaged(int anthropic, const char *bad)
+{
+	char *s;
+
+	ck_assert_int_gt(asprintf(&s, "%s%s%s%s%s%s",
+	    anthropic ? AN_START : "",
+	    anthropic ? AN_EV("1") AN_EV(", 2") : OA_EV("1") OA_EV(", 2"),
+	    bad, anthropic ? AN_EV("3]}") : OA_EV("3]}"),
+	    anthropic ? AN_END : OA_END, ""), 0);
+	return s;
+}
+
+START_TEST(a_bad_sse_event_mid_stream_fails_and_keeps_nothing)
+{
+	/* Events that do not parse, or have no known shape. */
+	static const char *const any[] = {
+	    "data: {\"delta\":\"7777\"}\n\n",
+	    "data: {\"delta\":\"77\n\n",
+	    "data: 7777\n\n",
+	    "data: [\"7777\"]\n\n",
+	    "event: content_block_delta\ndata: {}\n\n",
+	    NULL };
+	static const char *const openai[] = {
+	    "data: {\"choices\":[{\"index\":0,\"delta\":\"7777\"}]}\n\n",
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":7777}}]}"
+	    "\n\n",
+	    "data: {\"choices\":\"7777\"}\n\n",
+	    "data: {\"choices\":[\"7777\"]}\n\n",
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":"
+	    "\"7777\"}}]}\n\n",
+	    NULL };
+	static const char *const anthropic[] = {
+	    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+	    "\"index\":0,\"delta\":\"7777\"}\n\n",
+	    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+	    "\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":7777}}\n\n",
+	    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+	    "\"index\":0,\"delta\":{\"type\":\"new_delta\",\"text\":\"7777\"}}"
+	    "\n\n",
+	    "event: text_delta\ndata: {\"type\":\"text_delta\",\"text\":"
+	    "\"7777\"}\n\n",
+	    "event: content_block_delta\ndata: {\"type\":7}\n\n",
+	    NULL };
+	const char *const *sets[2][2] = { { any, openai }, { any, anthropic } };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	size_t piece, n;
+	char *s, want[32];
+	int an, k, i, r;
+
+	for (an = 0; an < 2; an++) {
+		/* The same stream without the bad event is fine. */
+		s = damaged(an, "");
+		ck_assert_int_eq(parse(s, strlen(s), 7, NULL, &a, &e), 0);
+		ck_assert_str_eq(a.raw, "1, 23]}");
+		ck_assert_str_eq(a.finish_reason, "stop");
+		saop_llm_answer_free(&a);
+		free(s);
+		snprintf(want, sizeof(want), "SSE event %d ", an ? 6 : 3);
+		for (k = 0; k < 2; k++)
+			for (i = 0; sets[an][k][i] != NULL; i++) {
+				s = damaged(an, sets[an][k][i]);
+				n = strlen(s);
+				for (piece = 1; piece <= n; piece = piece * 3 +
+				    1) {
+					r = parse(s, n, piece, NULL, &a, &e);
+					ck_assert_msg(r == -SAOP_EPROTO,
+					    "%s: %d (%s)", sets[an][k][i], r,
+					    e.msg);
+					ck_assert_msg(strstr(e.msg, want) !=
+					    NULL && strstr(e.msg, "byte ") !=
+					    NULL, "'%s' does not name the "
+					    "event (%s)", e.msg, want);
+					ck_assert_int_eq(saop_err_exit_status(
+					    e.code), 76);
+					/* Nothing of a damaged answer. */
+					ck_assert_str_eq(a.raw, "");
+					ck_assert_ptr_null(a.tool_calls);
+					saop_llm_answer_free(&a);
+				}
+				free(s);
+			}
+	}
+}
+END_TEST
+
+START_TEST(a_bad_ndjson_line_is_named_and_nothing_kept)
+{
+	const char *in = "{\"response\":\"{\\\"a\\\": \",\"done\":false}\n"
+	    "\n{\"response\":7,\"done\":false}\n"
+	    "{\"response\":\"1}\",\"done\":true}\n";
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(parse(in, strlen(in), 4, "application/x-ndjson", &a,
+	    &e), -SAOP_EPROTO);
+	ck_assert_msg(strstr(e.msg, "NDJSON line 2 (byte 38 ") != NULL, "%s",
+	    e.msg);
+	ck_assert_str_eq(a.raw, "");
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+START_TEST(known_events_that_carry_no_text_are_still_skipped)
+{
+	/* Azure's filter results, a role-only delta, the usage chunk. */
+	const char *oa = ": OPENROUTER PROCESSING\n\n:" "          \n\n"
+	    "data: {\"choices\":[],\"prompt_filter_results\":[]}\n\n"
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":"
+	    "\"assistant\",\"content\":null,\"refusal\":null}}]}\n\n"
+	    OA_EV("{}")
+	    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":"
+	    "\"stop\"}],\"usage\":null}\n\n"
+	    "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,"
+	    "\"completion_tokens\":1}}\n\ndata: [DONE]\n\n";
+	/* Thinking, a signature, a ping, a stop without text. */
+	const char *an = AN_START
+	    "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+	    "\"index\":1,\"content_block\":{\"type\":\"thinking\",\"thinking\":"
+	    "\"\"}}\n\nevent: content_block_delta\ndata: {\"type\":"
+	    "\"content_block_delta\",\"index\":1,\"delta\":{\"type\":"
+	    "\"thinking_delta\",\"thinking\":\"hm\"}}\n\n"
+	    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+	    "\"index\":1,\"delta\":{\"type\":\"signature_delta\",\"signature\":"
+	    "\"x\"}}\n\nevent: content_block_stop\ndata: {\"type\":"
+	    "\"content_block_stop\",\"index\":1}\n\nevent: ping\n"
+	    "data: {\"type\": \"ping\"}\n\n" AN_EV("{}") AN_END;
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(parse(oa, strlen(oa), 5, NULL, &a, &e), 0);
+	ck_assert_str_eq(a.raw, "{}");
+	ck_assert_int_eq(a.prompt_tokens, 3);
+	saop_llm_answer_free(&a);
+	ck_assert_int_eq(parse(an, strlen(an), 5, NULL, &a, &e), 0);
+	ck_assert_str_eq(a.raw, "{}");
+	ck_assert_str_eq(a.finish_reason, "stop");
+	ck_assert_int_eq(a.completion_tokens, 9);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
+/* ---- the key never leaks, not even in part (issue 8, defect 5) ---- */
+
+/* Fail when s holds any 8 consecutive characters of KEY. */
+static void
+assert_no_key_run(const char *s)
+{
+	char run[9];
+	size_t i;
+
+	for (i = 0; i + 8 <= strlen(KEY); i++) {
+		memcpy(run, KEY + i, 8);
+		run[8] = '\0';
+		ck_assert_msg(strstr(s, run) == NULL, "'%s' of the key is in "
+		    "'%s'", run, s);
+	}
+}
+
+START_TEST(a_key_straddling_any_cut_of_an_error_message_is_masked)
+{
+	char steps[64][600], pad[400];
+	const char *sp[65];
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	int i, n = 0, len;
+
+	memset(pad, 'x', sizeof(pad));
+	/* Around the 120-byte cut of a plain body, the 300 of a message. */
+	for (len = 90; len <= 330; len += 6) {
+		snprintf(steps[n++], sizeof(steps[0]), "{\"status\": 401, "
+		    "\"check_key\": false, \"body\": {\"error\": {\"type\": "
+		    "\"authentication_error\", \"message\": \"%.*s " KEY
+		    "\"}}}", len, pad);
+	}
+	for (len = 90; len <= 130; len += 3)
+		snprintf(steps[n++], sizeof(steps[0]), "{\"status\": 403, "
+		    "\"check_key\": false, \"type\": \"text/plain\", "
+		    "\"body\": \"%.*s " KEY "\"}", len, pad);
+	for (i = 0; i < n; i++)
+		sp[i] = steps[i];
+	sp[n] = NULL;
+	fake_start(&f, OPENAI, sp);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(next(&f, i % 2 ? ANTHROPIC : OPENAI, 1, &a,
+		    &e), -SAOP_EREFUSED);
+		assert_no_key_run(e.msg);
+		saop_llm_answer_free(&a);
+	}
+	fake_stop(&f);
+}
+END_TEST
+
+START_TEST(a_key_in_an_error_inside_the_stream_is_masked)
+{
+	char steps[16][500], pad[400];
+	const char *sp[17];
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	int i, n = 0, len;
+
+	memset(pad, 'y', sizeof(pad));
+	for (len = 240; len <= 320; len += 8)
+		snprintf(steps[n++], sizeof(steps[0]), "{\"text\": \"{\", "
+		    "\"stream_error\": {\"type\": \"overloaded_error\", "
+		    "\"message\": \"%.*s " KEY "\"}}", len, pad);
+	/* Only a middle part of the key: still masked. */
+	snprintf(steps[n++], sizeof(steps[0]), "{\"status\": 401, "
+	    "\"check_key\": false, \"body\": {\"error\": {\"message\": "
+	    "\"key ending ...check-llm-01234 is wrong\"}}}");
+	for (i = 0; i < n; i++)
+		sp[i] = steps[i];
+	sp[n] = NULL;
+	fake_start(&f, OPENAI, sp);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_lt(next(&f, i % 2 ? ANTHROPIC : OPENAI, 1, &a,
+		    &e), 0);
+		assert_no_key_run(e.msg);
+		ck_assert_ptr_nonnull(strstr(e.msg, i < n - 1 ? "yyy" :
+		    "is wrong"));
+		saop_llm_answer_free(&a);
+	}
+	fake_stop(&f);
+}
+END_TEST
+
+/* ---- credentials in the base URL are never shown (defect 7) ---- */
+
+/* Fail when s shows any of the base URL's secrets. */
+static void
+assert_no_url_secret(const char *s)
+{
+	static const char *const secret[] = { "s3cr3t-user", "s3cr3t-pass",
+	    "s3cr3t-query", "s3cr3t-token", NULL };
+	int i;
+
+	for (i = 0; secret[i] != NULL; i++)
+		ck_assert_msg(strstr(s, secret[i]) == NULL, "%s in '%s'",
+		    secret[i], s);
+}
+
+START_TEST(url_redact_hides_userinfo_query_values_and_fragment)
+{
+	static const char *const cases[][2] = {
+	    { "https://api.openai.com/v1/chat/completions",
+	      "https://api.openai.com/v1/chat/completions" },
+	    { "http://user:pass@host:8080/v1/messages",
+	      "http://****@host:8080/v1/messages" },
+	    { "http://sk-key@host/v1", "http://****@host/v1" },
+	    { "http://a:b@c@host/p?q=1", "http://****@host/p?q=****" },
+	    { "https://h/v1/chat/completions?key=abc&api-version=2024&x=&flag",
+	      "https://h/v1/chat/completions?key=****&api-version=****&x=&"
+	      "****" },
+	    { "https://h/p?api_key=s#frag", "https://h/p?api_key=****#****" },
+	    { "https://h/p/x@y?", "https://h/p/x@y?" },
+	    { "user:pw@host/v1", "****@host/v1" },
+	    { "", "" },
+	};
+	size_t i;
+	char *r;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_ptr_nonnull(r = saop__llm_url_redact(cases[i][0]));
+		ck_assert_str_eq(r, cases[i][1]);
+		free(r);
+	}
+}
+END_TEST
+
+START_TEST(credentials_in_the_base_url_are_not_shown)
+{
+	const char *steps[] = { "{\"status\": 404}", "{\"status\": 500, "
+	    "\"body\": \"down\", \"type\": \"text/plain\"}", NULL };
+	struct saop_llm_answer a;
+	struct saop_err e;
+	struct fake f;
+	json_t *req = simple_request();
+	char *out = NULL, base[200];
+	size_t len = 0;
+	FILE *fp;
+
+	fake_start(&f, OPENAI, steps);
+	snprintf(base, sizeof(base), "http://s3cr3t-user:s3cr3t-pass@"
+	    "127.0.0.1:%d/v1?key=s3cr3t-query&api_key=s3cr3t-token", f.port);
+	free(f.cfg.base);
+	f.cfg.base = strdup(base);
+	ck_assert_int_eq(next(&f, OPENAI, 1, &a, &e), -SAOP_EREFUSED);
+	assert_no_url_secret(e.msg);
+	/* The URL is shown, only its secrets hidden. */
+	ck_assert_msg(strstr(e.msg, "http://****@127.0.0.1:") != NULL &&
+	    strstr(e.msg, "/v1/chat/completions?key=****&api_key=****") !=
+	    NULL, "%s", e.msg);
+	saop_llm_answer_free(&a);
+	ck_assert_int_eq(next(&f, OPENAI, 1, &a, &e), -SAOP_ENETWORK);
+	assert_no_url_secret(e.msg);
+	saop_llm_answer_free(&a);
+	ck_assert_ptr_nonnull(fp = open_memstream(&out, &len));
+	ck_assert_int_eq(saop_llm_dry_run(fp, &f.cfg, req, &e), 0);
+	fclose(fp);
+	assert_no_url_secret(out);
+	ck_assert_ptr_nonnull(strstr(out, "POST http://****@127.0.0.1:"));
+	free(out);
+	fake_stop(&f);
+	/* Nobody listens: the transport error does not show them either. */
+	f.cfg.base = (char *)"http://s3cr3t-user:s3cr3t-pass@127.0.0.1:1/v1"
+	    "?key=s3cr3t-query";
+	f.cfg.key = (char *)KEY;
+	f.cfg.model = (char *)"m";
+	ck_assert_int_eq(saop_llm_call(&f.cfg, req, &a, &e), -SAOP_ENETWORK);
+	assert_no_url_secret(e.msg);
+	saop_llm_answer_free(&a);
+	json_decref(req);
+}
+END_TEST
+
 /*
  * The interpreter itself: $PYTHON3 may be a pyenv shim, a shell script
  * that costs a second per start, and the tests start the server often.
@@ -1619,9 +2009,19 @@ llm_suite(void)
 	tcase_add_test(flt, answer_over_the_limit_is_elimit);
 	tcase_add_test(flt,
 	    empty_data_lines_comments_and_other_fields_are_skipped);
+	tcase_add_test(flt, a_bad_sse_event_mid_stream_fails_and_keeps_nothing);
+	tcase_add_test(flt, known_events_that_carry_no_text_are_still_skipped);
+	tcase_add_test(flt, a_bad_ndjson_line_is_named_and_nothing_kept);
+	tcase_add_test(flt,
+	    a_key_straddling_any_cut_of_an_error_message_is_masked);
+	tcase_add_test(flt, a_key_in_an_error_inside_the_stream_is_masked);
+	tcase_add_test(flt, credentials_in_the_base_url_are_not_shown);
+	tcase_add_test(flt,
+	    url_redact_hides_userinfo_query_values_and_fragment);
 	suite_add_tcase(s, flt);
 	tcase_add_test(cf, config_reads_the_environment);
-	tcase_add_test(cf, config_refuses_unknown_provider_and_bad_timeout);
+	tcase_add_test(cf,
+	    config_problems_are_reported_by_the_call_and_the_dry_run_only);
 	tcase_add_test(cf, no_key_and_no_base_is_a_configuration_error);
 	tcase_add_test(cf, openai_body_puts_system_first_and_asks_for_usage);
 	tcase_add_test(cf, anthropic_body_lifts_system_and_defaults_max_tokens);

@@ -1,0 +1,106 @@
+#!/bin/sh
+# A damaged answer is never merged (issue 8, defect 4): an SSE event in the
+# middle of the stream that does not parse, or has no known shape, makes
+# the call fail as not the protocol (76), naming the event; saop-resume
+# leaves the record as it was and saop-validate takes no envelope from it.
+# Both wire formats.
+. "$top_srcdir/tests/cli/lib.sh"
+. "$top_srcdir/tests/cli/llm-lib.sh"
+command -v jq >/dev/null 2>&1 || skip "no jq"
+
+# step PROVIDER BAD TEXT...: a fake-llm step serving an SSE stream that
+# has each TEXT as a delta, with the event BAD (its lines) after the second.
+step() {
+	"$PYTHON3" - "$@" <<'EOF'
+import json, sys
+prov, bad, texts = sys.argv[1], sys.argv[2], sys.argv[3:]
+bad = bad.rstrip("\n") + "\n\n" if bad else ""
+def ev(t):
+    if prov == "openai":
+        return "data: " + json.dumps({"choices": [{"index": 0,
+            "delta": {"content": t}}]}) + "\n\n"
+    return "event: content_block_delta\ndata: " + json.dumps({
+        "type": "content_block_delta", "index": 0,
+        "delta": {"type": "text_delta", "text": t}}) + "\n\n"
+body = "" if prov == "openai" else (
+    'event: message_start\ndata: {"type":"message_start","message":'
+    '{"usage":{"input_tokens":3,"output_tokens":1}}}\n\n'
+    'event: content_block_start\ndata: {"type":"content_block_start",'
+    '"index":0,"content_block":{"type":"text","text":""}}\n\n'
+    'event: ping\ndata: {"type": "ping"}\n\n')
+for i, t in enumerate(texts):
+    body += ev(t)
+    if i == 1:
+        body += bad
+if prov == "openai":
+    body += ('data: {"choices":[{"index":0,"delta":{},'
+             '"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+else:
+    body += ('event: content_block_stop\ndata: {"type":'
+             '"content_block_stop","index":0}\n\nevent: message_delta\n'
+             'data: {"type":"message_delta","delta":{"stop_reason":'
+             '"end_turn"},"usage":{"output_tokens":4}}\n\n'
+             'event: message_stop\ndata: {"type":"message_stop"}\n\n')
+print(json.dumps({"body": body, "type": "text/event-stream"}))
+EOF
+}
+
+req='"request":{"messages":[{"role":"user","content":"JSON please"}]}'
+printf '{%s,"raw":"{\\"a\\": [1"}\n' "$req" >"$tmp/trunc.ndjson"
+printf '{%s,"raw":"{\\"saop\\": \\"1.0\\""}\n' "$req" >"$tmp/invalid.ndjson"
+env='{"saop": "1.0", "turn_index": 0, "agent_role": "developer", '
+env=$env'"thought": "t", "action": null}'
+
+for provider in openai anthropic; do
+	# The stream without the bad event: merged, as before.
+	fake_llm_start --provider "$provider" \
+	    "$(step "$provider" '' 1 ', 2' '3]}')"
+	saop-resume "$tmp/trunc.ndjson" >"$tmp/out" 2>"$tmp/err" ||
+	    fail "$provider: a sound stream: $(cat "$tmp/err")"
+	jq -e '.raw == "{\"a\": [1, 23]}" and .resume.status == "RESOLVED"' \
+	    "$tmp/out" >/dev/null || fail "$provider: $(cat "$tmp/out")"
+
+	for bad in 'data: {"delta":"7777"}' 'data: {"delta":"77' \
+	    'data: {"choices":[{"index":0,"delta":"7777"}]}' \
+	    'data: {"type":"content_block_delta","index":0,"delta":"7777"}' \
+	    'data: {"type":"content_block_delta","index":0,"delta":{"type":"new_delta","text":"7777"}}' \
+	    'data: {"type":"text_delta","text":"7777"}'; do
+		case $provider in
+		openai) n=3 ;;
+		*) n=6 ;;	# message_start, content_block_start, ping
+		esac
+		fake_llm_start --provider "$provider" \
+		    "$(step "$provider" "$bad" 1 ', 2' '3]}')"
+		set +e
+		saop-resume --log "$tmp/events" "$tmp/trunc.ndjson" \
+		    >"$tmp/out" 2>"$tmp/err"
+		rc=$?
+		set -e
+		[ "$rc" -eq 76 ] ||
+		    fail "$provider, $bad: saop-resume exited $rc: $(cat "$tmp/err" "$tmp/out")"
+		grep -q "SSE event $n (byte [0-9]* of the answer)" "$tmp/err" ||
+		    fail "$provider, $bad: the event is not named: $(cat "$tmp/err")"
+		jq -e '.raw == "{\"a\": [1" and .resume.status != "RESOLVED" and
+		    .state == "TRUNCATED"' "$tmp/out" >/dev/null ||
+		    fail "$provider, $bad: merged: $(cat "$tmp/out")"
+		! grep -q '23\]' "$tmp/out" ||
+		    fail "$provider, $bad: text after the bad event was kept"
+	done
+
+	# saop-validate: a damaged correction is not taken either.
+	fake_llm_start --provider "$provider" \
+	    "$(step "$provider" 'data: {"delta":"7777"}' "$(printf '%s' "$env" | cut -c1-20)" \
+	    "$(printf '%s' "$env" | cut -c21-40)" \
+	    "$(printf '%s' "$env" | cut -c41-)")"
+	set +e
+	saop-validate "$tmp/invalid.ndjson" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	set -e
+	[ "$rc" -eq 76 ] ||
+	    fail "$provider: saop-validate exited $rc: $(cat "$tmp/err")"
+	grep -q "SSE event" "$tmp/err" ||
+	    fail "$provider: saop-validate: $(cat "$tmp/err")"
+	jq -e '.raw == "{\"saop\": \"1.0\"" and (has("envelope") | not)' \
+	    "$tmp/out" >/dev/null ||
+	    fail "$provider: saop-validate took a damaged answer: $(cat "$tmp/out")"
+done
