@@ -81,17 +81,22 @@ append_turn(json_t *msgs, const char *role, json_t *content)
 	return 0;
 }
 
-/* The user turn's text: prompt, token label, token, maybe the partial. */
+/*
+ * The user turn's text: the prompt, the token label and token, then (when
+ * label is not NULL) label and quote[0..qlen).  Returns a new string
+ * (free()) of *len bytes, or NULL when out of memory.
+ */
 static char *
-user_text(const char *token, const char *prefix, size_t plen, size_t *len)
+user_text(const char *token, const char *label, const char *quote,
+    size_t qlen, size_t *len)
 {
 	size_t np = strlen(SAOP_RESUME_PROMPT);
 	size_t nl = strlen(SAOP_RESUME_TOKEN_LABEL);
 	size_t nt = strlen(token);
-	size_t nq = prefix != NULL ? strlen(SAOP_RESUME_PARTIAL_LABEL) : 0;
+	size_t nq = label != NULL ? strlen(label) : 0;
 	char *s, *p;
 
-	if ((s = malloc(np + nl + nt + nq + plen + 1)) == NULL)
+	if ((s = malloc(np + nl + nt + nq + qlen + 1)) == NULL)
 		return NULL;
 	p = s;
 	memcpy(p, SAOP_RESUME_PROMPT, np);
@@ -100,21 +105,48 @@ user_text(const char *token, const char *prefix, size_t plen, size_t *len)
 	p += nl;
 	memcpy(p, token, nt);
 	p += nt;
-	if (prefix != NULL) {
-		memcpy(p, SAOP_RESUME_PARTIAL_LABEL, nq);
+	if (label != NULL) {
+		memcpy(p, label, nq);
 		p += nq;
-		memcpy(p, prefix, plen);
-		p += plen;
+		memcpy(p, quote, qlen);
+		p += qlen;
 	}
 	*p = '\0';
 	*len = (size_t)(p - s);
 	return s;
 }
 
-json_t *
-saop_resume_request(const json_t *request, const char *prefix, size_t len,
+/*
+ * Where the token that prefix[0..len) ends inside starts (its partial
+ * token: a string, number or literal cut short), or len when it ends
+ * between tokens; *ti gets the end of its last complete token.  -1 when
+ * out of memory.
+ */
+static int
+partial_token(const char *prefix, size_t len, size_t max_depth, size_t *ti,
+    size_t *ts)
+{
+	struct saop_detect_result r;
+
+	*ti = *ts = len;
+	if (saop_detect_buffer(prefix, len, max_depth, &r) != 0)
+		return -1;
+	if (r.verdict == SAOP_TRUNCATED) {
+		*ti = (size_t)r.truncation_index;
+		*ts = *ti + lstrip_len(prefix + *ti, len - *ti);
+	}
+	saop_detect_result_free(&r);
+	return 0;
+}
+
+/*
+ * saop_resume_request(), adding to *sent (when not NULL) the bytes of the
+ * resume turns' text.
+ */
+static json_t *
+request_counted(const json_t *request, const char *prefix, size_t len,
     const char *token, enum saop_resume_form form,
-    enum saop_resume_context context, struct saop_err *e)
+    enum saop_resume_context context, size_t *sent, struct saop_err *e)
 {
 	json_t *req, *msgs;
 	char *text;
@@ -151,28 +183,53 @@ saop_resume_request(const json_t *request, const char *prefix, size_t len,
 			    "/request/messages");
 		return NULL;
 	}
+	/* Prefill: the trailing white space stays out (the APIs refuse
+	 * it); the merge puts it back. */
 	keep = rstrip_len(prefix, len);
-	if (context == SAOP_RESUME_TAIL || keep == 0)
-		text = user_text(token, NULL, 0, &tlen);
-	else if (form == SAOP_RESUME_USER)
-		text = user_text(token, prefix, keep, &tlen);
-	else
-		text = user_text(token, NULL, 0, &tlen);
+	if (context == SAOP_RESUME_TAIL) {
+		size_t ti, ts;
+
+		/* The token and the partial token after it, quoted. */
+		if (partial_token(prefix, len, 0, &ti, &ts) != 0)
+			goto nomem;
+		text = ts < len ? user_text(token, SAOP_RESUME_TAIL_LABEL,
+		    prefix + ti, len - ti, &tlen) :
+		    user_text(token, NULL, NULL, 0, &tlen);
+	} else if (form == SAOP_RESUME_USER && keep > 0) {
+		text = user_text(token, SAOP_RESUME_PARTIAL_LABEL, prefix,
+		    len, &tlen);
+	} else {
+		text = user_text(token, NULL, NULL, 0, &tlen);
+	}
 	if (text == NULL)
 		goto nomem;
+	if (sent != NULL)
+		*sent += tlen;
 	rc = append_turn(msgs, "user", string_n(text, tlen));
 	free(text);
 	if (rc != 0)
 		goto nomem;
 	if (context == SAOP_RESUME_FULL && form == SAOP_RESUME_PREFILL &&
-	    keep > 0 &&
-	    append_turn(msgs, "assistant", string_n(prefix, keep)) != 0)
-		goto nomem;
+	    keep > 0) {
+		if (append_turn(msgs, "assistant", string_n(prefix, keep)) != 0)
+			goto nomem;
+		if (sent != NULL)
+			*sent += keep;
+	}
 	return req;
 nomem:
 	json_decref(req);
 	saop__fail(e, SAOP_ENOMEM, 0, "out of memory building the request");
 	return NULL;
+}
+
+json_t *
+saop_resume_request(const json_t *request, const char *prefix, size_t len,
+    const char *token, enum saop_resume_form form,
+    enum saop_resume_context context, struct saop_err *e)
+{
+	return request_counted(request, prefix, len, token, form, context,
+	    NULL, e);
 }
 
 /* ---- Merge ---- */
@@ -400,7 +457,13 @@ judge(struct best *b, const char *head, size_t hlen, const char *tail,
 			}
 		}
 	}
-	if (b->have && rank(r.verdict) <= rank(b->res.verdict)) {
+	/* Complete beats truncated beats invalid; among truncated merges the
+	 * one that can go on from furthest; on a tie the earlier candidate
+	 * (the more literal reading) stays. */
+	if (b->have && (rank(r.verdict) < rank(b->res.verdict) ||
+	    (rank(r.verdict) == rank(b->res.verdict) &&
+	    (r.verdict != SAOP_TRUNCATED ||
+	    r.resume_index <= b->res.resume_index)))) {
 		saop_detect_result_free(&r);
 		free(buf);
 		return 0;
@@ -416,41 +479,99 @@ judge(struct best *b, const char *head, size_t hlen, const char *tail,
 	return r.verdict == SAOP_COMPLETE;
 }
 
-int
-saop_resume_merge(const char *prefix, size_t plen, const char *cont,
+/* The length of the common prefix of a[0..an) and b[0..bn). */
+static size_t
+common_len(const char *a, size_t an, const char *b, size_t bn)
+{
+	size_t i = 0;
+
+	while (i < an && i < bn && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/*
+ * Judge the candidates of one reading c[0..cl) of the answer against
+ * prefix[0..plen) (see merge()): appended at the resume point, the open
+ * token re-sent, a repeat of the prefix's tail dropped.  Returns 1 when b
+ * is complete, 0, or -1 with e filled.
+ */
+static int
+judge_reading(struct best *b, const char *prefix, size_t plen, size_t unseen,
+    size_t ts, const char *c, size_t cl, size_t max_depth,
+    struct saop_err *e)
+{
+	size_t ks[MAX_OVERLAPS], lead = lstrip_len(c, cl), keep, u;
+	int partial = ts < plen, nk, j, rc;
+
+	/* Between tokens white space is no content: the answer's leading
+	 * white space goes (as always), the prefix's stays. */
+	if (!partial) {
+		c += lead;
+		cl -= lead;
+		lead = 0;
+	}
+	/* 1. Carried on from the resume point; the white space the model
+	 * did not see (prefill) is received text: the answer's own leading
+	 * white space is merged with it. */
+	u = common_len(prefix + plen - unseen, unseen, c, cl);
+	if ((rc = judge(b, prefix, plen, c + u, cl - u, max_depth, e)) != 0)
+		return rc;
+	/* 2. The open token re-sent from its start: only when it begins
+	 * with every byte of it received. */
+	if (partial && cl - lead >= plen - ts &&
+	    memcmp(c + lead, prefix + ts, plen - ts) == 0 &&
+	    (rc = judge(b, prefix, ts, c + lead, cl - lead, max_depth,
+	    e)) != 0)
+		return rc;
+	/* 3. A repeat of the prefix's tail dropped (the model went back a
+	 * little); outside a token the prefix's trailing white space may
+	 * go too, as it is no content. */
+	if ((nk = overlaps(prefix, plen, c + lead, cl - lead, ks,
+	    MAX_OVERLAPS)) < 0)
+		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
+	for (j = 0; j < nk; j++)
+		if ((rc = judge(b, prefix, plen, c + lead + ks[j],
+		    cl - lead - ks[j], max_depth, e)) != 0)
+			return rc;
+	keep = rstrip_len(prefix, plen);
+	if (partial || keep == plen)
+		return 0;
+	if ((nk = overlaps(prefix, keep, c, cl, ks, MAX_OVERLAPS)) < 0)
+		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
+	for (j = 0; j < nk; j++)
+		if ((rc = judge(b, prefix, keep, c + ks[j], cl - ks[j],
+		    max_depth, e)) != 0)
+			return rc;
+	return 0;
+}
+
+/*
+ * saop_resume_merge() where the last unseen bytes of prefix are white
+ * space the model was not shown (prefill strips it): an answer that
+ * starts with (part of) it does not repeat it.
+ */
+static int
+merge(const char *prefix, size_t plen, size_t unseen, const char *cont,
     size_t clen, size_t max_depth, char **out, size_t *outlen,
     struct saop_detect_result *res, struct saop_err *e)
 {
 	struct span sp[MAX_CANDIDATES];
 	struct best b;
-	size_t ks[MAX_OVERLAPS], keep = rstrip_len(prefix, plen), lead;
-	const char *c;
-	size_t cl;
-	int n, i, j, nk, rc = 0;
+	size_t ti, ts;
+	int n, i, rc = 0;
 
 	*out = NULL;
 	*outlen = 0;
 	if (res != NULL)
 		memset(res, 0, sizeof(*res));
 	memset(&b, 0, sizeof(b));
+	if (partial_token(prefix, plen, max_depth, &ti, &ts) != 0)
+		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
 	n = readings(cont, clen, sp);
-	for (i = 0; i < n && rc == 0; i++) {
-		c = cont + sp[i].off;
-		cl = sp[i].len;
-		lead = lstrip_len(c, cl);
-		c += lead;
-		cl -= lead;
-		/* As it comes, after the prefix and its white space. */
-		if ((rc = judge(&b, prefix, plen, c, cl, max_depth, e)) != 0)
-			break;
-		/* Without a repeat of the prefix's tail. */
-		if ((nk = overlaps(prefix, keep, c, cl, ks, MAX_OVERLAPS)) < 0)
-			return saop__fail(e, SAOP_ENOMEM, 0,
-			    "out of memory merging");
-		for (j = 0; j < nk && rc == 0; j++)
-			rc = judge(&b, prefix, keep, c + ks[j], cl - ks[j],
-			    max_depth, e);
-	}
+	for (i = 0; i < n && rc == 0; i++)
+		rc = judge_reading(&b, prefix, plen, unseen, ts,
+		    cont + sp[i].off, sp[i].len, max_depth, e);
 	if (rc < 0) {
 		if (b.have) {
 			saop_detect_result_free(&b.res);
@@ -466,6 +587,15 @@ saop_resume_merge(const char *prefix, size_t plen, const char *cont,
 	else
 		saop_detect_result_free(&b.res);
 	return rc;
+}
+
+int
+saop_resume_merge(const char *prefix, size_t plen, const char *cont,
+    size_t clen, size_t max_depth, char **out, size_t *outlen,
+    struct saop_detect_result *res, struct saop_err *e)
+{
+	return merge(prefix, plen, 0, cont, clen, max_depth, out, outlen, res,
+	    e);
 }
 
 /* ---- One record ---- */
@@ -527,7 +657,7 @@ saop_resume_plan(const json_t *rec, const struct saop_resume_opts *opts,
 	rc = r.verdict == SAOP_TRUNCATED;
 	if (rc && request != NULL &&
 	    (*request = saop_resume_request(req, raw,
-	    (size_t)r.truncation_index, r.last_valid_token, form_now(opts),
+	    (size_t)r.resume_index, r.last_valid_token, form_now(opts),
 	    opts->context, e)) == NULL)
 		rc = -e->code;
 	saop_detect_result_free(&r);
@@ -542,7 +672,18 @@ struct log_row {
 	size_t initial_length;
 	int attempts;
 	const char *status;
+	const struct saop_resume_outcome *cost;
 };
+
+/* Bind n to column i of st, or NULL when n is negative (not reported). */
+static void
+bind_count(sqlite3_stmt *st, int i, long long n)
+{
+	if (n < 0)
+		sqlite3_bind_null(st, i);
+	else
+		sqlite3_bind_int64(st, i, n);
+}
 
 static int
 insert_row(sqlite3 *db, void *arg, struct saop_err *e)
@@ -554,8 +695,10 @@ insert_row(sqlite3 *db, void *arg, struct saop_err *e)
 
 	if (sqlite3_prepare_v2(db, "INSERT INTO partial_completion_log "
 	    "(task_id, turn_number, truncation_index, initial_chunk_length, "
-	    "resume_attempts, final_status, timestamp) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+	    "resume_attempts, final_status, timestamp, sent_bytes, "
+	    "received_bytes, prompt_tokens, completion_tokens) "
+	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) !=
+	    SQLITE_OK)
 		return saop__fail_db(e, db, "preparing the log row");
 	saop_now_iso8601(now);
 	sqlite3_bind_text(st, 1, row->task_id, -1, SQLITE_STATIC);
@@ -565,6 +708,10 @@ insert_row(sqlite3 *db, void *arg, struct saop_err *e)
 	sqlite3_bind_int(st, 5, row->attempts);
 	sqlite3_bind_text(st, 6, row->status, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 7, now, -1, SQLITE_TRANSIENT);
+	bind_count(st, 8, (long long)row->cost->sent_bytes);
+	bind_count(st, 9, (long long)row->cost->received_bytes);
+	bind_count(st, 10, row->cost->prompt_tokens);
+	bind_count(st, 11, row->cost->completion_tokens);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -585,13 +732,26 @@ event(const struct saop_resume_opts *o, const char *task, long turn,
 	return rc;
 }
 
-/* Set rec.resume = {attempts, status}; 0 or ENOMEM. */
-static int
-set_resume(json_t *rec, int attempts, enum saop_resume_status st,
-    struct saop_err *e)
+/* A JSON integer of n, or null when n is negative (not reported). */
+static json_t *
+count_or_null(long long n)
 {
-	if (json_object_set_new(rec, "resume", json_pack("{s:i,s:s}",
-	    "attempts", attempts, "status", saop_resume_status_name(st))) != 0)
+	return n < 0 ? json_null() : json_integer((json_int_t)n);
+}
+
+/* Set rec.resume = {attempts, status, sent_bytes, received_bytes,
+ * prompt_tokens, completion_tokens} from o; 0 or ENOMEM. */
+static int
+set_resume(json_t *rec, const struct saop_resume_outcome *o,
+    enum saop_resume_status st, struct saop_err *e)
+{
+	if (json_object_set_new(rec, "resume", json_pack("{s:i,s:s,s:I,s:I,"
+	    "s:o,s:o}", "attempts", o->attempts, "status",
+	    saop_resume_status_name(st), "sent_bytes",
+	    (json_int_t)o->sent_bytes, "received_bytes",
+	    (json_int_t)o->received_bytes, "prompt_tokens",
+	    count_or_null(o->prompt_tokens), "completion_tokens",
+	    count_or_null(o->completion_tokens))) != 0)
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
 	return 0;
 }
@@ -599,7 +759,7 @@ set_resume(json_t *rec, int attempts, enum saop_resume_status st,
 /* Write the outcome into rec: raw, detect, resume, state. */
 static int
 finish(json_t *rec, const char *raw, size_t len,
-    const struct saop_detect_result *r, int attempts,
+    const struct saop_detect_result *r, const struct saop_resume_outcome *o,
     enum saop_resume_status st, const char *state, struct saop_err *e)
 {
 	json_t *s;
@@ -609,7 +769,7 @@ finish(json_t *rec, const char *raw, size_t len,
 		    "the merged output is not valid UTF-8");
 	if (json_object_set_new(rec, "raw", s) != 0 ||
 	    json_object_set_new(rec, "detect", saop_detect_result_json(r)) != 0 ||
-	    set_resume(rec, attempts, st, e) != 0 ||
+	    set_resume(rec, o, st, e) != 0 ||
 	    saop_record_set_state(rec, state) != 0)
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
 	return 0;
@@ -622,16 +782,7 @@ struct progress {
 	struct saop_detect_result res;	/* its scan (TRUNCATED) */
 };
 
-/* The prefix to merge onto: up to the last valid token and the white
-   space after it, kept from the prefill for the merge. */
-static size_t
-with_ws(const struct progress *p)
-{
-	size_t ti = (size_t)p->res.truncation_index;
-
-	return ti + lstrip_len(p->buf + ti, p->len - ti);
-}
-
+/* Make buf (len bytes, scanned as res) the progress of p; steals both. */
 static void
 progress_take(struct progress *p, char *buf, size_t len,
     struct saop_detect_result *res)
@@ -641,6 +792,22 @@ progress_take(struct progress *p, char *buf, size_t len,
 	p->buf = buf;
 	p->len = len;
 	p->res = *res;
+}
+
+/* Add one call's cost to o: sent bytes, the answer's bytes and usage. */
+static void
+count_call(struct saop_resume_outcome *o, size_t sent,
+    const struct saop_llm_answer *a)
+{
+	o->sent_bytes += sent;
+	if (a->raw != NULL)
+		o->received_bytes += a->raw_len;
+	if (a->prompt_tokens >= 0)
+		o->prompt_tokens = (o->prompt_tokens < 0 ? 0 :
+		    o->prompt_tokens) + a->prompt_tokens;
+	if (a->completion_tokens >= 0)
+		o->completion_tokens = (o->completion_tokens < 0 ? 0 :
+		    o->completion_tokens) + a->completion_tokens;
 }
 
 int
@@ -670,7 +837,8 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	if (r.verdict != SAOP_TRUNCATED) {
 		state = json_string_value(json_object_get(rec, "state"));
 		saop_detect_result_free(&r);
-		if (set_resume(rec, 0, SAOP_RESUME_SKIPPED, e) != 0)
+		out->prompt_tokens = out->completion_tokens = -1;
+		if (set_resume(rec, out, SAOP_RESUME_SKIPPED, e) != 0)
 			return -e->code;
 		if (out->verdict == SAOP_INVALID)
 			state = "INVALID";
@@ -691,9 +859,11 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	row.turn = turn >= 0 ? turn : 0;
 	row.truncation_index = r.truncation_index;
 	row.initial_length = len;
+	out->prompt_tokens = out->completion_tokens = -1;
+	row.cost = out;
 	if (opts->no_call) {
 		out->status = SAOP_RESUME_SUSPENDED;
-		rc = finish(rec, raw, len, &r, 0, SAOP_RESUME_SUSPENDED,
+		rc = finish(rec, raw, len, &r, out, SAOP_RESUME_SUSPENDED,
 		    "TRUNCATED", e);
 		saop_detect_result_free(&r);
 		return rc;
@@ -718,10 +888,15 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	pg.res = r;
 	while (out->attempts < max && !done) {
 		enum saop_resume_form form = form_now(opts);
+		/* The resume point: the end of what was received (of the
+		 * last merge), but a cut escape or character. */
+		size_t rp = (size_t)pg.res.resume_index, sent = 0, unseen = 0;
 
-		cr = saop_resume_request(req, pg.buf,
-		    (size_t)pg.res.truncation_index, pg.res.last_valid_token,
-		    form, opts->context, e);
+		if (form == SAOP_RESUME_PREFILL &&
+		    opts->context == SAOP_RESUME_FULL)
+			unseen = rp - rstrip_len(pg.buf, rp);
+		cr = request_counted(req, pg.buf, rp, pg.res.last_valid_token,
+		    form, opts->context, &sent, e);
 		if (cr == NULL) {
 			rc = -e->code;
 			goto out;
@@ -744,9 +919,10 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 			break;
 		}
 		out->attempts++;
+		count_call(out, sent, &ans);
 		if (ans.raw != NULL && (call_rc == 0 || ans.raw_len > 0)) {
-			v = saop_resume_merge(pg.buf, with_ws(&pg), ans.raw,
-			    ans.raw_len, opts->max_depth, &m, &mlen, &mr, e);
+			v = merge(pg.buf, rp, unseen, ans.raw, ans.raw_len,
+			    opts->max_depth, &m, &mlen, &mr, e);
 			if (v < 0) {
 				saop_llm_answer_free(&ans);
 				rc = v;
@@ -769,13 +945,13 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	if (done) {
 		out->status = SAOP_RESUME_RESOLVED;
 		out->verdict = SAOP_COMPLETE;
-		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out->attempts,
+		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out,
 		    SAOP_RESUME_RESOLVED, "OK", e)) != 0)
 			goto out;
 	} else if (call_rc < 0) {
 		out->status = SAOP_RESUME_SUSPENDED;
 		out->verdict = pg.res.verdict;
-		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out->attempts,
+		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out,
 		    SAOP_RESUME_SUSPENDED, "TRUNCATED", e)) != 0)
 			goto out;
 		rc = event(opts, task, turn, "RESUME_FAILED",
@@ -789,7 +965,7 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	} else {
 		out->status = SAOP_RESUME_EXHAUSTED;
 		out->verdict = pg.res.verdict;
-		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out->attempts,
+		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out,
 		    SAOP_RESUME_EXHAUSTED, "RESUME_EXHAUSTED", e)) != 0)
 			goto out;
 	}
@@ -799,9 +975,12 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	    (rc = saop__store_tx(opts->store, 0, insert_row, &row, e)) != 0)
 		goto out;
 	rc = event(opts, task, turn, done ? "RESUME_SUCCEEDED" :
-	    "RESUME_FAILED", json_pack("{s:i,s:s,s:I}", "attempts",
-	    out->attempts, "status", row.status, "length",
-	    (json_int_t)pg.len), e);
+	    "RESUME_FAILED", json_pack("{s:i,s:s,s:I,s:I,s:I,s:o,s:o}",
+	    "attempts", out->attempts, "status", row.status, "length",
+	    (json_int_t)pg.len, "sent_bytes", (json_int_t)out->sent_bytes,
+	    "received_bytes", (json_int_t)out->received_bytes,
+	    "prompt_tokens", count_or_null(out->prompt_tokens),
+	    "completion_tokens", count_or_null(out->completion_tokens)), e);
 out:
 	free(pg.buf);
 	saop_detect_result_free(&pg.res);

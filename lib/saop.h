@@ -495,6 +495,9 @@ int saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 #define SAOP_RESUME_TOKEN_LABEL "\n\nLast valid token: "
 /* In the user-turn form, between the prompt and the quoted partial output. */
 #define SAOP_RESUME_PARTIAL_LABEL "\n\nYour partial output so far:\n\n"
+/* With --context tail, between the token and what was received after it
+ * (white space and the partial token), when there is such a thing. */
+#define SAOP_RESUME_TAIL_LABEL "\n\nYour output after it so far:\n\n"
 
 /* How the partial output reaches the model. */
 enum saop_resume_form {
@@ -574,6 +577,11 @@ struct saop_resume_outcome {
 	int attempts;		/* continuation calls answered or failed */
 	enum saop_verdict verdict;	/* the scan of the raw written */
 	int prefill_refused;	/* AUTO fell back to the user form */
+	/* What the resume cost, over all its calls (resume.sent_bytes...): */
+	size_t sent_bytes;	/* text of the resume turns sent */
+	size_t received_bytes;	/* text of the answers received */
+	long prompt_tokens;	/* summed usage; -1 when none reported */
+	long completion_tokens;
 };
 
 /*

@@ -20,7 +20,7 @@ for provider in openai anthropic; do
 	[ "$(wc -l <"$tmp/out")" -eq 1 ] || fail "$provider: not one record"
 	jq -e --arg w "$want" '.raw == $w' "$tmp/out" >/dev/null ||
 	    fail "$provider: raw is $(jq -c .raw "$tmp/out")"
-	jqf '.resume == {"attempts": 1, "status": "RESOLVED"}' "$tmp/out"
+	jqf '(.resume | {attempts, status}) == {"attempts": 1, "status": "RESOLVED"}' "$tmp/out"
 	jqf '.state == "OK" and .detect.complete == true' "$tmp/out"
 	jqf '.task_id == "t1" and .turn == 3 and .request.max_tokens == 100' \
 	    "$tmp/out"
@@ -61,7 +61,7 @@ printf '%s\n' '{"a": [1, 2, 3]}' | cmp -s - "$tmp/out" ||
 fake_llm_bodies >"$tmp/bodies"
 jqf '.model == "fake-model" and (.messages | length) == 1' "$tmp/bodies"
 jq -r '.messages[0].content' "$tmp/bodies" >"$tmp/p"
-printf '%s\n\nLast valid token: ,\n\nYour partial output so far:\n\n{"a": [1, 2,\n' \
+printf '%s\n\nLast valid token: ,\n\nYour partial output so far:\n\n{"a": [1, 2, \n' \
     "$prompt" | cmp -s - "$tmp/p" || fail "user form: $(cat "$tmp/p")"
 
 # Complete and invalid records pass through without a call: exit 1 for

@@ -21,6 +21,9 @@ struct fake {
 	int refuse_prefill;		/* EPREFILL while the last turn is
 					   the assistant's */
 	json_t *last;			/* the last request received */
+	int usage;			/* report usage: 100 + call prompt
+					   tokens, the answer's length
+					   completion tokens; else none */
 };
 
 static int
@@ -44,6 +47,8 @@ fake_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 	t = i < f->n ? f->texts[i] : "";
 	a->raw = strdup(t);
 	a->raw_len = strlen(t);
+	a->prompt_tokens = f->usage ? 100 + f->calls : -1;
+	a->completion_tokens = f->usage ? (long)strlen(t) : -1;
 	if (f->fail_at == f->calls)
 		return saop__fail(e, f->fail_code, 0, "connection reset");
 	strcpy(a->finish_reason, "stop");
@@ -164,7 +169,7 @@ START_TEST(tail_context_sends_no_byte_of_the_prefix)
 	int form;
 
 	for (form = SAOP_RESUME_PREFILL; form <= SAOP_RESUME_USER; form++) {
-		r = saop_resume_request(req, prefix, strlen(prefix), "\"b\":",
+		r = saop_resume_request(req, prefix, strlen(prefix), ":",
 		    (enum saop_resume_form)form, SAOP_RESUME_TAIL, &e);
 		ck_assert_ptr_nonnull(r);
 		dump = json_dumps(r, 0);
@@ -174,9 +179,26 @@ START_TEST(tail_context_sends_no_byte_of_the_prefix)
 		ck_assert_uint_eq(json_array_size(json_object_get(r,
 		    "messages")), 2);
 		ck_assert_str_eq(msg(r, 1, "role"), "user");
-		ck_assert_str_eq(msg(r, 1, "content"), PROMPT_AND("\"b\":"));
+		ck_assert_str_eq(msg(r, 1, "content"), PROMPT_AND(":"));
 		json_decref(r);
 	}
+	json_decref(req);
+}
+END_TEST
+
+START_TEST(tail_context_sends_the_partial_token_after_the_last_valid_one)
+{
+	const char prefix[] = "{\"secret_field_xyz\": 1, \"b\": \"the cut str";
+	json_t *req = base_request(), *r;
+	struct saop_err e;
+
+	r = saop_resume_request(req, prefix, strlen(prefix), ":",
+	    SAOP_RESUME_PREFILL, SAOP_RESUME_TAIL, &e);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(json_array_size(json_object_get(r, "messages")), 2);
+	ck_assert_str_eq(msg(r, 1, "content"), PROMPT_AND(":")
+	    SAOP_RESUME_TAIL_LABEL " \"the cut str");
+	json_decref(r);
 	json_decref(req);
 }
 END_TEST
@@ -322,10 +344,133 @@ START_TEST(merge_never_reads_past_the_tail_of_a_cut_string)
 }
 END_TEST
 
+START_TEST(merge_keeps_the_cut_token_and_appends_its_rest)
+{
+	/* Inside a string, a number, a literal: the rest only. */
+	merge_is("{\"p\": {\"content\": \"int main(void){return 0;",
+	    "}\\n\"}}", SAOP_COMPLETE,
+	    "{\"p\": {\"content\": \"int main(void){return 0;}\\n\"}}");
+	merge_is("[12", "34]", SAOP_COMPLETE, "[1234]");
+	merge_is("[-1.", "5e3]", SAOP_COMPLETE, "[-1.5e3]");
+	merge_is("{\"a\": tr", "ue}", SAOP_COMPLETE, "{\"a\": true}");
+	merge_is("[nu", "ll]", SAOP_COMPLETE, "[null]");
+	/* Leading white space inside a string is content. */
+	merge_is("[\"a", "  b\"]", SAOP_COMPLETE, "[\"a  b\"]");
+	/* Right after a key's colon, between tokens. */
+	merge_is("{\"k\":", " \"v\"}", SAOP_COMPLETE, "{\"k\":\"v\"}");
+}
+END_TEST
+
+START_TEST(merge_takes_a_resent_token_only_when_it_keeps_every_byte)
+{
+	/* The open string, number or literal sent again from its start. */
+	merge_is("{\"a\": \"hel", "\"hello\"}", SAOP_COMPLETE,
+	    "{\"a\": \"hello\"}");
+	/* (A number sent again reads as digits carried on, which comes
+	 * first: "[12" + "123]" is "[12123]".) */
+	merge_is("[12", "123]", SAOP_COMPLETE, "[12123]");
+	merge_is("[tr", "true]", SAOP_COMPLETE, "[true]");
+	/* Something else in its place would lose "hel": refused. */
+	merge_is("{\"a\": \"hel", "\"world\"}", SAOP_INVALID,
+	    "{\"a\": \"hel\"world\"}");
+	merge_is("{\"a\": 1, \"b\": \"x", "\"b\": 2}", SAOP_INVALID,
+	    "{\"a\": 1, \"b\": \"x\"b\": 2}");
+}
+END_TEST
+
 START_TEST(merge_reports_a_continuation_truncated_again)
 {
 	merge_is("{\"a\": 1, ", "\"b\": [true, nu", SAOP_TRUNCATED,
 	    "{\"a\": 1, \"b\": [true, nu");
+	/* Among truncated merges the one that goes furthest wins. */
+	merge_is("[\"ab", "cab", SAOP_TRUNCATED, "[\"abcab");
+}
+END_TEST
+
+START_TEST(prefill_white_space_is_kept_for_the_merge)
+{
+	/* The model saw '"x' (the space stripped) and carried on with
+	 * ' y"}': the received space is not doubled; with 'z"}' it is not
+	 * lost. */
+	static const char *const a1[] = { " y\"}" };
+	static const char *const a2[] = { "z\"}" };
+	struct fake f = { a1, 1, 0, 0, 0, 0, NULL, 0 };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("{\"a\": \"x ");
+
+	opts_for(&o, &f);
+	o.form = SAOP_RESUME_PREFILL;
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_str_eq(msg(f.last, 2, "content"), "{\"a\": \"x");
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\": \"x y\"}");
+	json_decref(rec);
+	json_decref(f.last);
+	f.texts = a2;
+	f.calls = 0;
+	f.last = NULL;
+	rec = record("{\"a\": \"x ");
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\": \"x z\"}");
+	json_decref(rec);
+	json_decref(f.last);
+	/* The user form quotes it: the answer goes right after it. */
+	f.texts = a1;
+	f.calls = 0;
+	f.last = NULL;
+	o.form = SAOP_RESUME_USER;
+	rec = record("{\"a\": \"x ");
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_str_eq(sget(rec, "raw", NULL), "{\"a\": \"x  y\"}");
+	json_decref(rec);
+	json_decref(f.last);
+}
+END_TEST
+
+START_TEST(progress_accumulates_and_the_cost_is_counted)
+{
+	/* Each answer carries on from the end of the last merge. */
+	static const char *const ans[] = { "bcd", "efg", "h\"]" };
+	struct fake f = { ans, 3, 0, 0, 0, 0, NULL, 1 };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("[\"a");
+
+	opts_for(&o, &f);
+	o.form = SAOP_RESUME_USER;
+	o.max_attempts = 3;
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_str_eq(sget(rec, "raw", NULL), "[\"abcdefgh\"]");
+	ck_assert_int_eq(oc.attempts, 3);
+	/* The last request quoted all of it so far. */
+	ck_assert_str_eq(msg(f.last, 1, "content"), PROMPT_AND("[")
+	    SAOP_RESUME_PARTIAL_LABEL "[\"abcdefg");
+	ck_assert_uint_eq(oc.received_bytes, 9);
+	ck_assert_int_eq(iget(rec, "resume", "received_bytes"), 9);
+	ck_assert_uint_eq(oc.sent_bytes, 3 * strlen(PROMPT_AND("[")
+	    SAOP_RESUME_PARTIAL_LABEL) + 3 + 6 + 9);
+	ck_assert_int_eq(iget(rec, "resume", "sent_bytes"),
+	    (json_int_t)oc.sent_bytes);
+	ck_assert_int_eq(oc.prompt_tokens, 101 + 102 + 103);
+	ck_assert_int_eq(iget(rec, "resume", "prompt_tokens"), 306);
+	ck_assert_int_eq(iget(rec, "resume", "completion_tokens"), 9);
+	json_decref(rec);
+	json_decref(f.last);
+	/* No usage reported: null, not 0. */
+	f.usage = 0;
+	f.calls = 0;
+	f.last = NULL;
+	rec = record("[\"a");
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(oc.prompt_tokens, -1);
+	ck_assert(json_is_null(json_object_get(json_object_get(rec,
+	    "resume"), "prompt_tokens")));
+	ck_assert(json_is_null(json_object_get(json_object_get(rec,
+	    "resume"), "completion_tokens")));
+	json_decref(rec);
+	json_decref(f.last);
 }
 END_TEST
 
@@ -348,12 +493,12 @@ END_TEST
 
 START_TEST(truncated_record_resolves_in_one_attempt)
 {
-	static const char *const ans[] = { "\"b\": 2}" };
-	struct fake f = { ans, 1, 0, 0, 0, 0, NULL };
+	static const char *const ans[] = { "2}" };
+	struct fake f = { ans, 1, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
-	json_t *rec = record("{\"a\": 1, \"b\": \"x");
+	json_t *rec = record("{\"a\": 1, \"b\": ");
 
 	opts_for(&o, &f);
 	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
@@ -364,7 +509,8 @@ START_TEST(truncated_record_resolves_in_one_attempt)
 	ck_assert_str_eq(sget(rec, "state", NULL), "OK");
 	ck_assert_str_eq(sget(rec, "resume", "status"), "RESOLVED");
 	ck_assert_int_eq(iget(rec, "resume", "attempts"), 1);
-	/* Anthropic, auto: the prefix went as the model's own turn. */
+	/* Anthropic, auto: the prefix went as the model's own turn, its
+	 * trailing white space kept aside. */
 	ck_assert_str_eq(msg(f.last, 2, "content"), "{\"a\": 1, \"b\":");
 	json_decref(f.last);
 	json_decref(rec);
@@ -374,7 +520,7 @@ END_TEST
 START_TEST(continuation_truncated_again_takes_a_second_attempt)
 {
 	static const char *const ans[] = { "[1, 2,", "3]}" };
-	struct fake f = { ans, 2, 0, 0, 0, 0, NULL };
+	struct fake f = { ans, 2, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -396,7 +542,7 @@ END_TEST
 START_TEST(attempts_stop_at_the_maximum_and_keep_the_best_merge)
 {
 	static const char *const ans[] = { "[1,", "2,", "3," };
-	struct fake f = { ans, 3, 0, 0, 0, 0, NULL };
+	struct fake f = { ans, 3, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -418,7 +564,7 @@ END_TEST
 START_TEST(max_attempts_can_be_raised)
 {
 	static const char *const ans[] = { "[1,", "2,", "3]}" };
-	struct fake f = { ans, 3, 0, 0, 0, 0, NULL };
+	struct fake f = { ans, 3, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -438,7 +584,7 @@ END_TEST
 START_TEST(invalid_continuation_counts_and_the_next_starts_over)
 {
 	static const char *const ans[] = { "]]]", "1}" };
-	struct fake f = { ans, 2, 0, 0, 0, 0, NULL };
+	struct fake f = { ans, 2, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -456,7 +602,7 @@ END_TEST
 
 START_TEST(complete_record_is_skipped_without_a_call)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL };
+	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -475,7 +621,7 @@ END_TEST
 
 START_TEST(invalid_record_passes_through_flagged)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL };
+	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -496,7 +642,7 @@ START_TEST(prefill_refusal_switches_to_the_user_form_for_good)
 {
 	/* The refused call takes no answer; its slot stays unused. */
 	static const char *const ans[] = { "-", "2}", "3}" };
-	struct fake f = { ans, 3, 0, 0, 0, 1, NULL };
+	struct fake f = { ans, 3, 0, 0, 0, 1, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -526,7 +672,7 @@ END_TEST
 
 START_TEST(forced_prefill_refusal_is_an_error)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 1, NULL };
+	struct fake f = { NULL, 0, 0, 0, 0, 1, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -545,7 +691,7 @@ END_TEST
 START_TEST(openai_auto_uses_the_user_form)
 {
 	static const char *const ans[] = { "1}" };
-	struct fake f = { ans, 1, 0, 0, 0, 0, NULL };
+	struct fake f = { ans, 1, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -565,7 +711,7 @@ END_TEST
 START_TEST(network_failure_keeps_the_progress_made)
 {
 	static const char *const ans[] = { "[1, 2,", "3" };
-	struct fake f = { ans, 2, 0, 2, SAOP_ENETWORK, 0, NULL };
+	struct fake f = { ans, 2, 0, 2, SAOP_ENETWORK, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -589,7 +735,7 @@ END_TEST
 START_TEST(a_call_that_cannot_start_is_no_attempt)
 {
 	/* ECONFIG (libcurl cannot be loaded, say): nothing was sent. */
-	struct fake f = { NULL, 0, 0, 1, SAOP_ECONFIG, 0, NULL };
+	struct fake f = { NULL, 0, 0, 1, SAOP_ECONFIG, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -610,7 +756,7 @@ END_TEST
 
 START_TEST(no_call_marks_truncated_records_suspended)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL };
+	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -629,7 +775,7 @@ END_TEST
 
 START_TEST(record_without_raw_names_the_field)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL };
+	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -644,7 +790,7 @@ END_TEST
 
 START_TEST(plan_says_which_records_need_a_call)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL };
+	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_err e;
 	json_t *rec = record("[1, {\"a\"");
@@ -667,7 +813,7 @@ END_TEST
 START_TEST(resumed_record_writes_one_log_row_and_its_events)
 {
 	static const char *const ans[] = { "[1,", "2]}" };
-	struct fake f = { ans, 2, 0, 0, 0, 0, NULL };
+	struct fake f = { ans, 2, 0, 0, 0, 0, NULL, 0 };
 	char dir[] = "/tmp/check_resume.XXXXXX", path[64], cmd[96];
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
@@ -723,6 +869,8 @@ resume_suite(void)
 	tcase_add_test(t, prefill_request_ends_with_the_prefix_as_assistant_turn);
 	tcase_add_test(t, user_request_quotes_the_prefix_after_the_prompt);
 	tcase_add_test(t, tail_context_sends_no_byte_of_the_prefix);
+	tcase_add_test(t,
+	    tail_context_sends_the_partial_token_after_the_last_valid_one);
 	tcase_add_test(t, request_is_built_when_the_record_has_none);
 	tcase_add_test(t, empty_prefix_gets_no_assistant_turn);
 	tcase_add_test(t, messages_that_are_not_an_array_name_the_field);
@@ -737,10 +885,15 @@ resume_suite(void)
 	tcase_add_test(t, merge_drops_a_sentence_around_the_continuation);
 	tcase_add_test(t, merge_never_reads_past_the_tail_of_a_cut_string);
 	tcase_add_test(t, merge_reports_a_continuation_truncated_again);
+	tcase_add_test(t, merge_keeps_the_cut_token_and_appends_its_rest);
+	tcase_add_test(t,
+	    merge_takes_a_resent_token_only_when_it_keeps_every_byte);
 	tcase_add_test(t, merge_never_passes_invalid_json_as_complete);
 	suite_add_tcase(s, t);
 	t = tcase_create("record");
 	tcase_add_test(t, truncated_record_resolves_in_one_attempt);
+	tcase_add_test(t, prefill_white_space_is_kept_for_the_merge);
+	tcase_add_test(t, progress_accumulates_and_the_cost_is_counted);
 	tcase_add_test(t, continuation_truncated_again_takes_a_second_attempt);
 	tcase_add_test(t, attempts_stop_at_the_maximum_and_keep_the_best_merge);
 	tcase_add_test(t, max_attempts_can_be_raised);
