@@ -1324,9 +1324,29 @@ anthropic_delta(struct saop__llm_parser *p, long ix, const json_t *o)
 }
 
 /*
+ * 1 when the event o has a member that could hold part of the answer
+ * (text, a delta, a content block), else 0.
+ */
+static int
+carries_content(const json_t *o)
+{
+	static const char *const parts[] = { "delta", "text", "content",
+	    "content_block", "partial_json", "message", NULL };
+	int i;
+
+	for (i = 0; parts[i] != NULL; i++)
+		if (json_object_get(o, parts[i]) != NULL)
+			return 1;
+	return 0;
+}
+
+/*
  * An Anthropic stream event.  Known events that carry nothing saop uses
- * (ping, content_block_stop, thinking blocks) are left; an event of
- * unknown type, or a known one without its parts, is not the protocol.
+ * (ping, content_block_stop, thinking blocks) are left.  Anthropic may add
+ * event types (its versioning policy asks clients to bear them), so an
+ * event of unknown type is left too, unless it has a member that could
+ * hold part of the answer: then, like a known one without its parts, it
+ * is not the protocol, for nothing of the answer may be lost unseen.
  */
 static void
 anthropic_event(struct saop__llm_parser *p, const char *type, const json_t *o)
@@ -1368,7 +1388,7 @@ anthropic_event(struct saop__llm_parser *p, const char *type, const json_t *o)
 	} else if (strcmp(type, "error") == 0) {
 		stream_error(p, json_object_get(o, "error"));
 	} else if (strcmp(type, "content_block_stop") != 0 &&
-	    strcmp(type, "ping") != 0) {
+	    strcmp(type, "ping") != 0 && carries_content(o)) {
 		bad_chunk(p, "an event of unknown type '%.40s'", type);
 	}
 }

@@ -361,11 +361,11 @@ run_raw(const struct cli *o, const char *path)
 	struct saop_detect_result res;
 	struct saop_err e;
 	FILE *f = stdin;
-	json_t *detect, *tid;
+	json_t *detect, *tid, *err;
 	char *s;
 	ssize_t n;
 	enum saop_verdict v;
-	int record = !o->quiet && !o->raw_out;
+	int record = !o->quiet && !o->raw_out, logged;
 	int fd;
 
 	if (path != NULL && strcmp(path, "-") != 0 &&
@@ -444,6 +444,11 @@ run_raw(const struct cli *o, const char *path)
 		}
 		free(kept.buf);
 	}
+	if ((v = res.verdict) == SAOP_TRUNCATED)
+		event(o, NULL, detect);
+	/* An event that could not be logged: said, and on the record. */
+	if ((logged = !saop_store_error(cli_store(o), &e)) == 0)
+		cli_warn_err(&e);
 	if (record) {
 		esc_end(&x);
 		if (x.replaced > 0 && json_object_set_new(detect, "replaced",
@@ -456,11 +461,23 @@ run_raw(const struct cli *o, const char *path)
 		put(",\"state\":\"", 10);
 		put(saop_verdict_state(res.verdict),
 		    strlen(saop_verdict_state(res.verdict)));
-		put("\"}\n", 3);
+		put("\"", 1);
+		if (!logged) {
+			if ((err = json_object()) == NULL ||
+			    cli_record_error(err, &e) != 0)
+				die_nomem();
+			s = xdumps(json_object_get(err, "error"),
+			    JSON_COMPACT);
+			put(",\"error\":", 9);
+			put(s, strlen(s));
+			free(s);
+			json_decref(err);
+		}
+		put("}\n", 2);
 	}
-	if ((v = res.verdict) == SAOP_TRUNCATED)
-		event(o, NULL, detect);
 	json_decref(detect);
+	if (!logged)
+		return EX_IOERR;
 	saop_detect_result_free(&res);
 	return v == SAOP_COMPLETE ? CLI_OK : CLI_FLAGGED;
 }

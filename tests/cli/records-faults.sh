@@ -77,6 +77,9 @@ expect_status 74 saop-detect --log "$tmp" <"$tmp/trunc" >"$tmp/out" 2>"$tmp/err"
 [ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "saop-detect --log DIR: records lost"
 grep -q -- "--log" "$tmp/err" || fail "saop-detect --log DIR: not said"
 
+printf '{"a": [1' | expect_status 74 saop-detect -r --log "$tmp" >"$tmp/out" 2>"$tmp/err"
+jqf '.state == "TRUNCATED" and .error.status == 74' "$tmp/out"
+
 # 5. --log is made 0600 whatever the umask.
 (umask 000 && saop-detect --log "$tmp/events.ndjson" <"$tmp/trunc" >/dev/null) || true
 [ "$(stat -c %a "$tmp/events.ndjson")" = 600 ] ||

@@ -1737,6 +1737,30 @@ START_TEST(known_events_that_carry_no_text_are_still_skipped)
 }
 END_TEST
 
+/*
+ * Anthropic may add event types: one that carries no part of an answer is
+ * left, one that might (a delta, text) is not the protocol.
+ */
+START_TEST(an_unknown_anthropic_event_is_left_unless_it_carries_content)
+{
+	const char *quiet = AN_START
+	    "event: usage_update\ndata: {\"type\":\"usage_update\","
+	    "\"index\":0,\"note\":\"x\"}\n\n" AN_EV("{}") AN_END;
+	const char *loud = AN_START
+	    "event: text_chunk\ndata: {\"type\":\"text_chunk\","
+	    "\"index\":0,\"text\":\"7\"}\n\n" AN_EV("{}") AN_END;
+	struct saop_llm_answer a;
+	struct saop_err e;
+
+	ck_assert_int_eq(parse(quiet, strlen(quiet), 7, NULL, &a, &e), 0);
+	ck_assert_str_eq(a.raw, "{}");
+	saop_llm_answer_free(&a);
+	ck_assert_int_lt(parse(loud, strlen(loud), 7, NULL, &a, &e), 0);
+	ck_assert_int_eq(e.code, SAOP_EPROTO);
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
 /* ---- the key never leaks, not even in part (issue 8, defect 5) ---- */
 
 /* Fail when s holds any 8 consecutive characters of KEY. */
@@ -2011,6 +2035,8 @@ llm_suite(void)
 	    empty_data_lines_comments_and_other_fields_are_skipped);
 	tcase_add_test(flt, a_bad_sse_event_mid_stream_fails_and_keeps_nothing);
 	tcase_add_test(flt, known_events_that_carry_no_text_are_still_skipped);
+	tcase_add_test(flt,
+	    an_unknown_anthropic_event_is_left_unless_it_carries_content);
 	tcase_add_test(flt, a_bad_ndjson_line_is_named_and_nothing_kept);
 	tcase_add_test(flt,
 	    a_key_straddling_any_cut_of_an_error_message_is_masked);
