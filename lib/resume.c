@@ -407,18 +407,20 @@ struct best {
 	char *buf;
 	size_t len;
 	struct saop_detect_result res;
+	size_t kept;		/* bytes of the received text it keeps */
 	int have;
 };
 
 /*
  * Judge head[0..hlen) + tail[0..tlen) (and, when the scanner says that
  * invalid only because words follow a complete value, the text cut
- * there); keep it in b when it scans better.  Returns 1 when b is now
- * complete, 0, or -1 (ENOMEM/scanner failure, e filled).
+ * there), a merge that keeps kept bytes of the received text; keep it
+ * in b when it is better.  Returns 1 when b is now complete, 0, or -1
+ * (ENOMEM/scanner failure, e filled).
  */
 static int
-judge(struct best *b, const char *head, size_t hlen, const char *tail,
-    size_t tlen, size_t max_depth, struct saop_err *e)
+judge(struct best *b, const char *head, size_t hlen, size_t kept,
+    const char *tail, size_t tlen, size_t max_depth, struct saop_err *e)
 {
 	struct saop_detect_result r, cut;
 	size_t len = hlen + tlen, at, lead;
@@ -457,13 +459,17 @@ judge(struct best *b, const char *head, size_t hlen, const char *tail,
 			}
 		}
 	}
-	/* Complete beats truncated beats invalid; among truncated merges the
-	 * one that can go on from furthest; on a tie the earlier candidate
-	 * (the more literal reading) stays. */
+	/*
+	 * Complete beats truncated beats invalid; among truncated merges the
+	 * one that keeps most of the received text; on a tie the earlier
+	 * candidate (the more literal reading: carried on, then the open
+	 * token re-sent, then the longer repeat) stays.  (Not the longest
+	 * merge: a one-byte coincidence, a '"' repeated, would outrun a
+	 * string re-sent from its quote.)
+	 */
 	if (b->have && (rank(r.verdict) < rank(b->res.verdict) ||
 	    (rank(r.verdict) == rank(b->res.verdict) &&
-	    (r.verdict != SAOP_TRUNCATED ||
-	    r.resume_index <= b->res.resume_index)))) {
+	    (r.verdict != SAOP_TRUNCATED || kept <= b->kept)))) {
 		saop_detect_result_free(&r);
 		free(buf);
 		return 0;
@@ -475,6 +481,7 @@ judge(struct best *b, const char *head, size_t hlen, const char *tail,
 	b->buf = buf;
 	b->len = len;
 	b->res = r;
+	b->kept = kept;
 	b->have = 1;
 	return r.verdict == SAOP_COMPLETE;
 }
@@ -504,24 +511,20 @@ judge_reading(struct best *b, const char *prefix, size_t plen, size_t unseen,
 	size_t ks[MAX_OVERLAPS], lead = lstrip_len(c, cl), keep, u;
 	int partial = ts < plen, nk, j, rc;
 
-	/* Between tokens white space is no content: the answer's leading
-	 * white space goes (as always), the prefix's stays. */
-	if (!partial) {
-		c += lead;
-		cl -= lead;
-		lead = 0;
-	}
-	/* 1. Carried on from the resume point; the white space the model
+	/* 1. Carried on from the resume point, byte for byte (its leading
+	 * white space too: inside a string it is content, and between
+	 * tokens the answer is kept as it came); the white space the model
 	 * did not see (prefill) is received text: the answer's own leading
 	 * white space is merged with it. */
 	u = common_len(prefix + plen - unseen, unseen, c, cl);
-	if ((rc = judge(b, prefix, plen, c + u, cl - u, max_depth, e)) != 0)
+	if ((rc = judge(b, prefix, plen, plen, c + u, cl - u, max_depth,
+	    e)) != 0)
 		return rc;
 	/* 2. The open token re-sent from its start: only when it begins
 	 * with every byte of it received. */
 	if (partial && cl - lead >= plen - ts &&
 	    memcmp(c + lead, prefix + ts, plen - ts) == 0 &&
-	    (rc = judge(b, prefix, ts, c + lead, cl - lead, max_depth,
+	    (rc = judge(b, prefix, ts, plen, c + lead, cl - lead, max_depth,
 	    e)) != 0)
 		return rc;
 	/* 3. A repeat of the prefix's tail dropped (the model went back a
@@ -531,17 +534,18 @@ judge_reading(struct best *b, const char *prefix, size_t plen, size_t unseen,
 	    MAX_OVERLAPS)) < 0)
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
 	for (j = 0; j < nk; j++)
-		if ((rc = judge(b, prefix, plen, c + lead + ks[j],
+		if ((rc = judge(b, prefix, plen, plen, c + lead + ks[j],
 		    cl - lead - ks[j], max_depth, e)) != 0)
 			return rc;
 	keep = rstrip_len(prefix, plen);
 	if (partial || keep == plen)
 		return 0;
-	if ((nk = overlaps(prefix, keep, c, cl, ks, MAX_OVERLAPS)) < 0)
+	if ((nk = overlaps(prefix, keep, c + lead, cl - lead, ks,
+	    MAX_OVERLAPS)) < 0)
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
 	for (j = 0; j < nk; j++)
-		if ((rc = judge(b, prefix, keep, c + ks[j], cl - ks[j],
-		    max_depth, e)) != 0)
+		if ((rc = judge(b, prefix, keep, keep, c + lead + ks[j],
+		    cl - lead - ks[j], max_depth, e)) != 0)
 			return rc;
 	return 0;
 }

@@ -32,9 +32,12 @@ for p in openai anthropic; do
 	check $p '"b"]}
 
 Let me know if you need anything else.' "$want"
+	# Leading white space is kept as it came.
 	check $p '
 
-   "b"]}' "$want"
+   "b"]}' '{"name": "saop", "tags": ["a", 
+
+   "b"]}'
 done
 
 # Overlap and truncation together: the repeated key is dropped and the

@@ -274,10 +274,10 @@ START_TEST(merge_appends_a_plain_continuation)
 }
 END_TEST
 
-START_TEST(merge_skips_leading_white_space)
+START_TEST(merge_keeps_leading_white_space_as_it_came)
 {
 	merge_is("{\"a\": 1,", "\n\n   \"b\": 2}", SAOP_COMPLETE,
-	    "{\"a\": 1,\"b\": 2}");
+	    "{\"a\": 1,\n\n   \"b\": 2}");
 }
 END_TEST
 
@@ -357,7 +357,7 @@ START_TEST(merge_keeps_the_cut_token_and_appends_its_rest)
 	/* Leading white space inside a string is content. */
 	merge_is("[\"a", "  b\"]", SAOP_COMPLETE, "[\"a  b\"]");
 	/* Right after a key's colon, between tokens. */
-	merge_is("{\"k\":", " \"v\"}", SAOP_COMPLETE, "{\"k\":\"v\"}");
+	merge_is("{\"k\":", " \"v\"}", SAOP_COMPLETE, "{\"k\": \"v\"}");
 }
 END_TEST
 
@@ -382,8 +382,10 @@ START_TEST(merge_reports_a_continuation_truncated_again)
 {
 	merge_is("{\"a\": 1, ", "\"b\": [true, nu", SAOP_TRUNCATED,
 	    "{\"a\": 1, \"b\": [true, nu");
-	/* Among truncated merges the one that goes furthest wins. */
-	merge_is("[\"ab", "cab", SAOP_TRUNCATED, "[\"abcab");
+	/* Among truncated merges that keep all received, the earlier
+	 * reading: a string re-sent from its quote, not a '"' taken for a
+	 * repeat. */
+	merge_is("[\"a\\\"", "\"a\\\"b", SAOP_TRUNCATED, "[\"a\\\"b");
 }
 END_TEST
 
@@ -877,7 +879,7 @@ resume_suite(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("merge");
 	tcase_add_test(t, merge_appends_a_plain_continuation);
-	tcase_add_test(t, merge_skips_leading_white_space);
+	tcase_add_test(t, merge_keeps_leading_white_space_as_it_came);
 	tcase_add_test(t, merge_drops_a_repeated_tail_of_the_prefix);
 	tcase_add_test(t, merge_drops_a_repeat_of_the_whole_prefix);
 	tcase_add_test(t, merge_keeps_a_repeat_when_dropping_scans_no_better);

@@ -1,0 +1,161 @@
+#!/bin/sh
+# saop-resume against a model stand-in (tests/standin-llm.py) that knows
+# the whole intended answer and carries on from the partial output it is
+# shown, at most N characters an answer: every cut (inside a long string,
+# a number, true, null, a \u escape; between tokens; right after a key's
+# colon) resumes byte for byte, in both wire formats, prefill and user
+# form, --context tail, and with a model that re-sends the open string;
+# the cost on the record and in the log is what the stand-in sent.
+. "$top_srcdir/tests/cli/lib.sh"
+: "${PYTHON3:=python3}"
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
+    2>/dev/null || true
+
+# standin_start [--provider P] ARGS...: start the stand-in with ARGS,
+# export what saop-resume needs; it is stopped when the test ends.
+STANDIN_PID=""
+standin_stop() {
+	if [ -n "$STANDIN_PID" ]; then
+		kill "$STANDIN_PID" 2>/dev/null || true
+		wait "$STANDIN_PID" 2>/dev/null || true
+		STANDIN_PID=""
+	fi
+}
+at_exit standin_stop
+standin_start() {
+	_sp=openai
+	if [ "$1" = --provider ]; then
+		_sp=$2
+		shift 2
+	fi
+	standin_stop
+	rm -f "$tmp/port" "$tmp/log"
+	"$PYTHON3" "$top_srcdir/tests/standin-llm.py" --answers "$tmp/answers" \
+	    --port-file "$tmp/port" --log "$tmp/log" "$@" &
+	STANDIN_PID=$!
+	_i=0
+	while [ ! -s "$tmp/port" ]; do
+		_i=$((_i + 1))
+		[ "$_i" -le 200 ] || fail "standin-llm did not start"
+		kill -0 "$STANDIN_PID" 2>/dev/null || fail "standin-llm exited"
+		sleep 0.05
+	done
+	SAOP_API_BASE="http://127.0.0.1:$(cat "$tmp/port")/v1"
+	SAOP_API_KEY=sk-standin
+	SAOP_PROVIDER=$_sp
+	SAOP_MODEL=standin
+	export SAOP_API_BASE SAOP_API_KEY SAOP_PROVIDER SAOP_MODEL
+}
+
+# The intended answer: a write_file envelope with a 3,000-character
+# string (escapes, \u escapes, multi-byte and 4-byte characters), a
+# number, true and null; and one record per cut.
+"$PYTHON3" - "$tmp" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+line = 'x = \\"caf\\u00e9\\" + \\"\\u2603\\\\\\"; /* \u00e9\U0001F600 ok */\\n'
+body = (line * 200)[:3000]
+body = body[:body.rfind("\\n") + 2]
+answer = ('{"saop": "1.0", "turn_index": 3, "agent_role": "developer", '
+          '"thought": "write it", "action": {"tool": "write_file", '
+          '"parameters": {"path": "a.c", "content": "' + body + '", '
+          '"size": 12345.678, "ok": true, "none": null}}}')
+json.loads(answer)
+cuts = {
+    "string": answer.index('"content": "') + 12 + 1000,
+    "number": answer.index('"size": 123') + 11,
+    "true": answer.index('"ok": tr') + 8,
+    "null": answer.index('"none": nu') + 10,
+    "uescape": answer.index("\\u00e9", 3000) + 4,
+    "between": answer.index('"turn_index": 3, ') + 17,
+    "colon": answer.index('"thought":') + 10,
+}
+with open(tmp + "/answers", "w") as f:
+    f.write(json.dumps(answer) + "\n")
+with open(tmp + "/answer.txt", "w") as f:
+    f.write(answer)
+with open(tmp + "/in.ndjson", "w") as f:
+    for i, (k, at) in enumerate(cuts.items()):
+        f.write(json.dumps({"task_id": "s", "turn": i, "cut": k,
+                            "request": {"messages": [{"role": "user",
+                                        "content": "write a.c"}]},
+                            "raw": answer[:at],
+                            "finish_reason": "length"}) + "\n")
+PY
+n=$(wc -l <"$tmp/in.ndjson")
+
+# check NAME: every record of $tmp/out is the whole answer, RESOLVED; the
+# costs add up to what the stand-in logged.
+check() {
+	jq -r '.raw' "$tmp/out" >"$tmp/raws"
+	i=0
+	while [ "$i" -lt "$n" ]; do
+		i=$((i + 1))
+		sed -n "${i}p" "$tmp/out" | jq -j '.raw' >"$tmp/got"
+		cmp -s "$tmp/answer.txt" "$tmp/got" ||
+		    fail "$1: the $(sed -n "${i}p" "$tmp/out" | jq -r .cut) cut merged into $(head -c 300 "$tmp/got")... ($(sed -n "${i}p" "$tmp/out" | jq -c .resume))"
+	done
+	[ "$(jq -s 'map(select(.resume.status == "RESOLVED" and .state == "OK")) | length' "$tmp/out")" -eq "$n" ] ||
+	    fail "$1: not all RESOLVED: $(jq -c '.resume' "$tmp/out")"
+	! grep -q '"error"' "$tmp/log" || fail "$1: the stand-in could not place a request: $(grep '"error"' "$tmp/log" | head -1)"
+	got=$(jq -s '[map(.resume.received_bytes), map(.resume.sent_bytes),
+	    map(.resume.prompt_tokens), map(.resume.completion_tokens),
+	    map(.resume.attempts)] | map(add)' "$tmp/out" | tr -d ' \n')
+	want=$(jq -s '[(map(.text_bytes), map(.turn_bytes),
+	    map(.prompt_tokens), map(.completion_tokens) | add), length]' \
+	    "$tmp/log" | tr -d ' \n')
+	[ "$got" = "$want" ] || fail "$1: cost on the records $got, the stand-in's $want"
+	# The log rows hold the same.
+	dbgot=$(sql "SELECT sum(received_bytes), sum(sent_bytes),
+	    sum(prompt_tokens), sum(completion_tokens), sum(resume_attempts)
+	    FROM partial_completion_log WHERE final_status = 'RESOLVED'" |
+	    tr '|' ',')
+	[ "[$dbgot]" = "$got" ] || fail "$1: partial_completion_log $dbgot, records $got"
+}
+
+for provider in openai anthropic; do
+	for form in prefill user; do
+		rm -f "$SAOP_DB"
+		standin_start --provider "$provider" --chars 400
+		expect_status 0 saop-resume --max-attempts 10 \
+		    --continuation "$form" "$tmp/in.ndjson" >"$tmp/out"
+		check "$provider $form"
+		jq -e --arg f "$form" 'select(.form != $f)' "$tmp/log" \
+		    >/dev/null && fail "$provider $form: a request in another form"
+		# The long string: 2,000 missing characters, 400 an answer.
+		jq -s -e 'map(select(.cut == "string"))[0].resume.attempts == 6' \
+		    "$tmp/out" >/dev/null ||
+		    fail "$provider $form: string cut in $(jq -s -c 'map(select(.cut == "string"))[0].resume' "$tmp/out")"
+		# A model that re-sends the open string from its quote.
+		rm -f "$SAOP_DB"
+		standin_start --provider "$provider" --chars 400 --resend
+		expect_status 0 saop-resume --max-attempts 10 \
+		    --continuation "$form" "$tmp/in.ndjson" >"$tmp/out"
+		check "$provider $form --resend"
+	done
+done
+
+# --context tail: only the last valid token and the partial token after
+# it are sent (the stand-in finds them in its answer: the cuts where they
+# occur once in it, not a lone ',' or ':').
+rm -f "$SAOP_DB"
+standin_start --chars 5000
+head -n 5 "$tmp/in.ndjson" >"$tmp/in5.ndjson"
+n=5
+expect_status 0 saop-resume --context tail "$tmp/in5.ndjson" >"$tmp/out"
+check "--context tail"
+n=$(wc -l <"$tmp/in.ndjson")
+jq -e 'select(.form != "tail")' "$tmp/log" >/dev/null &&
+    fail "--context tail sent the whole partial output"
+# Not one request held the first member of the envelope.
+! grep -q 'agent_role' "$tmp/log" || fail "--context tail sent the start"
+
+# No usage reported: the tokens are null, on the record and in the log.
+rm -f "$SAOP_DB"
+standin_start --chars 5000 --no-usage
+expect_status 0 saop-resume "$tmp/in.ndjson" >"$tmp/out"
+jq -s -e 'all(.[]; .resume.prompt_tokens == null and
+    .resume.completion_tokens == null and .resume.received_bytes > 0)' \
+    "$tmp/out" >/dev/null || fail "no usage: $(jq -c .resume "$tmp/out")"
+[ "$(sql 'SELECT count(*) FROM partial_completion_log WHERE prompt_tokens IS NULL AND completion_tokens IS NULL AND received_bytes > 0')" -eq "$n" ] ||
+    fail "no usage: the log rows"
