@@ -19,6 +19,7 @@
 #ifndef SAOP_H
 #define SAOP_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -610,6 +611,112 @@ int saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
  */
 int saop_resume_plan(const json_t *rec, const struct saop_resume_opts *opts,
     json_t **request, struct saop_err *e);
+
+/* ======================================================================
+ * Suspend: graceful suspension of model calls (lib/suspend.c).
+ * ====================================================================== */
+
+/* What the suspend policy does with a failed call (saop_suspend_classify). */
+enum saop_suspend_class {
+	SAOP_SUSPEND_NONE = 0,	/* not a call failure: passed on as it is */
+	SAOP_SUSPEND_LOST = 1,	/* network lost (refused, reset, DNS, timeout,
+				   a cut stream, 5xx, 529): save, wait, resume */
+	SAOP_SUSPEND_WAIT = 2,	/* 429 that waiting fixes: wait Retry-After,
+				   not a loss */
+	SAOP_SUSPEND_REFUSE = 3	/* no waiting fixes it: give up (69, 76, 78) */
+};
+
+/* The class of the failure e (code and HTTP status). */
+enum saop_suspend_class saop_suspend_classify(const struct saop_err *e);
+
+/* How to call, wait and resume. */
+struct saop_suspend_opts {
+	struct saop_store *store;	/* turn states, tasks, events */
+	const char *stage;	/* the program calling, e.g. "saop-suspend" */
+	int max_resumes;	/* automatic resumptions per turn (>= 0) */
+	long poll_ms;		/* connectivity poll interval (> 0) */
+	int no_wait;		/* 1: suspend at once (exit 75), no waiting */
+	enum saop_resume_form form;	/* continuation form; AUTO as resume */
+	enum saop_provider provider;
+	/* The model call: saop_llm_call() behind a wrapper, or a stand-in. */
+	int (*call)(void *arg, const json_t *request,
+	    struct saop_llm_answer *a, struct saop_err *e);
+	void *call_arg;
+	/*
+	 * The connectivity check: 1 when the endpoint answers a TCP connect,
+	 * 0 when not.  NULL: saop_suspend_probe() on endpoint.
+	 */
+	int (*probe)(void *arg);
+	void *probe_arg;
+	const char *endpoint;	/* base URL probed when probe is NULL */
+	/* Set (by a signal handler) to stop waiting: the turn stays saved. */
+	volatile sig_atomic_t *stop;
+	/* Set to 1 while waiting, 0 while calling (for the handler). */
+	volatile sig_atomic_t *waiting;
+};
+
+/* What one saop_suspend_turn() did. */
+struct saop_suspend_outcome {
+	int calls;		/* model calls made */
+	int resumes;		/* automatic resumptions (after a loss) */
+	int rate_waits;		/* 429s waited out */
+	size_t received;	/* answer bytes received over all calls */
+	int suspended;		/* 1: the turn is saved, paused (exit 75) */
+};
+
+/*
+ * Save turn state (borrowed) as task_id's row of agent_turn_states
+ * (upsert, synchronous=FULL), saved_at now.  0 or SAOP_EDB / ENOMEM.
+ */
+int saop_turn_state_save(struct saop_store *s, const char *task_id,
+    const json_t *state, struct saop_err *e);
+
+/*
+ * Load task_id's turn state: 1 and *state (new reference), 0 when there
+ * is none (*state NULL), or a negative code (SAOP_EDB, SAOP_EDATA).
+ */
+int saop_turn_state_load(struct saop_store *s, const char *task_id,
+    json_t **state, struct saop_err *e);
+
+/* Delete task_id's turn state: 1 deleted, 0 none, or a negative code. */
+int saop_turn_state_delete(struct saop_store *s, const char *task_id,
+    struct saop_err *e);
+
+/*
+ * Call each(arg, task_id, state, saved_at) for every saved turn (or only
+ * task_id's when not NULL), oldest first; the arguments are borrowed for
+ * the call.  Stops at a non-zero return of each and returns it; else 0,
+ * or a negative code.
+ */
+int saop_turn_state_each(struct saop_store *s, const char *task_id,
+    int (*each)(void *arg, const char *task_id, json_t *state,
+    const char *saved_at), void *arg, struct saop_err *e);
+
+/*
+ * 1 when a TCP connection to the endpoint of base (a URL), or to the proxy
+ * libcurl would use for it, is accepted within timeout_ms; else 0.
+ */
+int saop_suspend_probe(const char *base, long timeout_ms);
+
+/*
+ * Run one turn under the suspend policy: rec (a record with a "request";
+ * changed in place) is saved in agent_turn_states and its task set
+ * IN_PROGRESS before each call; on success "raw" (the text, or a tool
+ * call's arguments), "finish_reason", "usage", "tool_call" (id, name) and
+ * "tool_calls" (when several) are set and the row deleted.  A lost
+ * network saves the part received, pauses the task (NETWORK_LOSS, event
+ * NETWORK_LOST), waits for the endpoint (polling every opts->poll_ms) and
+ * resumes (NETWORK_RESTORED, TURN_RESUMED), continuing a partial answer
+ * through the resume protocol; at most opts->max_resumes times.  state,
+ * when not NULL, is a saved turn state to start from (borrowed).
+ * Returns 0, or a negative code: SAOP_ENETWORK / SAOP_ERATELIMIT when
+ * the turn is suspended (saved; out->suspended, rec.state
+ * PAUSED_FOR_INTERVENTION), the code of a refusal (the row is deleted),
+ * or SAOP_EDB / SAOP_ENOMEM.
+ */
+int saop_suspend_turn(json_t *rec, const json_t *state,
+    struct saop_suspend_opts *opts, struct saop_suspend_outcome *out,
+    struct saop_err *e);
 
 /* ======================================================================
  * Schema: JSON Schema 2020-12 / draft-07 validation (lib/schema.c).

@@ -1,0 +1,861 @@
+/*
+ * suspend.c: graceful suspension: one policy for every model call that
+ * can meet a lost network.  The turn is saved before each call, a loss
+ * pauses the task, a connectivity monitor waits for the endpoint, and
+ * the turn resumes from what had been received.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "saop-private.h"
+
+/* 429s waited out per turn before the turn is suspended instead. */
+#define RATE_WAITS_MAX	10
+/* The longest Retry-After honoured in one wait (ms). */
+#define RATE_WAIT_MAX_MS	(10L * 60 * 1000)
+
+enum saop_suspend_class
+saop_suspend_classify(const struct saop_err *e)
+{
+	switch (e->code) {
+	case SAOP_ENETWORK:
+		return SAOP_SUSPEND_LOST;
+	case SAOP_ERATELIMIT:
+		/* A 429 is waited out; a 503 or 529 is a loss. */
+		return e->http_status == 429 ? SAOP_SUSPEND_WAIT :
+		    SAOP_SUSPEND_LOST;
+	case SAOP_EREFUSED:
+	case SAOP_EBADREQ:
+	case SAOP_EPREFILL:
+	case SAOP_EPROTO:
+	case SAOP_ECONFIG:
+		return SAOP_SUSPEND_REFUSE;
+	default:
+		return SAOP_SUSPEND_NONE;
+	}
+}
+
+/* ---- Turn states in agent_turn_states ---- */
+
+struct save_arg {
+	const char *task_id;
+	const char *text;
+	const char *now;
+};
+
+/* Upsert one row inside a transaction; 0 or SAOP_EDB. */
+static int
+save_tx(sqlite3 *db, void *arg, struct saop_err *e)
+{
+	const struct save_arg *a = arg;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "INSERT INTO agent_turn_states (task_id,"
+	    " turn_state_json, saved_at) VALUES (?, ?, ?) ON CONFLICT"
+	    " (task_id) DO UPDATE SET turn_state_json ="
+	    " excluded.turn_state_json, saved_at = excluded.saved_at", -1,
+	    &st, NULL) != SQLITE_OK)
+		return saop__fail_db(e, db, "saving the turn state");
+	sqlite3_bind_text(st, 1, a->task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, a->text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, a->now, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return saop__fail_db(e, db, "saving the turn state");
+	return 0;
+}
+
+int
+saop_turn_state_save(struct saop_store *s, const char *task_id,
+    const json_t *state, struct saop_err *e)
+{
+	struct save_arg a;
+	char now[32];
+	char *text;
+	int rc;
+
+	if ((text = json_dumps(state, JSON_COMPACT | JSON_ENCODE_ANY)) ==
+	    NULL)
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	saop_now_iso8601(now);
+	a.task_id = task_id;
+	a.text = text;
+	a.now = now;
+	rc = saop__store_tx(s, 1, save_tx, &a, e);
+	free(text);
+	return rc;
+}
+
+/* Delete one row inside a transaction; 0 or SAOP_EDB.  *arg: counts. */
+static int
+delete_tx(sqlite3 *db, void *arg, struct saop_err *e)
+{
+	const char *task_id = *(const char **)arg;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, "DELETE FROM agent_turn_states WHERE"
+	    " task_id = ?", -1, &st, NULL) != SQLITE_OK)
+		return saop__fail_db(e, db, "deleting the turn state");
+	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return saop__fail_db(e, db, "deleting the turn state");
+	return 0;
+}
+
+int
+saop_turn_state_delete(struct saop_store *s, const char *task_id,
+    struct saop_err *e)
+{
+	const char *arg = task_id;
+	int rc;
+
+	if ((rc = saop__store_tx(s, 1, delete_tx, &arg, e)) != 0)
+		return rc;
+	return sqlite3_changes(saop__store_db(s)) > 0 ? 1 : 0;
+}
+
+int
+saop_turn_state_each(struct saop_store *s, const char *task_id,
+    int (*each)(void *arg, const char *task_id, json_t *state,
+    const char *saved_at), void *arg, struct saop_err *e)
+{
+	sqlite3_stmt *st;
+	sqlite3 *db;
+	json_error_t je;
+	json_t *state;
+	int rc, r = 0;
+
+	if ((rc = saop__store_connect(s, e)) != 0)
+		return rc;
+	db = saop__store_db(s);
+	if (sqlite3_prepare_v2(db, "SELECT task_id, turn_state_json,"
+	    " saved_at FROM agent_turn_states WHERE ?1 IS NULL OR"
+	    " task_id = ?1 ORDER BY saved_at, task_id", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return saop__fail_db(e, db, "reading the turn states");
+	if (task_id != NULL)
+		sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *id = (const char *)sqlite3_column_text(st, 0);
+		const char *text = (const char *)sqlite3_column_text(st, 1);
+		const char *at = (const char *)sqlite3_column_text(st, 2);
+
+		state = text != NULL ? json_loads(text, 0, &je) : NULL;
+		if (state == NULL || !json_is_object(state)) {
+			json_decref(state);
+			sqlite3_finalize(st);
+			return saop__fail(e, SAOP_EDATA, 0, "state database: "
+			    "the turn state of task %s is not a JSON object",
+			    id != NULL ? id : "?");
+		}
+		r = each(arg, id != NULL ? id : "", state,
+		    at != NULL ? at : "");
+		json_decref(state);
+		if (r != 0)
+			break;
+	}
+	sqlite3_finalize(st);
+	if (r == 0 && rc != SQLITE_DONE)
+		return saop__fail_db(e, db, "reading the turn states");
+	return r;
+}
+
+/* saop_turn_state_each() callback of load: keep the state. */
+static int
+load_one(void *arg, const char *task_id, json_t *state, const char *at)
+{
+	(void)task_id;
+	(void)at;
+	*(json_t **)arg = json_incref(state);
+	return 1;
+}
+
+int
+saop_turn_state_load(struct saop_store *s, const char *task_id,
+    json_t **state, struct saop_err *e)
+{
+	int rc;
+
+	*state = NULL;
+	rc = saop_turn_state_each(s, task_id, load_one, state, e);
+	return rc < 0 ? rc : *state != NULL;
+}
+
+/* ---- The connectivity monitor ---- */
+
+/* Milliseconds of a monotonic clock. */
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Sleep ms milliseconds, waking early only when *stop is set.  Returns 1
+ * when stopped, else 0.
+ */
+static int
+sleep_ms(long ms, volatile sig_atomic_t *stop)
+{
+	long long end = now_ms() + ms;
+	long long left;
+	struct timespec ts;
+
+	while ((stop == NULL || !*stop) && (left = end - now_ms()) > 0) {
+		ts.tv_sec = (time_t)(left / 1000);
+		ts.tv_nsec = (long)(left % 1000) * 1000000L;
+		nanosleep(&ts, NULL);	/* EINTR: look at *stop again */
+	}
+	return stop != NULL && *stop;
+}
+
+/*
+ * Split url's authority into host (without brackets) and port (the
+ * scheme's default when none).  Returns 0, or -1 when url has no host.
+ */
+static int
+url_host_port(const char *url, char *host, size_t hostsz, char *port,
+    size_t portsz)
+{
+	const char *p, *end, *at, *hs, *he, *colon;
+	int https = strncasecmp(url, "https://", 8) == 0;
+
+	p = strstr(url, "://");
+	p = p != NULL ? p + 3 : url;
+	end = p + strcspn(p, "/?#");
+	/* userinfo@ is never part of where to connect */
+	for (at = p; at < end && *at != '@'; at++)
+		;
+	if (at < end)
+		p = at + 1;
+	if (*p == '[') {
+		hs = p + 1;
+		if ((he = memchr(hs, ']', (size_t)(end - hs))) == NULL)
+			return -1;
+		colon = he + 1 < end && he[1] == ':' ? he + 1 : NULL;
+	} else {
+		hs = p;
+		colon = memchr(p, ':', (size_t)(end - p));
+		he = colon != NULL ? colon : end;
+	}
+	if (he == hs || (size_t)(he - hs) >= hostsz)
+		return -1;
+	memcpy(host, hs, (size_t)(he - hs));
+	host[he - hs] = '\0';
+	if (colon != NULL && end - colon > 1 &&
+	    (size_t)(end - colon - 1) < portsz) {
+		memcpy(port, colon + 1, (size_t)(end - colon - 1));
+		port[end - colon - 1] = '\0';
+	} else
+		snprintf(port, portsz, "%s", https ? "443" : "80");
+	return 0;
+}
+
+/* The first of the environment variables names that is set, or NULL. */
+static const char *
+env_first(const char *const *names)
+{
+	const char *v;
+
+	for (; *names != NULL; names++)
+		if ((v = getenv(*names)) != NULL && *v != '\0')
+			return v;
+	return NULL;
+}
+
+/* 1 when host matches the NO_PROXY list (libcurl's reading), else 0. */
+static int
+no_proxy_for(const char *host)
+{
+	static const char *const names[] = { "no_proxy", "NO_PROXY", NULL };
+	const char *list = env_first(names), *p;
+	size_t hl = strlen(host), n;
+
+	if (list == NULL)
+		return 0;
+	for (p = list; *p != '\0'; p += n) {
+		p += strspn(p, ", ");
+		n = strcspn(p, ", ");
+		if (n == 1 && *p == '*')
+			return 1;
+		if (n > 0 && *p == '.') {
+			p++;
+			n--;
+		}
+		if (n > 0 && n <= hl && strncasecmp(host + hl - n, p, n) == 0 &&
+		    (n == hl || host[hl - n - 1] == '.'))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Where a request to base first connects: the proxy libcurl would take
+ * from the environment, else base's own host and port.  0 or -1.
+ */
+static int
+connect_target(const char *base, char *host, size_t hostsz, char *port,
+    size_t portsz)
+{
+	static const char *const https_env[] = { "https_proxy", "HTTPS_PROXY",
+	    "all_proxy", "ALL_PROXY", NULL };
+	static const char *const http_env[] = { "http_proxy", "all_proxy",
+	    "ALL_PROXY", NULL };
+	const char *proxy;
+
+	if (url_host_port(base, host, hostsz, port, portsz) != 0)
+		return -1;
+	proxy = env_first(strncasecmp(base, "https://", 8) == 0 ? https_env :
+	    http_env);
+	if (proxy != NULL && !no_proxy_for(host)) {
+		if (url_host_port(proxy, host, hostsz, port, portsz) != 0)
+			return -1;
+		/* A proxy URL without a port means libcurl's 1080. */
+		if (strstr(proxy, "://") == NULL || strchr(strstr(proxy,
+		    "://") + 3, ':') == NULL)
+			snprintf(port, portsz, "1080");
+	}
+	return 0;
+}
+
+/* 1 when a non-blocking connect to ai completes within ms, else 0. */
+static int
+try_connect(const struct addrinfo *ai, long ms)
+{
+	struct pollfd pfd;
+	socklen_t len = sizeof(int);
+	int fd, err = 0, ok = 0, fl;
+
+	if ((fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC,
+	    ai->ai_protocol)) < 0)
+		return 0;
+	if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		close(fd);
+		return 0;
+	}
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		ok = 1;
+	else if (errno == EINPROGRESS) {
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		if (poll(&pfd, 1, (int)ms) == 1 &&
+		    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+		    err == 0)
+			ok = 1;
+	}
+	close(fd);
+	return ok;
+}
+
+int
+saop_suspend_probe(const char *base, long timeout_ms)
+{
+	struct addrinfo hints, *res, *ai;
+	char host[256], port[16];
+	int ok = 0;
+
+	if (base == NULL || connect_target(base, host, sizeof(host), port,
+	    sizeof(port)) != 0)
+		return 0;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, port, &hints, &res) != 0)
+		return 0;	/* DNS down is the network down */
+	for (ai = res; ai != NULL && !ok; ai = ai->ai_next)
+		ok = try_connect(ai, timeout_ms);
+	freeaddrinfo(res);
+	return ok;
+}
+
+/* The probe of opts: 1 up, 0 down. */
+static int
+probe(const struct saop_suspend_opts *o)
+{
+	if (o->probe != NULL)
+		return o->probe(o->probe_arg);
+	/* A probe takes at most the poll interval (and at most 3 s). */
+	return saop_suspend_probe(o->endpoint, o->poll_ms < 3000 ?
+	    o->poll_ms : 3000);
+}
+
+/*
+ * Wait until the endpoint answers: after first_ms, probe, then probe
+ * again every opts->poll_ms, sleeping in between, at most
+ * opts->max_resumes probes.  Returns 1 when it answers, 0 when every
+ * probe found it down or *opts->stop was set.
+ */
+static int
+wait_for_network(const struct saop_suspend_opts *o, long first_ms)
+{
+	int up = 0, down = 0;
+
+	if (o->waiting != NULL)
+		*o->waiting = 1;
+	if (first_ms > 0 && sleep_ms(first_ms, o->stop))
+		goto out;
+	while (o->stop == NULL || !*o->stop) {
+		if ((up = probe(o)) == 1 || ++down >= o->max_resumes)
+			break;
+		if (sleep_ms(o->poll_ms, o->stop))
+			break;
+	}
+out:
+	if (o->waiting != NULL)
+		*o->waiting = 0;
+	return up && (o->stop == NULL || !*o->stop);
+}
+
+/* ---- One turn ---- */
+
+/* Everything one turn carries between its calls. */
+struct turn {
+	json_t *rec;		/* borrowed: the record */
+	const char *task_id;
+	long turn;
+	char *partial;		/* the answer received so far (malloc) */
+	size_t plen;
+	json_t *tool_call;	/* {id, name} of a tool call in progress */
+	json_t *tool_calls;	/* all calls of the answer (OpenAI shape) */
+	long prompt_tokens, completion_tokens;
+	int resumes;
+	int discarded;		/* partial text not JSON: asked again */
+};
+
+/* The state to save for t (new reference), or NULL out of memory. */
+static json_t *
+turn_state(const struct turn *t, const struct saop_suspend_opts *o)
+{
+	json_t *rec, *st;
+
+	if ((rec = json_deep_copy(t->rec)) == NULL)
+		return NULL;
+	json_object_del(rec, "state");
+	json_object_del(rec, "error");
+	st = json_pack("{s:o, s:s, s:I, s:s%, s:i}", "record", rec, "stage",
+	    o->stage != NULL ? o->stage : "saop-suspend", "received",
+	    (json_int_t)t->plen, "partial", t->partial != NULL ? t->partial :
+	    "", t->plen, "resumes", t->resumes);
+	if (st != NULL && t->tool_call != NULL)
+		json_object_set(st, "tool_call", t->tool_call);
+	return st;
+}
+
+/* Save t's state; 0 or the store's code. */
+static int
+save(const struct turn *t, const struct saop_suspend_opts *o,
+    struct saop_err *e)
+{
+	json_t *st;
+	int rc;
+
+	if ((st = turn_state(t, o)) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	rc = saop_turn_state_save(o->store, t->task_id, st, e);
+	json_decref(st);
+	return rc;
+}
+
+/* Log event name for t with data (stolen; may be NULL). */
+static void
+event(const struct turn *t, const struct saop_suspend_opts *o,
+    const char *name, json_t *data)
+{
+	struct saop_err ignored;
+
+	saop_event(o->store, t->task_id, t->turn, name, data, &ignored);
+	json_decref(data);
+}
+
+/*
+ * The text of answer a: the first tool call's arguments when it made
+ * calls (and t->tool_call, t->tool_calls set), else a->raw.  Borrowed
+ * from a; *len its length.
+ */
+static const char *
+answer_text(struct turn *t, const struct saop_llm_answer *a, size_t *len)
+{
+	json_t *c = json_array_get(a->tool_calls, 0), *fn, *args;
+
+	if (c == NULL) {
+		*len = a->raw_len;
+		return a->raw;
+	}
+	fn = json_object_get(c, "function");
+	args = json_object_get(fn, "arguments");
+	if (t->tool_call == NULL)
+		t->tool_call = json_pack("{s:O?, s:O?}", "id",
+		    json_object_get(c, "id"), "name",
+		    json_object_get(fn, "name"));
+	if (json_array_size(a->tool_calls) > 1) {
+		json_decref(t->tool_calls);
+		t->tool_calls = json_incref(a->tool_calls);
+	}
+	*len = json_string_length(args);
+	return json_string_value(args) != NULL ? json_string_value(args) : "";
+}
+
+/* Add a's token counts to t's. */
+static void
+count_usage(struct turn *t, const struct saop_llm_answer *a)
+{
+	if (a->prompt_tokens >= 0)
+		t->prompt_tokens = (t->prompt_tokens < 0 ? 0 :
+		    t->prompt_tokens) + a->prompt_tokens;
+	if (a->completion_tokens >= 0)
+		t->completion_tokens = (t->completion_tokens < 0 ? 0 :
+		    t->completion_tokens) + a->completion_tokens;
+}
+
+/*
+ * Put text (len bytes) after t's partial answer: the merge of the resume
+ * protocol when there is one (kept only when it scans no worse than the
+ * partial alone), else text itself.  *verdict gets the scan.  0 or ENOMEM.
+ */
+static int
+take(struct turn *t, const char *text, size_t len, int *verdict,
+    struct saop_err *e)
+{
+	struct saop_detect_result r;
+	char *out;
+	size_t olen;
+	int v;
+
+	if (t->plen == 0) {
+		if ((out = malloc(len + 1)) == NULL)
+			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+			    "out of memory");
+		memcpy(out, text, len);
+		out[len] = '\0';
+		olen = len;
+		if (saop_detect_buffer(out, olen, 0, &r) != 0) {
+			free(out);
+			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+			    "out of memory");
+		}
+		v = (int)r.verdict;
+		saop_detect_result_free(&r);
+	} else {
+		if (len == 0) {
+			*verdict = SAOP_TRUNCATED;
+			return 0;
+		}
+		v = saop_resume_merge(t->partial, t->plen, text, len, 0, &out,
+		    &olen, NULL, e);
+		if (v < 0)
+			return v;
+		if (v == SAOP_INVALID) {
+			/* A continuation that spoils the partial: drop it. */
+			free(out);
+			*verdict = SAOP_TRUNCATED;
+			return 0;
+		}
+	}
+	free(t->partial);
+	t->partial = out;
+	t->plen = olen;
+	*verdict = v;
+	return 0;
+}
+
+/*
+ * The request for t's next call: rec.request when nothing has come yet,
+ * else the continuation of the resume protocol from the end of the
+ * partial answer (new reference), or NULL with e.
+ */
+static json_t *
+next_request(struct turn *t, struct saop_suspend_opts *o,
+    struct saop_err *e)
+{
+	const json_t *req = json_object_get(t->rec, "request");
+	struct saop_detect_result r;
+	enum saop_resume_form form = o->form;
+	json_t *cont;
+
+	if (t->plen == 0)
+		return json_incref((json_t *)req);
+	if (saop_detect_buffer(t->partial, t->plen, 0, &r) != 0) {
+		saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+		return NULL;
+	}
+	if (form == SAOP_RESUME_AUTO)
+		form = o->provider == SAOP_PROVIDER_ANTHROPIC ?
+		    SAOP_RESUME_PREFILL : SAOP_RESUME_USER;
+	cont = saop_resume_request(req, t->partial, t->plen,
+	    r.last_valid_token, form, SAOP_RESUME_FULL, e);
+	saop_detect_result_free(&r);
+	return cont;
+}
+
+/* Write t's finished answer into its record; 0 or ENOMEM. */
+static int
+finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
+    struct saop_err *e)
+{
+	json_t *rec = t->rec, *usage;
+	int bad = 0;
+
+	bad |= json_object_set_new(rec, "raw", json_stringn(t->partial,
+	    t->plen));
+	bad |= json_object_set_new(rec, "finish_reason", a != NULL &&
+	    a->finish_reason[0] != '\0' ? json_string(a->finish_reason) :
+	    json_null());
+	if (t->prompt_tokens >= 0 || t->completion_tokens >= 0) {
+		usage = json_object();
+		if (t->prompt_tokens >= 0)
+			json_object_set_new(usage, "prompt_tokens",
+			    json_integer(t->prompt_tokens));
+		if (t->completion_tokens >= 0)
+			json_object_set_new(usage, "completion_tokens",
+			    json_integer(t->completion_tokens));
+		bad |= json_object_set_new(rec, "usage", usage);
+	}
+	if (t->tool_call != NULL)
+		bad |= json_object_set(rec, "tool_call", t->tool_call);
+	if (t->tool_calls != NULL)
+		bad |= json_object_set(rec, "tool_calls", t->tool_calls);
+	if (t->resumes > 0 || t->discarded)
+		bad |= json_object_set_new(rec, "suspend", json_pack(
+		    "{s:i, s:I, s:b}", "resumes", t->resumes, "received",
+		    (json_int_t)received, "asked_again", t->discarded));
+	json_object_del(rec, "state");
+	return bad ? saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory") : 0;
+}
+
+/* Start t from a saved state (borrowed): partial, tool call, resumes. */
+static int
+restore(struct turn *t, const json_t *state, struct saop_err *e)
+{
+	const json_t *p = json_object_get(state, "partial");
+	const json_t *tc = json_object_get(state, "tool_call");
+	size_t n = json_string_length(p);
+
+	if (n > 0) {
+		if ((t->partial = malloc(n + 1)) == NULL)
+			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+			    "out of memory");
+		memcpy(t->partial, json_string_value(p), n + 1);
+		t->plen = n;
+	}
+	if (json_is_object(tc))
+		t->tool_call = json_deep_copy(tc);
+	return 0;
+}
+
+/* The task goes to status (reason may be NULL); failures are kept. */
+static int
+set_status(const struct turn *t, const struct saop_suspend_opts *o,
+    const char *status, const char *reason, struct saop_err *e)
+{
+	return saop_task_set_status(o->store, t->task_id, status, reason, e);
+}
+
+/*
+ * Settle a lost network for t: save the part received, pause the task,
+ * log NETWORK_LOST, then (unless no_wait or the resumptions are spent)
+ * wait for the endpoint and log NETWORK_RESTORED and TURN_RESUMED.
+ * Returns 1 to call again, 0 suspended (e holds the loss), or a
+ * negative code of the store.
+ */
+static int
+lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
+    struct saop_err *e, struct saop_suspend_outcome *out)
+{
+	struct saop_err loss = *e, se;
+	int rc;
+
+	if ((rc = save(t, o, &se)) != 0 ||
+	    (rc = set_status(t, o, "PAUSED_FOR_INTERVENTION",
+	    "NETWORK_LOSS", &se)) != 0) {
+		*e = se;
+		return rc;
+	}
+	event(t, o, "NETWORK_LOST", json_pack("{s:s, s:I, s:i, s:i}",
+	    "error", loss.msg, "received", (json_int_t)t->plen, "http_status",
+	    loss.http_status, "resumes", t->resumes));
+	if (o->no_wait || t->resumes >= o->max_resumes ||
+	    !wait_for_network(o, wait_first)) {
+		out->suspended = 1;
+		*e = loss;
+		snprintf(e->msg, sizeof(e->msg), "suspended (%s, %d "
+		    "resumptions): turn saved with %zu bytes received; run "
+		    "saop-suspend --resume: %.300s", o->no_wait ? "--no-wait" :
+		    o->stop != NULL && *o->stop ? "stopped while waiting" :
+		    t->resumes >= o->max_resumes ? "resumptions spent" :
+		    "the endpoint stayed down", t->resumes, t->plen, loss.msg);
+		json_object_set_new(t->rec, "state",
+		    json_string("PAUSED_FOR_INTERVENTION"));
+		return 0;
+	}
+	event(t, o, "NETWORK_RESTORED", NULL);
+	if ((rc = set_status(t, o, "IN_PROGRESS", NULL, &se)) != 0) {
+		*e = se;
+		return rc;
+	}
+	t->resumes++;
+	out->resumes = t->resumes;
+	event(t, o, "TURN_RESUMED", json_pack("{s:i, s:I}", "resumes",
+	    t->resumes, "received", (json_int_t)t->plen));
+	return 1;
+}
+
+/* Free what t holds. */
+static void
+turn_free(struct turn *t)
+{
+	free(t->partial);
+	json_decref(t->tool_call);
+	json_decref(t->tool_calls);
+}
+
+int
+saop_suspend_turn(json_t *rec, const json_t *state,
+    struct saop_suspend_opts *o, struct saop_suspend_outcome *out,
+    struct saop_err *e)
+{
+	struct saop_llm_answer a;
+	struct turn t;
+	json_t *req;
+	const char *text;
+	size_t len;
+	long wait;
+	int rc, verdict = SAOP_TRUNCATED, cls, again;
+
+	memset(out, 0, sizeof(*out));
+	memset(&t, 0, sizeof(t));
+	saop_err_clear(e);
+	t.rec = rec;
+	t.task_id = json_string_value(json_object_get(rec, "task_id"));
+	t.turn = json_is_integer(json_object_get(rec, "turn")) ?
+	    (long)json_integer_value(json_object_get(rec, "turn")) : -1;
+	t.prompt_tokens = t.completion_tokens = -1;
+	if (t.task_id == NULL)
+		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
+		    "string task_id");
+	if (!json_is_object(json_object_get(rec, "request")))
+		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
+		    "request object");
+	if (state != NULL && (rc = restore(&t, state, e)) != 0)
+		goto out;
+	for (;;) {
+		/* Before the call: the turn can be resumed whatever happens. */
+		if ((rc = save(&t, o, e)) != 0 ||
+		    (rc = set_status(&t, o, "IN_PROGRESS", NULL, e)) != 0)
+			goto out;
+		if ((req = next_request(&t, o, e)) == NULL) {
+			rc = -e->code;
+			goto out;
+		}
+		out->calls++;
+		rc = o->call(o->call_arg, req, &a, e);
+		json_decref(req);
+		count_usage(&t, &a);
+		text = answer_text(&t, &a, &len);
+		out->received += len;
+		cls = rc == 0 ? SAOP_SUSPEND_NONE : saop_suspend_classify(e);
+		if (rc == -SAOP_EPREFILL && o->form == SAOP_RESUME_AUTO &&
+		    t.plen > 0) {
+			/* The model refuses prefill: the user form from now. */
+			o->form = SAOP_RESUME_USER;
+			saop_llm_answer_free(&a);
+			continue;
+		}
+		if (rc == 0 || cls == SAOP_SUSPEND_LOST) {
+			struct saop_err me;
+
+			if ((again = take(&t, text, len, &verdict, &me)) != 0) {
+				*e = me;
+				rc = again;
+				saop_llm_answer_free(&a);
+				goto out;
+			}
+			if (rc != 0 && t.plen > 0 && verdict != SAOP_TRUNCATED) {
+				if (verdict == SAOP_COMPLETE) {
+					/* All of it came; only the end
+					 * marker was lost. */
+					rc = 0;
+					a.finish_reason[0] = '\0';
+				} else {
+					/* Not JSON: the resume protocol
+					 * cannot continue it; ask again. */
+					free(t.partial);
+					t.partial = NULL;
+					t.plen = 0;
+					t.discarded = 1;
+				}
+			}
+		}
+		if (rc == 0) {
+			rc = finish(&t, &a, out->received, e);
+			saop_llm_answer_free(&a);
+			if (rc == 0 && (rc = saop_turn_state_delete(o->store,
+			    t.task_id, e)) > 0)
+				rc = 0;
+			goto out;
+		}
+		saop_llm_answer_free(&a);
+		if (cls == SAOP_SUSPEND_WAIT && out->rate_waits <
+		    RATE_WAITS_MAX && !o->no_wait) {
+			/* 429: not a loss; wait as the server asks. */
+			wait = e->retry_after_ms >= 0 ? e->retry_after_ms :
+			    o->poll_ms;
+			if (wait > RATE_WAIT_MAX_MS)
+				wait = RATE_WAIT_MAX_MS;
+			out->rate_waits++;
+			if (o->waiting != NULL)
+				*o->waiting = 1;
+			if (!sleep_ms(wait, o->stop)) {
+				if (o->waiting != NULL)
+					*o->waiting = 0;
+				continue;
+			}
+			if (o->waiting != NULL)
+				*o->waiting = 0;
+			cls = SAOP_SUSPEND_LOST;	/* stopped: save */
+		}
+		if (cls == SAOP_SUSPEND_WAIT)
+			cls = SAOP_SUSPEND_LOST;	/* 429s spent, --no-wait */
+		if (cls != SAOP_SUSPEND_LOST) {
+			/* Refused: waiting will not help; nothing to resume. */
+			struct saop_err ignored;
+
+			saop_turn_state_delete(o->store, t.task_id, &ignored);
+			goto out;
+		}
+		/* A server that answered (5xx): wait at least one interval,
+		 * or its Retry-After; a dead link: probe at once. */
+		wait = e->http_status >= 500 ? (e->retry_after_ms > o->poll_ms ?
+		    e->retry_after_ms : o->poll_ms) : 0;
+		if (wait > RATE_WAIT_MAX_MS)
+			wait = RATE_WAIT_MAX_MS;
+		if ((again = lost(&t, o, wait, e, out)) < 0) {
+			rc = again;
+			goto out;
+		}
+		if (again == 0)
+			goto out;	/* rc: the loss's code */
+	}
+out:
+	out->resumes = t.resumes;
+	turn_free(&t);
+	return rc;
+}

@@ -1,0 +1,428 @@
+/*
+ * saop-suspend: the call stage: call the model for each record, and
+ * survive a lost network (save the turn, pause, wait, resume).
+ */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum {
+	OPT_MAX_RESUMES = CLI_OPT_FIRST_OWN,
+	OPT_NO_WAIT,
+	OPT_RESUME,
+	OPT_LIST,
+	OPT_CLEAR
+};
+
+static const char own_help[] =
+"      --max-resumes N   automatic resumptions per turn after a lost\n"
+"                        network ($SAOP_MAX_AUTO_RESUME, default 3)\n"
+"      --no-wait         on a lost network save the turn and exit 75\n"
+"      --resume [TASK]   resume the saved turns (or TASK's) and write\n"
+"                        their records\n"
+"      --list            print the saved turns: task, turn, stage,\n"
+"                        saved_at, bytes received\n"
+"      --clear TASK      delete TASK's saved turn\n";
+
+/* Set by the signal handler: stop waiting, keep the turn, exit 75. */
+static volatile sig_atomic_t stop_flag;
+/* 1 while waiting for the network, 0 while calling. */
+static volatile sig_atomic_t waiting_flag;
+
+/*
+ * SIGINT, SIGTERM: while waiting, stop the wait (the turn is saved); at
+ * any other time die of the signal as if unhandled (the turn was saved
+ * before the call).
+ */
+static void
+on_signal(int sig)
+{
+	stop_flag = 1;
+	if (!waiting_flag) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+}
+
+/* What the run shares between records. */
+struct suspend_run {
+	struct saop_llm_config cfg;
+	struct saop_suspend_opts so;
+	int resumed;		/* --resume: turns done */
+};
+
+/* The model call behind saop_suspend_turn(). */
+static int
+llm_call(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	return saop_llm_call(arg, request, a, e);
+}
+
+/* -R: write rec's raw text, LF-terminated. */
+static void
+raw_out(const struct cli_loop *l, const json_t *rec)
+{
+	const char *raw;
+	size_t len;
+
+	(void)l;
+	if ((raw = saop_record_raw(rec, &len)) != NULL) {
+		fwrite(raw, 1, len, stdout);
+		if (len == 0 || raw[len - 1] != '\n')
+			putchar('\n');
+	}
+}
+
+/* -r: rec's raw is a bare chat request: make it rec.request.  0 or -1. */
+static int
+raw_request(json_t *rec, struct saop_err *e)
+{
+	json_error_t je;
+	const char *raw;
+	size_t len;
+	json_t *req;
+
+	raw = saop_record_raw(rec, &len);
+	req = raw != NULL ? json_loadb(raw, len, 0, &je) : NULL;
+	if (!json_is_object(req)) {
+		json_decref(req);
+		saop_err_clear(e);
+		e->code = SAOP_EDATA;
+		snprintf(e->msg, sizeof(e->msg), "-r: the input is not a "
+		    "chat request (a JSON object with messages)");
+		return -1;
+	}
+	json_object_del(rec, "raw");
+	json_object_set_new(rec, "request", req);
+	return 0;
+}
+
+/*
+ * A record after a failed call (cli_run() makes no more calls): save it
+ * for --resume when its task has no saved turn yet, and say so.
+ * Returns -1 with e (SAOP_ENETWORK: the run is suspended).
+ */
+static int
+defer(struct suspend_run *r, json_t *rec, struct saop_err *e)
+{
+	const char *task = json_string_value(json_object_get(rec, "task_id"));
+	json_t *have = NULL, *st;
+	int rc;
+
+	rc = task == NULL ? 0 :
+	    saop_turn_state_load(r->so.store, task, &have, e);
+	if (rc < 0)
+		return -1;
+	json_decref(have);
+	if (rc == 0 && task != NULL) {
+		st = json_pack("{s:O, s:s, s:i, s:s, s:i}", "record", rec,
+		    "stage", "saop-suspend", "received", 0, "partial", "",
+		    "resumes", 0);
+		if (st == NULL || saop_turn_state_save(r->so.store, task, st,
+		    e) != 0) {
+			json_decref(st);
+			return -1;
+		}
+		json_decref(st);
+	}
+	json_object_set_new(rec, "state",
+	    json_string("PAUSED_FOR_INTERVENTION"));
+	saop_err_clear(e);
+	e->code = SAOP_ENETWORK;
+	snprintf(e->msg, sizeof(e->msg), rc == 0 && task != NULL ?
+	    "not called after an earlier failure: turn saved for "
+	    "saop-suspend --resume" : "not called after an earlier failure "
+	    "(its task already has a saved turn): the record passes on "
+	    "without a call");
+	return -1;
+}
+
+/* One record: call the model for it under the suspend policy. */
+static int
+suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
+{
+	struct suspend_run *r = l->arg;
+	struct saop_suspend_outcome oc;
+
+	if (l->o->raw_in && raw_request(rec, e) != 0)
+		return -1;
+	/* Already answered, or nothing to ask: not ours; untouched. */
+	if (json_object_get(rec, "raw") != NULL ||
+	    json_object_get(rec, "request") == NULL)
+		return CLI_OK;
+	cli_record_task(l->o, rec);
+	if (l->o->dry_run)
+		return saop_llm_dry_run(stdout, &r->cfg,
+		    json_object_get(rec, "request"), e) != 0 ? -1 : CLI_OK;
+	r->so.store = cli_store(l->o);
+	if (l->no_call)
+		return defer(r, rec, e);
+	if (saop_suspend_turn(rec, NULL, &r->so, &oc, e) != 0)
+		return -1;
+	if (oc.resumes > 0 && l->o->verbose)
+		cli_warn("task %s: turn resumed %d time(s) after a lost "
+		    "network", json_string_value(json_object_get(rec,
+		    "task_id")), oc.resumes);
+	return CLI_OK;
+}
+
+/* A count from the environment variable name, else def; exits 78. */
+static long
+env_count(const char *name, long def, long min, long max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (v == NULL || *v == '\0')
+		return def;
+	n = strtol(v, &end, 10);
+	if (*end != '\0' || n < min || n > max) {
+		fprintf(stderr, "%s: %s: '%s' is not a whole number from %ld "
+		    "to %ld\n", cli_name(), name, v, min, max);
+		exit(EX_CONFIG);
+	}
+	return n;
+}
+
+/* Collects the saved turns for --resume and --list. */
+struct saved {
+	json_t *rows;		/* [{task, state, saved_at}] */
+};
+
+/* saop_turn_state_each() callback: keep one row. */
+static int
+collect(void *arg, const char *task_id, json_t *state, const char *at)
+{
+	struct saved *s = arg;
+
+	return json_array_append_new(s->rows, json_pack("{s:s, s:O, s:s}",
+	    "task", task_id, "state", state, "saved_at", at)) != 0 ? -1 : 0;
+}
+
+/* The saved turns (of task, when not NULL) as a new array; exits on error. */
+static json_t *
+saved_turns(const struct cli *o, const char *task)
+{
+	struct saved s;
+	struct saop_err e;
+
+	if ((s.rows = json_array()) == NULL)
+		exit(EX_SOFTWARE);
+	if (saop_turn_state_each(cli_store(o), task, collect, &s, &e) < 0)
+		cli_die(&e);
+	return s.rows;
+}
+
+/* --list: one line per saved turn; returns the exit status (0). */
+static int
+list_turns(const struct cli *o)
+{
+	json_t *rows = saved_turns(o, NULL), *row, *st, *rec, *turn;
+	size_t i;
+
+	json_array_foreach(rows, i, row) {
+		st = json_object_get(row, "state");
+		rec = json_object_get(st, "record");
+		turn = json_object_get(rec, "turn");
+		printf("%s\t", json_string_value(json_object_get(row,
+		    "task")));
+		if (json_is_integer(turn))
+			printf("%" JSON_INTEGER_FORMAT, json_integer_value(turn));
+		else
+			printf("-");
+		printf("\t%s\t%s\t%" JSON_INTEGER_FORMAT "\n",
+		    json_string_value(json_object_get(st, "stage")) != NULL ?
+		    json_string_value(json_object_get(st, "stage")) : "-",
+		    json_string_value(json_object_get(row, "saved_at")),
+		    json_integer_value(json_object_get(st, "received")));
+	}
+	json_decref(rows);
+	return CLI_OK;
+}
+
+/* --clear TASK: 0 when deleted, 1 when TASK had no saved turn. */
+static int
+clear_turn(const struct cli *o, const char *task)
+{
+	struct saop_err e;
+	int rc;
+
+	if ((rc = saop_turn_state_delete(cli_store(o), task, &e)) < 0)
+		cli_die(&e);
+	if (rc == 0) {
+		if (!o->quiet)
+			cli_warn("no saved turn for task %s", task);
+		return CLI_FLAGGED;
+	}
+	return CLI_OK;
+}
+
+/*
+ * --resume [TASK]: resume every saved turn (or TASK's) and write its
+ * record.  Returns the exit status; with nothing saved says so, 0.
+ */
+static int
+resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
+{
+	json_t *rows = saved_turns(o, task), *row, *st, *rec;
+	struct saop_suspend_outcome oc;
+	struct saop_err e;
+	const char *stage;
+	size_t i;
+	int status = CLI_OK, failed = 0;
+
+	if (json_array_size(rows) == 0) {
+		if (!o->quiet)
+			cli_warn("no saved turns%s%s: nothing to resume",
+			    task != NULL ? " for task " : "",
+			    task != NULL ? task : "");
+		json_decref(rows);
+		return CLI_OK;
+	}
+	r->so.store = cli_store(o);
+	json_array_foreach(rows, i, row) {
+		st = json_object_get(row, "state");
+		stage = json_string_value(json_object_get(st, "stage"));
+		if (stage != NULL && strcmp(stage, "saop-suspend") != 0) {
+			cli_warn("task %s: the turn was saved by %s; resume "
+			    "it with %s", json_string_value(json_object_get(
+			    row, "task")), stage, stage);
+			status = cli_worse(status, CLI_FLAGGED);
+			continue;
+		}
+		if ((rec = json_deep_copy(json_object_get(st, "record"))) ==
+		    NULL || !json_is_object(rec)) {
+			json_decref(rec);
+			cli_warn("task %s: the saved turn holds no record",
+			    json_string_value(json_object_get(row, "task")));
+			status = cli_worse(status, EX_DATAERR);
+			continue;
+		}
+		if (failed ||
+		    saop_suspend_turn(rec, st, &r->so, &oc, &e) != 0) {
+			if (!failed) {
+				cli_warn_err(&e);
+				status = cli_worse(status,
+				    saop_err_exit_status(e.code));
+				if (cli_call_failed(&e))
+					failed = 1;	/* the rest stay saved */
+			}
+			json_decref(rec);
+			continue;
+		}
+		r->resumed++;
+		if (o->quiet)
+			;
+		else if (o->raw_out)
+			raw_out(NULL, rec);
+		else if (saop_record_write(stdout, rec, &e) != 0)
+			cli_die(&e);
+		json_decref(rec);
+	}
+	json_decref(rows);
+	if (saop_store_error(r->so.store, &e)) {
+		cli_warn_err(&e);
+		status = cli_worse(status, EX_IOERR);
+	}
+	return status;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		CLI_LONGOPTS,
+		{ "max-resumes", required_argument, NULL, OPT_MAX_RESUMES },
+		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
+		{ "resume", no_argument, NULL, OPT_RESUME },
+		{ "list", no_argument, NULL, OPT_LIST },
+		{ "clear", required_argument, NULL, OPT_CLEAR },
+		{ NULL, 0, NULL, 0 }
+	};
+	static struct suspend_run r;
+	struct cli opt = { 0 };
+	struct cli_loop loop = { 0 };
+	struct sigaction sa;
+	struct saop_err e;
+	const char *clear = NULL;
+	int ch, status, resume = 0, list = 0;
+
+	cli_init("saop-suspend", "[-hqRrVv] [--max-resumes n] [--no-wait] "
+	    "[--db path] [--log file] [--task id] [--dry-run] [file] | "
+	    "--resume [task] | --list | --clear task",
+	    "Call the model for each record; on a lost network save the "
+	    "turn, wait for the endpoint and resume.", own_help);
+	r.so.max_resumes = (int)env_count("SAOP_MAX_AUTO_RESUME",
+	    SAOP_MAX_AUTO_RESUME, 0, 1000);
+	r.so.poll_ms = env_count("SAOP_NETWORK_POLL_INTERVAL_MS",
+	    SAOP_NETWORK_POLL_INTERVAL_MS, 1, 86400000L);
+	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case OPT_MAX_RESUMES:
+			r.so.max_resumes = (int)cli_count("--max-resumes",
+			    optarg, 1000);
+			continue;
+		case OPT_NO_WAIT:
+			r.so.no_wait = 1;
+			continue;
+		case OPT_RESUME:
+			resume = 1;
+			continue;
+		case OPT_LIST:
+			list = 1;
+			continue;
+		case OPT_CLEAR:
+			clear = optarg;
+			continue;
+		default:
+			break;
+		}
+		if (!cli_common_opt(&opt, ch, optarg))
+			cli_usage(EX_USAGE);
+	}
+	if (resume + list + (clear != NULL) > 1)
+		cli_usage_error("--resume, --list and --clear go alone");
+	if (argc - optind > 1 || ((opt.raw_in || list || clear != NULL) &&
+	    argc - optind > 0))
+		cli_usage(EX_USAGE);
+	if (list)
+		return list_turns(&opt);
+	if (clear != NULL)
+		return clear_turn(&opt, clear);
+	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
+		cli_die(&e);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: wake the sleep */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	r.so.stage = "saop-suspend";
+	r.so.provider = r.cfg.provider;
+	r.so.call = llm_call;
+	r.so.call_arg = &r.cfg;
+	r.so.endpoint = r.cfg.base;
+	r.so.stop = &stop_flag;
+	r.so.waiting = &waiting_flag;
+	if (resume) {
+		status = resume_turns(&opt, &r, optind < argc ? argv[optind] :
+		    NULL);
+	} else {
+		loop.o = &opt;
+		loop.path = optind < argc ? argv[optind] : "-";
+		loop.record = suspend_one;
+		loop.raw_out = raw_out;
+		loop.no_write = opt.dry_run;
+		loop.arg = &r;
+		status = cli_run(&loop);
+	}
+	saop_llm_config_free(&r.cfg);
+	return status;
+}

@@ -1,0 +1,98 @@
+# suspend-lib.sh: helpers of the saop-suspend tests, sourced after lib.sh.
+# They drive the kit's scripted server ($SAOP_SHARED/kit/flaky-http.py),
+# which refuses, resets, cuts bodies short and stops listening on demand.
+#
+# sse_openai FILE PIECE... [-- FINISH]
+#	Write an OpenAI-style SSE answer whose content arrives in the PIECEs
+#	(raw text, JSON-escaped here), then a finish_reason (default stop),
+#	usage and [DONE].
+# srv_start STEP...
+#	Start flaky-http.py with the steps (files relative to $tmp) on a free
+#	port of 127.0.0.1; export SAOP_API_BASE, SAOP_API_KEY, SAOP_MODEL and
+#	SAOP_PROVIDER=openai; SRV_PID, SRV_LOG (NDJSON, a line per request),
+#	SRV_SAVE (request bodies NNNN.body).  Stopped when the test exits.
+# srv_pause / srv_resume
+#	Stop listening (connections refused) / listen again (SIGUSR1/2).
+# srv_requests
+#	How many requests the server got.
+need_shared kit/flaky-http.py
+: "${PYTHON3:=python3}"
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
+    2>/dev/null || true
+SRV_PID=""
+
+sse_openai() {
+	_f=$1
+	shift
+	_fin=stop
+	: >"$_f"
+	while [ $# -gt 0 ]; do
+		if [ "$1" = -- ]; then
+			_fin=$2
+			break
+		fi
+		printf '%s' "$1" | jq -Rsc '{id:"c1",object:"chat.completion.chunk",choices:[{index:0,delta:{content:.},finish_reason:null}]}' |
+		    sed 's/^/data: /; s/$/\n/' >>"$_f"
+		shift
+	done
+	jq -nc --arg f "$_fin" '{id:"c1",object:"chat.completion.chunk",choices:[{index:0,delta:{},finish_reason:$f}],usage:{prompt_tokens:10,completion_tokens:5}}' |
+	    sed 's/^/data: /; s/$/\n/' >>"$_f"
+	printf 'data: [DONE]\n\n' >>"$_f"
+}
+
+srv_stop() {
+	if [ -n "$SRV_PID" ]; then
+		kill "$SRV_PID" 2>/dev/null || true
+		wait "$SRV_PID" 2>/dev/null || true
+		SRV_PID=""
+	fi
+}
+
+srv_start() {
+	srv_stop
+	SRV_LOG="$tmp/srv.ndjson"
+	SRV_SAVE="$tmp/srv-bodies"
+	rm -rf "$SRV_SAVE" "$tmp/srv.port"
+	mkdir -p "$SRV_SAVE"
+	: >"$SRV_LOG"
+: >"$tmp/srv.script"
+	for _s in "$@"; do
+		printf '%s\n' "$_s" >>"$tmp/srv.script"
+	done
+	"$PYTHON3" "$SAOP_SHARED/kit/flaky-http.py" --port-file "$tmp/srv.port" \
+	    --dir "$tmp" --log "$SRV_LOG" --save-dir "$SRV_SAVE" \
+	    --max-seconds 60 --script "$tmp/srv.script" 2>"$tmp/srv.err" &
+	SRV_PID=$!
+	at_exit srv_stop
+	_i=0
+	while [ ! -s "$tmp/srv.port" ]; do
+		_i=$((_i + 1))
+		[ "$_i" -le 200 ] || fail "flaky-http did not start"
+		kill -0 "$SRV_PID" 2>/dev/null || fail "flaky-http exited: $(cat "$tmp/srv.err")"
+		sleep 0.05
+	done
+	SRV_PORT=$(cat "$tmp/srv.port")
+	SAOP_API_BASE="http://127.0.0.1:$SRV_PORT/v1"
+	SAOP_API_KEY=sk-test-suspend
+	SAOP_MODEL=fake-model
+	SAOP_PROVIDER=openai
+	export SAOP_API_BASE SAOP_API_KEY SAOP_MODEL SAOP_PROVIDER
+}
+
+srv_pause() {
+	kill -USR1 "$SRV_PID"
+	sleep 0.2
+}
+
+srv_resume() {
+	kill -USR2 "$SRV_PID"
+}
+
+srv_requests() {
+	wc -l <"$SRV_LOG" | tr -d ' '
+}
+
+# A record asking for one answer.
+record() {
+	printf '{"task_id":"%s","turn":%s,"request":{"messages":[{"role":"user","content":"answer in JSON"}]}}\n' "$1" "$2"
+}
