@@ -616,9 +616,11 @@ finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
 
 	bad |= json_object_set_new(rec, "raw", json_stringn(t->partial,
 	    t->plen));
-	bad |= json_object_set_new(rec, "finish_reason", a != NULL &&
-	    a->finish_reason[0] != '\0' ? json_string(a->finish_reason) :
-	    json_null());
+	/* A tool call continued as text is still a tool call. */
+	bad |= json_object_set_new(rec, "finish_reason", a == NULL ||
+	    a->finish_reason[0] == '\0' ? json_null() : t->tool_call != NULL &&
+	    strcmp(a->finish_reason, "stop") == 0 ? json_string("tool_calls") :
+	    json_string(a->finish_reason));
 	if (t->prompt_tokens >= 0 || t->completion_tokens >= 0) {
 		usage = json_object();
 		if (t->prompt_tokens >= 0)
