@@ -13,6 +13,9 @@
 /* Candidate continuations tried per answer, and overlaps per candidate. */
 #define MAX_CANDIDATES	6
 #define MAX_OVERLAPS	4
+/* Shorter repeats of the prefix's tail count only when nothing else
+ * merges (see short_repeat_unneeded()). */
+#define MIN_REPEAT	4
 
 const char *
 saop_resume_status_name(enum saop_resume_status s)
@@ -498,6 +501,18 @@ common_len(const char *a, size_t an, const char *b, size_t bn)
 }
 
 /*
+ * A repeat of fewer than MIN_REPEAT bytes ('[', ',', '"') is as likely a
+ * coincidence as a repeat: it is tried only while nothing better than
+ * invalid was found ("[[" + "[], {}]" is "[[[], {}]" cut again, not the
+ * complete "[[], {}]").  1 when b makes the k-byte repeat k unneeded.
+ */
+static int
+short_repeat_unneeded(const struct best *b, size_t k)
+{
+	return k < MIN_REPEAT && b->have && b->res.verdict != SAOP_INVALID;
+}
+
+/*
  * Judge the candidates of one reading c[0..cl) of the answer against
  * prefix[0..plen) (see merge()): appended at the resume point, the open
  * token re-sent, a repeat of the prefix's tail dropped.  Returns 1 when b
@@ -508,7 +523,7 @@ judge_reading(struct best *b, const char *prefix, size_t plen, size_t unseen,
     size_t ts, const char *c, size_t cl, size_t max_depth,
     struct saop_err *e)
 {
-	size_t ks[MAX_OVERLAPS], lead = lstrip_len(c, cl), keep, u;
+	size_t ks[MAX_OVERLAPS], lead = lstrip_len(c, cl), u;
 	int partial = ts < plen, nk, j, rc;
 
 	/* 1. Carried on from the resume point, byte for byte (its leading
@@ -528,23 +543,15 @@ judge_reading(struct best *b, const char *prefix, size_t plen, size_t unseen,
 	    e)) != 0)
 		return rc;
 	/* 3. A repeat of the prefix's tail dropped (the model went back a
-	 * little); outside a token the prefix's trailing white space may
-	 * go too, as it is no content. */
+	 * little).  (Never the prefix's trailing white space: that would be
+	 * received bytes lost.) */
 	if ((nk = overlaps(prefix, plen, c + lead, cl - lead, ks,
 	    MAX_OVERLAPS)) < 0)
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
 	for (j = 0; j < nk; j++)
-		if ((rc = judge(b, prefix, plen, plen, c + lead + ks[j],
-		    cl - lead - ks[j], max_depth, e)) != 0)
-			return rc;
-	keep = rstrip_len(prefix, plen);
-	if (partial || keep == plen)
-		return 0;
-	if ((nk = overlaps(prefix, keep, c + lead, cl - lead, ks,
-	    MAX_OVERLAPS)) < 0)
-		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
-	for (j = 0; j < nk; j++)
-		if ((rc = judge(b, prefix, keep, keep, c + lead + ks[j],
+		if (short_repeat_unneeded(b, ks[j]))
+			continue;
+		else if ((rc = judge(b, prefix, plen, plen, c + lead + ks[j],
 		    cl - lead - ks[j], max_depth, e)) != 0)
 			return rc;
 	return 0;
@@ -766,13 +773,31 @@ finish(json_t *rec, const char *raw, size_t len,
     const struct saop_detect_result *r, const struct saop_resume_outcome *o,
     enum saop_resume_status st, const char *state, struct saop_err *e)
 {
-	json_t *s;
+	struct saop_detect_result cut;
+	json_t *s, *d;
 
-	if ((s = json_stringn(raw, len)) == NULL)
-		return saop__fail(e, SAOP_EINTERNAL, 0,
-		    "the merged output is not valid UTF-8");
+	memset(&cut, 0, sizeof(cut));
+	if ((s = json_stringn(raw, len)) == NULL) {
+		/*
+		 * Only a character cut at the very end can do that (the
+		 * scanner passed the rest): a JSON string cannot hold half a
+		 * character, so the record keeps what precedes it, the
+		 * resume point, and the model writes that character again.
+		 */
+		if (r->verdict != SAOP_TRUNCATED || (s = json_stringn(raw,
+		    (size_t)r->resume_index)) == NULL)
+			return saop__fail(e, SAOP_EINTERNAL, 0,
+			    "the merged output is not valid UTF-8");
+		if (scan(raw, (size_t)r->resume_index, 0, &cut, e) != 0) {
+			json_decref(s);
+			return -e->code;
+		}
+		r = &cut;
+	}
+	d = saop_detect_result_json(r);
+	saop_detect_result_free(&cut);
 	if (json_object_set_new(rec, "raw", s) != 0 ||
-	    json_object_set_new(rec, "detect", saop_detect_result_json(r)) != 0 ||
+	    json_object_set_new(rec, "detect", d) != 0 ||
 	    set_resume(rec, o, st, e) != 0 ||
 	    saop_record_set_state(rec, state) != 0)
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");

@@ -55,6 +55,110 @@ fake_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 	return 0;
 }
 
+/*
+ * A stand-in that knows the whole intended answer and carries on from
+ * the partial output it is shown (the prefill, or what follows
+ * SAOP_RESUME_PARTIAL_LABEL in the user turn) with at most chars
+ * characters, as a model under max_tokens does.
+ */
+struct standin {
+	const char *answer;
+	size_t len;
+	size_t chars;			/* characters per answer */
+	int calls;
+	int lost;			/* requests whose partial output is not
+					   a prefix of the answer */
+	size_t sent;			/* bytes answered, in all */
+};
+
+/* The partial output shown in request, *n bytes; NULL when none. */
+static const char *
+shown(const json_t *request, size_t *n)
+{
+	const json_t *msgs = json_object_get(request, "messages");
+	const json_t *m = json_array_get(msgs, json_array_size(msgs) - 1);
+	const json_t *c = json_object_get(m, "content");
+	const char *t = json_string_value(c), *p;
+
+	*n = 0;
+	if (t == NULL)
+		return NULL;
+	if (strcmp(json_string_value(json_object_get(m, "role")),
+	    "assistant") == 0) {
+		*n = json_string_length(c);
+		return t;
+	}
+	if ((p = strstr(t, SAOP_RESUME_PARTIAL_LABEL)) == NULL)
+		return NULL;
+	p += strlen(SAOP_RESUME_PARTIAL_LABEL);
+	*n = json_string_length(c) - (size_t)(p - t);
+	return p;
+}
+
+static int
+standin_call(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	struct standin *s = arg;
+	const char *p;
+	size_t n, i, k;
+
+	memset(a, 0, sizeof(*a));
+	a->prompt_tokens = a->completion_tokens = -1;
+	s->calls++;
+	p = shown(request, &n);
+	if (p == NULL || n > s->len || memcmp(p, s->answer, n) != 0) {
+		s->lost++;
+		a->raw = strdup("");
+		return saop__fail(e, SAOP_EBADREQ, 0, "no such partial output");
+	}
+	/* The next chars characters (whole UTF-8 characters). */
+	for (i = n, k = 0; i < s->len && k < s->chars; k++)
+		for (i++; i < s->len &&
+		    ((unsigned char)s->answer[i] & 0xc0) == 0x80; i++)
+			continue;
+	a->raw = malloc(i - n + 1);
+	memcpy(a->raw, s->answer + n, i - n);
+	a->raw[i - n] = '\0';
+	a->raw_len = i - n;
+	s->sent += i - n;
+	strcpy(a->finish_reason, i < s->len ? "length" : "stop");
+	return 0;
+}
+
+/* The complete answers of tests/data/resume/corpus.ndjson: *n of them,
+ * new strings (free each and the array). */
+static char **
+corpus(size_t *n, size_t **lens)
+{
+	const char *top = getenv("top_srcdir");
+	char path[4096], line[65536];
+	char **v = NULL;
+	FILE *f;
+	json_t *j;
+
+	*n = 0;
+	*lens = NULL;
+	snprintf(path, sizeof(path), "%s/tests/data/resume/corpus.ndjson",
+	    top != NULL ? top : "..");
+	f = fopen(path, "r");
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		j = json_loads(line, JSON_DECODE_ANY, NULL);
+		ck_assert_ptr_nonnull(j);
+		v = realloc(v, (*n + 1) * sizeof(*v));
+		*lens = realloc(*lens, (*n + 1) * sizeof(**lens));
+		(*lens)[*n] = json_string_length(j);
+		v[*n] = malloc((*lens)[*n] + 1);
+		memcpy(v[*n], json_string_value(j), (*lens)[*n] + 1);
+		(*n)++;
+		json_decref(j);
+	}
+	fclose(f);
+	ck_assert_uint_ge(*n, 3);
+	return v;
+}
+
 static void
 opts_for(struct saop_resume_opts *o, struct fake *f)
 {
@@ -73,6 +177,28 @@ record(const char *raw)
 	    "messages", "role", "user", "content", "give JSON", "raw", raw);
 
 	ck_assert_ptr_nonnull(r);
+	return r;
+}
+
+/* A record as record(), its raw the bytes raw[0..len) as they are (a
+ * cut UTF-8 character too: what the library may be handed). */
+static json_t *
+record_n(const char *raw, size_t len)
+{
+	json_t *r = record("");
+
+	ck_assert_int_eq(json_object_set_new(r, "raw",
+	    json_stringn_nocheck(raw, len)), 0);
+	return r;
+}
+
+/* The scan of s[0..n). */
+static struct saop_detect_result
+scan_of(const char *s, size_t n)
+{
+	struct saop_detect_result r;
+
+	ck_assert_int_eq(saop_detect_buffer(s, n, 0, &r), 0);
 	return r;
 }
 
@@ -812,6 +938,184 @@ START_TEST(plan_says_which_records_need_a_call)
 END_TEST
 
 /* The log row and the events of one resumed record. */
+START_TEST(every_cut_of_the_corpus_resumes_byte_for_byte)
+{
+	/*
+	 * Every byte of every corpus answer as a cut point (inside strings,
+	 * escapes, \u escapes, 2- and 4-byte characters, numbers, literals,
+	 * between tokens, after a colon), prefill and user form, 7
+	 * characters an answer: the record comes back as the whole answer,
+	 * byte for byte, and the stand-in always finds what it was shown.
+	 */
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_detect_result r;
+	struct standin st;
+	struct saop_err e;
+	size_t n, i, k, *lens, in_utf8 = 0, in_escape = 0, done = 0;
+	char **v = corpus(&n, &lens);
+	const char *raw;
+	size_t rl;
+	json_t *rec;
+	int form;
+
+	for (i = 0; i < n; i++)
+		for (k = 1; k < lens[i]; k++) {
+			r = scan_of(v[i], k);
+			if (r.verdict != SAOP_TRUNCATED) {
+				saop_detect_result_free(&r);
+				continue;
+			}
+			if (((unsigned char)v[i][k] & 0xc0) == 0x80 &&
+			    r.resume_index < k)
+				in_utf8++;
+			else if (r.resume_index < k)
+				in_escape++;
+			saop_detect_result_free(&r);
+			for (form = SAOP_RESUME_PREFILL;
+			    form <= SAOP_RESUME_USER; form++) {
+				memset(&st, 0, sizeof(st));
+				st.answer = v[i];
+				st.len = lens[i];
+				st.chars = 7;
+				memset(&o, 0, sizeof(o));
+				o.call = standin_call;
+				o.call_arg = &st;
+				o.form = (enum saop_resume_form)form;
+				o.max_attempts = (int)(lens[i] / 7 + 2);
+				rec = record_n(v[i], k);
+				ck_assert_int_eq(saop_resume_record(rec, &o,
+				    &oc, &e), 0);
+				raw = saop_record_raw(rec, &rl);
+				/* (Complete before the answer's trailing
+				 * white space came: no call for it.) */
+				ck_assert_msg(st.lost == 0 &&
+				    oc.status == SAOP_RESUME_RESOLVED &&
+				    rl <= lens[i] &&
+				    memcmp(raw, v[i], rl) == 0 &&
+				    strspn(v[i] + rl, " \t\r\n") ==
+				    lens[i] - rl, "answer %zu "
+				    "cut at %zu (form %d): %s, '%.*s'", i, k,
+				    form, saop_resume_status_name(oc.status),
+				    (int)rl, raw);
+				ck_assert_uint_eq(oc.received_bytes, st.sent);
+				ck_assert_int_eq(oc.attempts, st.calls);
+				json_decref(rec);
+				done++;
+			}
+		}
+	/* The corpus has cuts inside characters and escapes. */
+	ck_assert_uint_ge(in_utf8, 6);
+	ck_assert_uint_ge(in_escape, 20);
+	ck_assert_uint_ge(done, 1000);
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	free(lens);
+}
+END_TEST
+
+START_TEST(a_cut_four_byte_character_is_written_again_whole)
+{
+	/* "ab" then 3 of the 4 bytes of U+1F600: the model is shown "ab
+	 * (resume_index 3), the record never carries the cut bytes. */
+	static const char want[] = "[\"ab\xf0\x9f\x98\x80" "c\"]";
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct standin st = { want, sizeof(want) - 1, 2, 0, 0, 0 };
+	struct saop_err e;
+	json_t *rec = record_n(want, 7);
+	json_t *req;
+
+	memset(&o, 0, sizeof(o));
+	o.call = standin_call;
+	o.call_arg = &st;
+	o.form = SAOP_RESUME_USER;
+	ck_assert_int_eq(saop_resume_plan(rec, &o, &req, &e), 1);
+	ck_assert_str_eq(msg(req, 1, "content"), PROMPT_AND("[")
+	    SAOP_RESUME_PARTIAL_LABEL "[\"ab");
+	json_decref(req);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_str_eq(sget(rec, "raw", NULL), want);
+	ck_assert_int_eq(oc.attempts, 2);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(an_unrelated_answer_never_resolves_with_lost_bytes)
+{
+	/*
+	 * Over every cut of the corpus, answers that have nothing to do
+	 * with it (words, another document, closers, fences): whatever the
+	 * verdict, the text written begins with every byte received up to
+	 * the resume point, and a RESOLVED one is complete JSON.
+	 */
+	static const char *const unrelated[] = {
+		"I cannot help with that.", "{\"other\": true}",
+		"```json\n{\"other\": [1, 2]}\n```", "\"}]}", "]}}", "}",
+		"null}", "0]}", "e\"}", "Here you go: {\"a\": 1}", "",
+		"\n\n", "\"a\": 1}", "ue, \"x\": 1}"
+	};
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_detect_result r;
+	struct saop_err e;
+	struct fake f;
+	size_t n, i, k, u, rp, *lens, resolved = 0;
+	char **v = corpus(&n, &lens);
+	const char *raw;
+	size_t rl;
+	json_t *rec;
+	int form;
+
+	for (i = 0; i < n; i++)
+		for (k = 1; k < lens[i]; k++) {
+			r = scan_of(v[i], k);
+			rp = (size_t)r.resume_index;
+			if (r.verdict != SAOP_TRUNCATED) {
+				saop_detect_result_free(&r);
+				continue;
+			}
+			saop_detect_result_free(&r);
+			for (u = 0; u < sizeof(unrelated) /
+			    sizeof(unrelated[0]); u++)
+				for (form = SAOP_RESUME_PREFILL;
+				    form <= SAOP_RESUME_USER; form++) {
+					memset(&f, 0, sizeof(f));
+					f.texts = &unrelated[u];
+					f.n = 1;
+					opts_for(&o, &f);
+					o.form = (enum saop_resume_form)form;
+					o.max_attempts = 1;
+					rec = record_n(v[i], k);
+					ck_assert_int_eq(saop_resume_record(rec,
+					    &o, &oc, &e), 0);
+					raw = saop_record_raw(rec, &rl);
+					ck_assert_msg(rl >= rp &&
+					    memcmp(raw, v[i], rp) == 0,
+					    "answer %zu cut at %zu + '%s': "
+					    "'%.*s' lost received bytes", i, k,
+					    unrelated[u], (int)rl, raw);
+					if (oc.status == SAOP_RESUME_RESOLVED) {
+						r = scan_of(raw, rl);
+						ck_assert_int_eq(r.verdict,
+						    SAOP_COMPLETE);
+						saop_detect_result_free(&r);
+						resolved++;
+					}
+					json_decref(f.last);
+					json_decref(rec);
+				}
+		}
+	/* Some of them do close a cut (a test that can fail). */
+	ck_assert_uint_ge(resolved, 10);
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+	free(lens);
+}
+END_TEST
+
 START_TEST(resumed_record_writes_one_log_row_and_its_events)
 {
 	static const char *const ans[] = { "[1,", "2]}" };
@@ -911,6 +1215,9 @@ resume_suite(void)
 	tcase_add_test(t, record_without_raw_names_the_field);
 	tcase_add_test(t, plan_says_which_records_need_a_call);
 	tcase_add_test(t, resumed_record_writes_one_log_row_and_its_events);
+	tcase_add_test(t, every_cut_of_the_corpus_resumes_byte_for_byte);
+	tcase_add_test(t, a_cut_four_byte_character_is_written_again_whole);
+	tcase_add_test(t, an_unrelated_answer_never_resolves_with_lost_bytes);
 	suite_add_tcase(s, t);
 	return s;
 }
