@@ -8,6 +8,7 @@
 
 #include "saop-private.h"
 
+/* Clear e (when not NULL) to "no error": zeroes, retry_after_ms -1. */
 void
 saop_err_clear(struct saop_err *e)
 {
@@ -41,6 +42,10 @@ vfail(struct saop_err *e, int code, int sys_errno, long line,
 	return -code;
 }
 
+/*
+ * Fill e (when not NULL) with code, sys_errno and the message fmt formats.
+ * Returns -code.
+ */
 int
 saop__fail(struct saop_err *e, int code, int sys_errno, const char *fmt, ...)
 {
@@ -53,6 +58,10 @@ saop__fail(struct saop_err *e, int code, int sys_errno, const char *fmt, ...)
 	return rc;
 }
 
+/*
+ * Fill e (when not NULL) as saop__fail does, naming line and byte offset
+ * too.  Returns -code.
+ */
 int
 saop__fail_at(struct saop_err *e, int code, long line, long long offset,
     const char *fmt, ...)
@@ -66,6 +75,10 @@ saop__fail_at(struct saop_err *e, int code, long line, long long offset,
 	return rc;
 }
 
+/*
+ * The sysexits status a tool exits with for the error code code (0 for
+ * SAOP_OK, EX_SOFTWARE for a code it does not know).
+ */
 int
 saop_err_exit_status(int code)
 {

@@ -28,6 +28,7 @@ struct fp {
 	size_t tmp_cap;
 };
 
+/* Move p->s past JSON whitespace. */
 static void
 skip_ws(struct fp *p)
 {
@@ -77,9 +78,10 @@ plain_run(const unsigned char *s, const unsigned char *end)
 {
 	const uint64_t ones = 0x0101010101010101ull;
 	const uint64_t highs = 0x8080808080808080ull;
-	uint64_t w, q, b, c;
 
 	while (end - s >= 8) {
+		uint64_t w, q, b, c;
+
 		memcpy(&w, s, 8);
 		q = w ^ (ones * '"');
 		b = w ^ (ones * '\\');
@@ -95,6 +97,7 @@ plain_run(const unsigned char *s, const unsigned char *end)
 	return s;
 }
 
+/* Make p->tmp hold at least n bytes.  Returns 0, or -1 when out of memory. */
 static int
 tmp_reserve(struct fp *p, size_t n)
 {
@@ -113,6 +116,7 @@ tmp_reserve(struct fp *p, size_t n)
 	return 0;
 }
 
+/* The four hex digits at s into *v.  Returns 0, or -1 at a non-hex digit. */
 static int
 hex4(const unsigned char *s, unsigned *v)
 {
@@ -312,7 +316,7 @@ number(struct fp *p)
 	return json_real(d);
 }
 
-/* The literal word at p->s. */
+/* The literal word at p->s: true, false or null, or NULL when none. */
 static json_t *
 word(struct fp *p)
 {
@@ -470,6 +474,10 @@ fail:
 	return NULL;
 }
 
+/*
+ * Parse buf (len bytes) as one JSON text (see saop-private.h).  Returns a
+ * new reference, or NULL when the fast path gives up.
+ */
 json_t *
 saop__json_fast(const char *buf, size_t len)
 {
@@ -492,6 +500,11 @@ saop__json_fast(const char *buf, size_t len)
 	return root;
 }
 
+/*
+ * Hand each item of the JSON array in buf to each (see saop-private.h).
+ * Returns 0 (the item count in *count), what each returned when not 0,
+ * or -1 when buf is not an array read whole.
+ */
 int
 saop__json_fast_items(const char *buf, size_t len,
     int (*each)(void *arg, json_t *item, size_t i), void *arg,

@@ -37,6 +37,10 @@ struct batch {
 	char now[32];
 };
 
+/*
+ * Fill o with DESIGN's defaults: threshold, minimum turn age, summary
+ * length, turn -1, nothing else (see saop.h).
+ */
 void
 saop_prune_opts_init(struct saop_prune_opts *o)
 {
@@ -63,6 +67,11 @@ utf8_prefix(const char *s, size_t len, size_t chars)
 	return i;
 }
 
+/*
+ * The summary of a raw output of len bytes stored as row id: its first
+ * keep characters and the marker (see saop.h).  Returns a new string (its
+ * length in *out_len), or NULL when out of memory.
+ */
 char *
 saop_prune_summary(const char *raw, size_t len, size_t keep, long long id,
     size_t *out_len)
@@ -85,7 +94,11 @@ saop_prune_summary(const char *raw, size_t len, size_t keep, long long id,
 	return s;
 }
 
-/* Parse decimal digits backwards ending just before s[*end]. */
+/*
+ * Parse the decimal digits (no leading zero, at most 19) that end just
+ * before s[*end] into *v, moving *end to the first.  Returns 1, or 0 when
+ * there are none.
+ */
 static int
 digits_before(const char *s, size_t *end, unsigned long long *v)
 {
@@ -115,6 +128,10 @@ ends_with(const char *s, size_t *end, const char *lit)
 	return 1;
 }
 
+/*
+ * 1 when s (len bytes) ends with a summary's marker, with the total in
+ * *bytes and the row in *id (either may be NULL); else 0.
+ */
 int
 saop_prune_is_summary(const char *s, size_t len, unsigned long long *bytes,
     long long *id)
@@ -134,17 +151,19 @@ saop_prune_is_summary(const char *s, size_t len, unsigned long long *bytes,
 	return 1;
 }
 
-/*
- * A 64-bit hash of the raw output, to find an equal one already stored
- * (equal hashes are compared byte for byte, so this needs no strength,
- * only speed: one multiply-rotate round per 8 bytes, mixed at the end).
- */
+/* x rotated left by r bits (0 < r < 64). */
 static uint64_t
 rotl(uint64_t x, int r)
 {
 	return (x << r) | (x >> (64 - r));
 }
 
+/*
+ * A 64-bit hash of the raw output, to find an equal one already stored
+ * (equal hashes are compared byte for byte, so this needs no strength,
+ * only speed: one multiply-rotate round per 8 bytes, mixed at the end).
+ * Returns the hash.
+ */
 static uint64_t
 hash64(const char *p, size_t len)
 {
@@ -177,6 +196,7 @@ hash64(const char *p, size_t len)
 	return t;
 }
 
+/* Free b's candidates and their buffers; b is empty after. */
 static void
 batch_free(struct batch *b)
 {
@@ -189,6 +209,10 @@ batch_free(struct batch *b)
 	b->n = b->cap = 0;
 }
 
+/*
+ * A new zeroed candidate at the end of b.  Returns it, or NULL with e set
+ * (SAOP_ENOMEM).
+ */
 static struct cand *
 batch_add(struct batch *b, struct saop_err *e)
 {
@@ -209,7 +233,10 @@ batch_add(struct batch *b, struct saop_err *e)
 	return c;
 }
 
-/* SAOP_EDATA with msg, naming the input line and field. */
+/*
+ * Fail with SAOP_EDATA and msg, naming the input line and field.
+ * Returns -SAOP_EDATA.
+ */
 static int
 bad(struct batch *b, struct saop_err *e, const char *field, const char *msg)
 {
@@ -224,6 +251,7 @@ bad(struct batch *b, struct saop_err *e, const char *field, const char *msg)
 	return -SAOP_EDATA;
 }
 
+/* The string value of o[key] (borrowed), or NULL when it is not a string. */
 static const char *
 str_member(const json_t *o, const char *key)
 {
@@ -328,7 +356,10 @@ consider(struct batch *b, json_t *holder, const char *key, long age,
 	return 0;
 }
 
-/* Find an equal raw output of the same task, else insert it: c->id. */
+/*
+ * Find an equal raw output of the same task, else insert it: c->id.
+ * Returns 0, or a negative saop_errcode with e set.
+ */
 static int
 store_one(sqlite3 *db, sqlite3_stmt *find, sqlite3_stmt *ins,
     struct cand *c, const char *now, struct saop_err *e)
@@ -377,7 +408,10 @@ store_one(sqlite3 *db, sqlite3_stmt *find, sqlite3_stmt *ins,
 	return 0;
 }
 
-/* The transaction: every candidate of the batch stored, or none. */
+/*
+ * The transaction: every candidate of the batch stored, or none.  Returns
+ * 0, or a negative saop_errcode with e set.
+ */
 static int
 store_batch(sqlite3 *db, void *arg, struct saop_err *e)
 {
@@ -405,7 +439,10 @@ out:
 	return rc;
 }
 
-/* Replace c's output by its summary (and name its row in id_key). */
+/*
+ * Replace c's output by its summary (and name its row in id_key).
+ * Returns 0, or -SAOP_ENOMEM with e set.
+ */
 static int
 replace(const struct batch *b, struct cand *c, struct saop_err *e)
 {
@@ -430,6 +467,7 @@ replace(const struct batch *b, struct cand *c, struct saop_err *e)
 	return 0;
 }
 
+/* Hand candidate c to the caller's on_output callback, when there is one. */
 static void
 tell(const struct batch *b, const struct cand *c)
 {
@@ -483,6 +521,10 @@ ckpt_raise(sqlite3 *db)
 	return have;
 }
 
+/*
+ * Put wal_autocheckpoint back to old (what ckpt_raise returned; -1 leaves
+ * it).
+ */
 static void
 ckpt_restore(sqlite3 *db, long long old)
 {
@@ -492,7 +534,8 @@ ckpt_restore(sqlite3 *db, long long old)
 
 /*
  * Store the batch durably, record the events, then (and only then)
- * replace each output by its summary.
+ * replace each output by its summary.  Returns 0, or a negative
+ * saop_errcode with e set.
  */
 static int
 batch_run(struct batch *b, struct saop_err *e)
@@ -500,7 +543,7 @@ batch_run(struct batch *b, struct saop_err *e)
 	const struct saop_prune_opts *o = b->o;
 	struct saop_store *s = o->store;
 	long long ckpt;
-	int rc = 0, erc;
+	int rc = 0;
 	size_t i;
 
 	if (b->n == 0)
@@ -543,6 +586,7 @@ batch_run(struct batch *b, struct saop_err *e)
 	ckpt_restore(saop__store_db(s), ckpt);
 	for (i = 0; i < b->n; i++) {
 		struct cand *c = &b->c[i];
+		int erc;
 
 		tell(b, c);
 		b->st->pruned++;
@@ -554,6 +598,10 @@ batch_run(struct batch *b, struct saop_err *e)
 	return rc;
 }
 
+/*
+ * Prune the tool outputs in the conversation messages in place (see
+ * saop.h).  Returns 0, or a negative saop_errcode with e set.
+ */
 int
 saop_prune_messages(json_t *messages, const struct saop_prune_opts *o,
     struct saop_prune_stats *st, struct saop_err *e)
@@ -645,6 +693,10 @@ out:
 	return rc;
 }
 
+/*
+ * Prune the n tool-output entries in place, as saop_prune_messages does
+ * (see saop.h).  Returns 0, or a negative saop_errcode with e set.
+ */
 int
 saop_prune_entries(json_t *const *entries, const long *lines, size_t n,
     const struct saop_prune_opts *o, struct saop_prune_stats *st,
@@ -694,6 +746,10 @@ saop_prune_entries(json_t *const *entries, const long *lines, size_t n,
 	return rc;
 }
 
+/*
+ * Write the raw output stored as row id to f (see saop.h).  Returns 0, 1
+ * when there is no such row, or -SAOP_EDB / -SAOP_EIO with e set.
+ */
 int
 saop_tool_output_get(struct saop_store *s, long long id, FILE *f,
     struct saop_err *e)
@@ -734,6 +790,10 @@ saop_tool_output_get(struct saop_store *s, long long id, FILE *f,
 	return 0;
 }
 
+/*
+ * The row of tool's most recently captured output (of task, when not
+ * NULL) in *id.  Returns 0, 1 when there is none, or -SAOP_EDB with e set.
+ */
 int
 saop_tool_output_latest(struct saop_store *s, const char *tool,
     const char *task, long long *id, struct saop_err *e)
@@ -765,7 +825,10 @@ saop_tool_output_latest(struct saop_store *s, const char *tool,
 	return saop__fail_db(e, db, "finding a tool output");
 }
 
-/* Write text for a table cell: tabs, newlines and controls escaped. */
+/*
+ * Write s (NULL: "-") as a table cell to f: tabs, newlines and controls
+ * escaped.  Returns 0, or -1 on a write error.
+ */
 static int
 put_cell(FILE *f, const unsigned char *s)
 {
@@ -786,6 +849,10 @@ put_cell(FILE *f, const unsigned char *s)
 	return ferror(f) ? -1 : 0;
 }
 
+/*
+ * Write the table of stored outputs (of task, when not NULL) to f.
+ * Returns 0, or -SAOP_EDB / -SAOP_EIO with e set.
+ */
 int
 saop_tool_output_list(struct saop_store *s, const char *task, FILE *f,
     struct saop_err *e)

@@ -323,7 +323,11 @@ ident_len(const struct lex *lx)
 	return i - lx->i;
 }
 
-/* A literal: true, false, null, or Python's True, False, None. */
+/*
+ * Write the literal at lx->i (true, false, null, or Python's True, False,
+ * None) as JSON.  Returns 0, -1 when there is none there or with
+ * lx->nomem set.
+ */
 static int
 literal(struct lex *lx)
 {
@@ -553,7 +557,7 @@ whole(struct lex *lx, const char *s, size_t n, struct buf *out,
 	return ok;
 }
 
-/* Is s[0..n) white space only? */
+/* Is s[0..n) white space only?  1 or 0. */
 static int
 blank(const char *s, size_t n)
 {

@@ -53,6 +53,7 @@ static int eval(struct vctx *c, const struct sch_node *n, json_t *inst,
 
 /* ---- Annotations. ---- */
 
+/* Free what a holds (not a itself). */
 static void
 ann_free(struct ann *a)
 {
@@ -60,6 +61,10 @@ ann_free(struct ann *a)
 	free(a->marks);
 }
 
+/*
+ * 1 when a says the member key was evaluated (all_props, or key listed),
+ * else 0.
+ */
 static int
 ann_has(const struct ann *a, const char *key)
 {
@@ -73,6 +78,10 @@ ann_has(const struct ann *a, const char *key)
 	return 0;
 }
 
+/*
+ * Note in a (when not NULL) that the member key was evaluated; on ENOMEM
+ * sets c->code.
+ */
 static void
 ann_key(struct vctx *c, struct ann *a, const char *key)
 {
@@ -92,6 +101,10 @@ ann_key(struct vctx *c, struct ann *a, const char *key)
 	a->keys[a->nkeys++] = key;
 }
 
+/*
+ * Note in a (when not NULL) that item i of n was evaluated (by contains);
+ * on ENOMEM sets c->code.
+ */
 static void
 ann_mark(struct vctx *c, struct ann *a, size_t i, size_t n)
 {
@@ -112,9 +125,9 @@ ann_mark(struct vctx *c, struct ann *a, size_t i, size_t n)
 static void
 ann_merge(struct vctx *c, struct ann *a, struct ann *b)
 {
-	size_t i;
-
 	if (a != NULL) {
+		size_t i;
+
 		a->all_props |= b->all_props;
 		a->all_items |= b->all_items;
 		if (b->prefix > a->prefix)
@@ -131,6 +144,11 @@ ann_merge(struct vctx *c, struct ann *a, struct ann *b)
 
 /* ---- Errors. ---- */
 
+/*
+ * Step the instance path into member key (or, key NULL, index idx),
+ * moving the path to the heap when it fills.  Returns 0, or -1 with
+ * c->code set.
+ */
 static int
 push_key(struct vctx *c, const char *key, size_t idx)
 {
@@ -160,12 +178,11 @@ push_key(struct vctx *c, const char *key, size_t idx)
 	while (0)
 #define POP(c) ((c)->depth--)
 
-/* The instance path as a JSON Pointer, into a new string. */
+/* The instance path as a JSON Pointer: a new string, or NULL (ENOMEM). */
 static char *
 path_string(const struct vctx *c)
 {
 	size_t len = 1, i;
-	const char *k;
 	char *p, *o;
 
 	for (i = 0; i < c->depth; i++)
@@ -174,6 +191,8 @@ path_string(const struct vctx *c)
 	if ((p = o = malloc(len)) == NULL)
 		return NULL;
 	for (i = 0; i < c->depth; i++) {
+		const char *k;
+
 		*o++ = '/';
 		if ((k = c->path[i].key) == NULL) {
 			o += sprintf(o, "%zu", c->path[i].idx);
@@ -228,7 +247,7 @@ out:
 	free(full);
 }
 
-/* A short JSON text of v for messages, into buf. */
+/* A short JSON text of v for messages, into buf (size bytes): buf. */
 static const char *
 show(const json_t *v, char *buf, size_t size)
 {
@@ -246,6 +265,7 @@ show(const json_t *v, char *buf, size_t size)
 	return buf;
 }
 
+/* The JSON Schema type name of v ("integer" for a JSON integer). */
 static const char *
 type_name(const json_t *v)
 {
@@ -268,6 +288,10 @@ type_name(const json_t *v)
 	}
 }
 
+/*
+ * The types in bits as words ("string, array or null") into buf (size
+ * bytes, truncated to fit).
+ */
 static void
 types_text(unsigned bits, char *buf, size_t size)
 {
@@ -292,6 +316,7 @@ types_text(unsigned bits, char *buf, size_t size)
 
 /* ---- Values. ---- */
 
+/* 1 when v is a number with no fractional part (1.0 is), else 0. */
 static int
 is_integral(const json_t *v)
 {
@@ -323,7 +348,7 @@ num_cmp(const json_t *a, const json_t *b)
 	return x < y ? -1 : x > y;
 }
 
-/* JSON Schema equality: 1 == 1.0, objects by members. */
+/* JSON Schema equality (1 == 1.0, objects by members): 1 or 0. */
 static int
 equal(const json_t *a, const json_t *b)
 {
@@ -374,6 +399,7 @@ utf8_len(const char *s, size_t len)
 	return n;
 }
 
+/* 1 when v is a multiple of m (within 1e-9 for reals), else 0. */
 static int
 multiple_of(const json_t *v, const json_t *m)
 {
@@ -389,7 +415,10 @@ multiple_of(const json_t *v, const json_t *m)
 
 /* ---- Keywords. ---- */
 
-/* Validate sub with a child annotation merged into a when valid. */
+/*
+ * Validate inst against sub with a child annotation, merged into a when
+ * valid.  Returns 1 valid, 0 invalid.
+ */
 static int
 eval_in_place(struct vctx *c, const struct sch_node *sub, json_t *inst,
     struct ann *a)
@@ -483,6 +512,10 @@ report_branches(struct vctx *c, const struct sch_node *n,
 	free(here);
 }
 
+/*
+ * Check prefixItems and items (k) of n on the array inst, recording the
+ * evaluated items in a.  Returns 1 valid, 0 invalid.
+ */
 static int
 kw_items(struct vctx *c, const struct sch_node *n, const struct sch_kw *k,
     json_t *inst, struct ann *a)
@@ -521,6 +554,10 @@ kw_items(struct vctx *c, const struct sch_node *n, const struct sch_kw *k,
 	return ok;
 }
 
+/*
+ * Check contains, minContains and maxContains (k) of n on the array inst,
+ * marking the matching items in a.  Returns 1 valid, 0 invalid.
+ */
 static int
 kw_contains(struct vctx *c, const struct sch_node *n,
     const struct sch_kw *k, json_t *inst, struct ann *a)
@@ -558,6 +595,11 @@ kw_contains(struct vctx *c, const struct sch_node *n,
 	return 1;
 }
 
+/*
+ * Check properties, patternProperties and additionalProperties (k) of n
+ * on the object inst, recording the evaluated members in a.  Returns 1
+ * valid, 0 invalid.
+ */
 static int
 kw_props(struct vctx *c, const struct sch_node *n, const struct sch_kw *k,
     json_t *inst, struct ann *a)
@@ -620,16 +662,22 @@ kw_props(struct vctx *c, const struct sch_node *n, const struct sch_kw *k,
 	return ok;
 }
 
+/*
+ * Check unevaluatedProperties or unevaluatedItems (k) of n on inst against
+ * what a says was evaluated; then all of inst counts as evaluated.
+ * Returns 1 valid, 0 invalid.
+ */
 static int
 kw_uneval(struct vctx *c, const struct sch_node *n, const struct sch_kw *k,
     json_t *inst, struct ann *a)
 {
-	const char *key;
-	json_t *v;
 	size_t i, size;
 	int ok = 1;
 
 	if (k->type == KW_UNEVALPROPS) {
+		const char *key;
+		json_t *v;
+
 		if (!json_is_object(inst))
 			return 1;
 		json_object_foreach(inst, key, v) {
@@ -671,14 +719,19 @@ kw_uneval(struct vctx *c, const struct sch_node *n, const struct sch_kw *k,
 	return ok;
 }
 
-static int
-kw_dynref(struct vctx *c, const struct sch_kw *k, const struct sch_node **t)
+/*
+ * Set *t to the schema $dynamicRef k goes to: the outermost dynamic
+ * anchor of its name in the dynamic scope, else its static target.
+ */
+static void
+kw_dynref(const struct vctx *c, const struct sch_kw *k,
+    const struct sch_node **t)
 {
 	size_t i;
 
 	*t = k->u.ref.target;
 	if (k->u.ref.anchor == NULL)
-		return 0;
+		return;
 	for (i = 0; i < c->nscope; i++) {
 		struct sch_anchor *an;
 
@@ -686,10 +739,9 @@ kw_dynref(struct vctx *c, const struct sch_kw *k, const struct sch_node **t)
 			if (an->dynamic && strcmp(an->name,
 			    k->u.ref.anchor) == 0) {
 				*t = an->node;
-				return 0;
+				return;
 			}
 	}
-	return 0;
 }
 
 /* Check keyword k of n on inst: 1 valid, 0 invalid. */
@@ -970,11 +1022,13 @@ kw_eval(struct vctx *c, const struct sch_node *n, const struct sch_kw *k,
 		return !json_is_object(inst) ? 1 : kw_props(c, n, k, inst, a);
 	case KW_PROPNAMES: {
 		const char *key;
-		json_t *v, *name;
+		json_t *v;
 
 		if (!json_is_object(inst))
 			return 1;
 		json_object_foreach(inst, key, v) {
+			json_t *name;
+
 			if ((name = json_string(key)) == NULL) {
 				c->code = SAOP_ENOMEM;
 				return 0;
@@ -1099,6 +1153,11 @@ limit_errors(const struct vctx *c)
 	return errs;
 }
 
+/*
+ * Validate instance against s, collecting errors into *errors when not
+ * NULL (see saop.h).  Returns 1 valid, 0 invalid, or a negative
+ * saop_errcode with e set.
+ */
 int
 saop_schema_validate(const struct saop_schema *s, const json_t *instance,
     json_t **errors, struct saop_err *e)
@@ -1157,6 +1216,11 @@ saop_schema_validate(const struct saop_schema *s, const json_t *instance,
 	return 0;
 }
 
+/*
+ * The schema every item of a top-level array must match, when that is all
+ * the root judges (see schema-int.h), with the count limits in *min and
+ * *max.  Returns it, or NULL.
+ */
 const struct sch_node *
 saop__sch_items_schema(const struct saop_schema *s, size_t *min,
     size_t *max)
@@ -1198,6 +1262,10 @@ saop__sch_items_schema(const struct saop_schema *s, size_t *min,
 	return items;
 }
 
+/*
+ * Validate item idx of the root array against n as the whole validation
+ * would (see schema-int.h).  Returns 1 when it matches, else 0.
+ */
 int
 saop__sch_item_valid(const struct saop_schema *s, const struct sch_node *n,
     json_t *item, size_t idx, pcre2_match_data **md)

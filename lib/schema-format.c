@@ -57,10 +57,11 @@ property(char *out, char p, const char *name, size_t len)
 {
 	static const char *const prefixes[] = { "General_Category=", "gc=",
 	    "Script=", "sc=" };
-	size_t i, l;
+	size_t i;
 
 	for (i = 0; i < 4; i++) {
-		l = strlen(prefixes[i]);
+		size_t l = strlen(prefixes[i]);
+
 		if (len > l && strncmp(name, prefixes[i], l) == 0) {
 			name += l;
 			len -= l;
@@ -75,6 +76,10 @@ property(char *out, char p, const char *name, size_t len)
 	return (size_t)sprintf(out, "\\%c{%.*s}", p, (int)len, name);
 }
 
+/*
+ * Translate the ECMA-262 pattern src to PCRE2 and compile it into re.
+ * Returns 0, or -1 with a message in msg (msglen bytes).
+ */
 int
 saop__sch_regex(struct sch_re *re, const char *src, char *msg, size_t msglen)
 {
@@ -94,6 +99,7 @@ saop__sch_regex(struct sch_re *re, const char *src, char *msg, size_t msglen)
 		char ch = src[i];
 
 		if (ch == '\\' && i + 1 < n) {
+			/* Not NUL: i < n, the length of src. */
 			char nx = src[++i];
 
 			if ((nx == 'p' || nx == 'P') && i + 1 < n &&
@@ -104,7 +110,7 @@ saop__sch_regex(struct sch_re *re, const char *src, char *msg, size_t msglen)
 				o += property(buf + o, nx, name, len);
 				i += len + 2;
 			} else if (strchr("aAeEGhHKlLNoQRuUXzZ", nx) != NULL &&
-			    nx != '\0' && (nx != 'u' || i + 1 == n ||
+			    (nx != 'u' || i + 1 == n ||
 			    !(isxdigit((unsigned char)src[i + 1]) ||
 			    src[i + 1] == '{'))) {
 				snprintf(msg, msglen, "invalid regular "
@@ -178,6 +184,10 @@ saop__sch_regex(struct sch_re *re, const char *src, char *msg, size_t msglen)
 	return 0;
 }
 
+/*
+ * Search str (len bytes) for re, *md holding the match data from call to
+ * call.  Returns 1 on a match, 0 on none, -1 when out of memory.
+ */
 int
 saop__sch_match(const struct sch_re *re, const char *str, size_t len,
     pcre2_match_data **md)
@@ -197,6 +207,10 @@ saop__sch_match(const struct sch_re *re, const char *str, size_t len,
 static const char *const format_names[] = { "", "date-time", "date",
     "time", "email", "uri", "uuid", "ipv4", "ipv6", "regex" };
 
+/*
+ * The format called name.  Returns it, or SCH_FMT_NONE when it is not one
+ * we assert.
+ */
 enum sch_format
 saop__sch_format(const char *name)
 {
@@ -208,13 +222,14 @@ saop__sch_format(const char *name)
 	return SCH_FMT_NONE;
 }
 
+/* The name of fmt (borrowed, static). */
 const char *
 saop__sch_format_name(enum sch_format fmt)
 {
 	return format_names[fmt];
 }
 
-/* n decimal digits at s into *v. */
+/* The n decimal digits at s into *v.  Returns 0, or -1 at a non-digit. */
 static int
 digits(const char *s, size_t n, int *v)
 {
@@ -229,6 +244,10 @@ digits(const char *s, size_t n, int *v)
 	return 0;
 }
 
+/*
+ * 1 when s (len bytes) is an RFC 3339 full-date (YYYY-MM-DD, a real day),
+ * else 0.
+ */
 static int
 is_date(const char *s, size_t len)
 {
@@ -247,7 +266,11 @@ is_date(const char *s, size_t len)
 	return 1;
 }
 
-/* RFC 3339 full-time: HH:MM:SS[.frac](Z|+HH:MM|-HH:MM). */
+/*
+ * 1 when s (len bytes) is an RFC 3339 full-time,
+ * HH:MM:SS[.frac](Z|+HH:MM|-HH:MM), a leap second only at 23:59:60 UTC;
+ * else 0.
+ */
 static int
 is_time(const char *s, size_t len)
 {
@@ -289,6 +312,7 @@ is_time(const char *s, size_t len)
 	return 1;
 }
 
+/* 1 when s (len bytes) is a hostname (RFC 1123 labels), else 0. */
 static int
 is_hostname(const char *s, size_t len)
 {
@@ -312,6 +336,10 @@ is_hostname(const char *s, size_t len)
 	return label > 0 && s[len - 1] != '-';
 }
 
+/*
+ * 1 when s (len bytes) is an IPv4 address (no leading zeros) or, family
+ * AF_INET6, an IPv6 one, else 0.
+ */
 static int
 is_ip(const char *s, size_t len, int family)
 {
@@ -336,6 +364,10 @@ is_ip(const char *s, size_t len, int family)
 	return inet_pton(family, buf, addr) == 1;
 }
 
+/*
+ * 1 when s (len bytes) is an email address (a dot-atom or quoted local
+ * part, then a hostname or an address literal), else 0.
+ */
 static int
 is_email(const char *s, size_t len)
 {
@@ -377,6 +409,10 @@ is_email(const char *s, size_t len)
 	return is_hostname(s, len);
 }
 
+/*
+ * 1 when s (len bytes) is an absolute URI (a scheme, then URI characters
+ * and valid percent escapes), else 0.
+ */
 static int
 is_uri(const char *s, size_t len)
 {
@@ -405,6 +441,7 @@ is_uri(const char *s, size_t len)
 	return 1;
 }
 
+/* 1 when s (len bytes) is a UUID in 8-4-4-4-12 hex form, else 0. */
 static int
 is_uuid(const char *s, size_t len)
 {
@@ -421,6 +458,10 @@ is_uuid(const char *s, size_t len)
 	return 1;
 }
 
+/*
+ * Check s (len bytes) against format fmt.  Returns 1 when valid (or fmt is
+ * not one we check), else 0.
+ */
 int
 saop__sch_format_check(enum sch_format fmt, const char *s, size_t len)
 {

@@ -205,8 +205,9 @@ struct saop_schema {
 	const char *root_loc_prefix;
 };
 
-/* Arena allocation, freed with the schema; NULL on ENOMEM. */
+/* Arena allocation (zeroed), freed with the schema; NULL on ENOMEM. */
 void *saop__sch_alloc(struct saop_schema *s, size_t n);
+/* A copy of str in the arena; NULL on ENOMEM. */
 char *saop__sch_strdup(struct saop_schema *s, const char *str);
 
 /*
@@ -216,14 +217,17 @@ char *saop__sch_strdup(struct saop_schema *s, const char *str);
 int saop__sch_regex(struct sch_re *re, const char *src, char *msg,
     size_t msglen);
 
-/* 1 when str (len bytes) matches re; ctx holds the match data. */
+/*
+ * 1 when str (len bytes) matches re, 0 when not, -1 on ENOMEM; *md holds
+ * the match data from call to call (NULL first; pcre2_match_data_free it).
+ */
 int saop__sch_match(const struct sch_re *re, const char *str, size_t len,
     pcre2_match_data **md);
 
 /* The format named name, or SCH_FMT_NONE when it is not asserted. */
 enum sch_format saop__sch_format(const char *name);
 
-/* 1 when str (len bytes) is a valid fmt. */
+/* 1 when str (len bytes) is a valid fmt (or fmt is not checked), else 0. */
 int saop__sch_format_check(enum sch_format fmt, const char *str, size_t len);
 
 /* The name of fmt. */

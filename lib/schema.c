@@ -19,6 +19,10 @@
 
 /* ---- Arena. ---- */
 
+/*
+ * n zeroed bytes, 16-aligned, from s's arena (freed with s).  Returns them,
+ * or NULL when out of memory.
+ */
 void *
 saop__sch_alloc(struct saop_schema *s, size_t n)
 {
@@ -44,6 +48,10 @@ saop__sch_alloc(struct saop_schema *s, size_t n)
 	return p;
 }
 
+/*
+ * A copy of str in s's arena (freed with s).  Returns it, or NULL when out
+ * of memory.
+ */
 char *
 saop__sch_strdup(struct saop_schema *s, const char *str)
 {
@@ -63,6 +71,7 @@ struct uri {
 	int has_scheme, has_auth, has_query, has_frag;
 };
 
+/* Split the URI reference s into *u's components (pointers into s). */
 static void
 uri_parse(const char *s, struct uri *u)
 {
@@ -137,6 +146,7 @@ remove_dots(char *path)
 	*out = '\0';
 }
 
+/* Append the n bytes at p to buf (*len bytes long), NUL-terminated. */
 static void
 cat(char *buf, size_t *len, const char *p, size_t n)
 {
@@ -225,6 +235,7 @@ uri_resolve(const char *base, const char *ref)
 	return out;
 }
 
+/* The value of the hex digit c, or -1 when c is not one. */
 static int
 hexval(int c)
 {
@@ -255,6 +266,7 @@ pct_decode(char *s)
 
 /* ---- Nodes and resources. ---- */
 
+/* The bucket, of size (a power of two) buckets, for the pointer p. */
 static size_t
 ptrhash(const void *p, size_t size)
 {
@@ -265,6 +277,7 @@ ptrhash(const void *p, size_t size)
 	return (size_t)(v >> 7) & (size - 1);
 }
 
+/* The node made for the JSON value js, or NULL when there is none yet. */
 static struct sch_node *
 node_find(const struct saop_schema *s, const json_t *js)
 {
@@ -278,6 +291,10 @@ node_find(const struct saop_schema *s, const json_t *js)
 	return NULL;
 }
 
+/*
+ * Add n to s's node table (keyed by n->js), growing it as it fills.
+ * Returns 0, or -1 when out of memory.
+ */
 static int
 hash_add(struct saop_schema *s, struct sch_node *n)
 {
@@ -309,6 +326,7 @@ hash_add(struct saop_schema *s, struct sch_node *n)
 	return 0;
 }
 
+/* The resource of absolute URI uri (no fragment), or NULL. */
 static struct sch_res *
 res_find(const struct saop_schema *s, const char *uri)
 {
@@ -320,6 +338,10 @@ res_find(const struct saop_schema *s, const char *uri)
 	return NULL;
 }
 
+/*
+ * Find or add the resource uri, rooted at root (when it has no root yet).
+ * Returns it, or NULL when out of memory.
+ */
 static struct sch_res *
 res_add(struct saop_schema *s, const char *uri, struct sch_node *root)
 {
@@ -339,6 +361,10 @@ res_add(struct saop_schema *s, const char *uri, struct sch_node *root)
 	return r;
 }
 
+/*
+ * Register name in r as an anchor ($dynamicAnchor when dynamic) of n.
+ * Returns 0, or -1 when out of memory.
+ */
 static int
 anchor_add(struct saop_schema *s, struct sch_res *r, const char *name,
     struct sch_node *n, int dynamic)
@@ -355,6 +381,7 @@ anchor_add(struct saop_schema *s, struct sch_res *r, const char *name,
 	return 0;
 }
 
+/* The anchor called name in r, or NULL. */
 static struct sch_anchor *
 anchor_find(const struct sch_res *r, const char *name)
 {
@@ -376,7 +403,10 @@ struct cc {
 #define FAIL(cc, ...) saop__fail((cc)->e, SAOP_ECONFIG, 0, __VA_ARGS__)
 #define NOMEM(cc) saop__fail((cc)->e, SAOP_ENOMEM, ENOMEM, "out of memory")
 
-/* loc + "/" + key, the key escaped as a JSON Pointer token. */
+/*
+ * loc + "/" + key, the key escaped as a JSON Pointer token.  Returns it
+ * (in the arena), or NULL.
+ */
 static const char *
 loc_join(struct cc *cc, const char *loc, const char *key)
 {
@@ -400,6 +430,7 @@ loc_join(struct cc *cc, const char *loc, const char *key)
 	return p;
 }
 
+/* loc + "/" + the index i.  Returns it (in the arena), or NULL. */
 static const char *
 loc_index(struct cc *cc, const char *loc, size_t i)
 {
@@ -429,6 +460,8 @@ static struct sch_res *load_uri(struct cc *cc, const char *uri, int draft,
 /*
  * The dialect and vocabulary of a custom metaschema: reads its
  * $vocabulary; a metaschema that cannot be read counts as 2020-12.
+ * Returns the dialect (SCH_D*), *novalidation set when the validation
+ * vocabulary is off.
  */
 static int
 custom_dialect(struct cc *cc, const char *uri, int *novalidation)
@@ -460,6 +493,10 @@ custom_dialect(struct cc *cc, const char *uri, int *novalidation)
 static struct sch_node *walk(struct cc *cc, json_t *js, const char *base,
     struct sch_res *res, const char *loc, int draft, int novalidation);
 
+/*
+ * Walk every subschema of n (under the keywords that take one, a list or a
+ * map of them).  Returns 0, or -1 with cc->e set.
+ */
 static int
 walk_kids(struct cc *cc, struct sch_node *n)
 {
@@ -473,7 +510,7 @@ walk_kids(struct cc *cc, struct sch_node *n)
 	    "patternProperties", "$defs", "definitions", "dependentSchemas",
 	    "dependencies", NULL };
 	const char *const *k;
-	json_t *v, *sub;
+	json_t *v, *child;
 	const char *key;
 	size_t i;
 
@@ -487,8 +524,8 @@ walk_kids(struct cc *cc, struct sch_node *n)
 	for (k = lists; *k != NULL; k++) {
 		if (!json_is_array(v = json_object_get(n->js, *k)))
 			continue;
-		json_array_foreach(v, i, sub)
-			if (walk(cc, sub, n->base, n->res, loc_index(cc,
+		json_array_foreach(v, i, child)
+			if (walk(cc, child, n->base, n->res, loc_index(cc,
 			    loc_join(cc, n->loc, *k), i), n->draft,
 			    n->novalidation) == NULL)
 				return -1;
@@ -496,9 +533,9 @@ walk_kids(struct cc *cc, struct sch_node *n)
 	for (k = maps; *k != NULL; k++) {
 		if (!json_is_object(v = json_object_get(n->js, *k)))
 			continue;
-		json_object_foreach(v, key, sub)
-			if ((json_is_object(sub) || json_is_boolean(sub)) &&
-			    walk(cc, sub, n->base, n->res, loc_join(cc,
+		json_object_foreach(v, key, child)
+			if ((json_is_object(child) || json_is_boolean(child)) &&
+			    walk(cc, child, n->base, n->res, loc_join(cc,
 			    loc_join(cc, n->loc, *k), key), n->draft,
 			    n->novalidation) == NULL)
 				return -1;
@@ -518,7 +555,6 @@ walk(struct cc *cc, json_t *js, const char *base, struct sch_res *res,
 	struct saop_schema *s = cc->s;
 	struct sch_node *n;
 	json_t *v;
-	char *abs;
 
 	if (loc == NULL) {
 		NOMEM(cc);
@@ -579,7 +615,7 @@ walk(struct cc *cc, json_t *js, const char *base, struct sch_res *res,
 				return NULL;
 			}
 		} else {
-			char *hash;
+			char *abs, *hash;
 
 			if ((abs = uri_resolve(base, id)) == NULL) {
 				NOMEM(cc);
@@ -637,7 +673,10 @@ walk(struct cc *cc, json_t *js, const char *base, struct sch_res *res,
 
 /* ---- Loading documents. ---- */
 
-/* Parse and register a document retrieved from uri. */
+/*
+ * Register doc (stolen), retrieved from uri, and walk it.  Returns its
+ * resource, or NULL with cc->e set.
+ */
 static struct sch_res *
 add_doc(struct cc *cc, json_t *doc, const char *uri, int draft,
     const char *loc)
@@ -663,6 +702,10 @@ add_doc(struct cc *cc, json_t *doc, const char *uri, int draft,
 	return r;
 }
 
+/*
+ * Read the JSON document at path (for what, the referring place).  Returns
+ * a new reference, or NULL with cc->e set.
+ */
 static json_t *
 load_file(struct cc *cc, const char *path, const char *what)
 {
@@ -681,18 +724,23 @@ load_file(struct cc *cc, const char *path, const char *what)
 	return doc;
 }
 
+/*
+ * Add the embedded metaschemas as resources, once per schema.  Returns 0,
+ * or -SAOP_EINTERNAL with cc->e set when one does not parse.
+ */
 static int
 load_metas(struct cc *cc)
 {
 	const struct saop__blob *b;
 	json_error_t je;
-	json_t *doc, *id;
-	char *u, *loc;
 
 	if (cc->s->metas_loaded)
 		return 0;
 	cc->s->metas_loaded = 1;
 	for (b = saop__sch_metas; b->name != NULL; b++) {
+		json_t *doc, *id;
+		char *u, *loc;
+
 		doc = json_loadb(b->text, b->len, 0, &je);
 		if (doc == NULL)
 			return saop__fail(cc->e, SAOP_EINTERNAL, 0,
@@ -721,6 +769,7 @@ load_metas(struct cc *cc)
 /*
  * Find or load the resource at uri (absolute, no fragment): the embedded
  * metaschemas, a ref dir, a file: URI.  where names the referring place.
+ * Returns the resource, or NULL with cc->e set.
  */
 static struct sch_res *
 load_uri(struct cc *cc, const char *uri, int draft, const char *where)
@@ -794,7 +843,10 @@ load_uri(struct cc *cc, const char *uri, int draft, const char *where)
 
 /* ---- Resolving references. ---- */
 
-/* Follow JSON Pointer ptr (decoded) from root. */
+/*
+ * Follow JSON Pointer ptr (decoded) from root.  Returns the value there
+ * (borrowed), or NULL when there is none.
+ */
 static json_t *
 pointer_get(json_t *root, const char *ptr)
 {
@@ -835,7 +887,8 @@ pointer_get(json_t *root, const char *ptr)
 
 /*
  * Resolve ref as written in node n (keyword kw): the target node, and for
- * a plain-name fragment the anchor found.
+ * a plain-name fragment the anchor found (in *anchor).  Returns the node,
+ * or NULL with cc->e set.
  */
 static struct sch_node *
 resolve_ref(struct cc *cc, struct sch_node *n, const char *ref,
@@ -901,6 +954,10 @@ out:
 
 /* ---- Compiling keywords. ---- */
 
+/*
+ * Append a zeroed keyword of type and name to *v (*n used, *cap
+ * allocated), growing it.  Returns the keyword, or NULL with cc->e set.
+ */
 static struct sch_kw *
 kw_add(struct cc *cc, struct sch_kw **v, size_t *n, size_t *cap,
     enum sch_kwtype type, const char *name)
@@ -924,6 +981,10 @@ kw_add(struct cc *cc, struct sch_kw **v, size_t *n, size_t *cap,
 	return k;
 }
 
+/*
+ * The node of the subschema js of n at n's location + k1 (+ k2) (+ idx,
+ * when not -1), walked when new.  Returns it, or NULL with cc->e set.
+ */
 static struct sch_node *
 sub(struct cc *cc, struct sch_node *n, json_t *js, const char *k1,
     const char *k2, long idx)
@@ -941,6 +1002,7 @@ sub(struct cc *cc, struct sch_node *n, json_t *js, const char *k1,
 	return walk(cc, js, n->base, n->res, loc, n->draft, n->novalidation);
 }
 
+/* The SCH_T* bit of the JSON type named t, or -1 when t names none. */
 static int
 type_bits(const char *t)
 {
@@ -959,7 +1021,10 @@ type_bits(const char *t)
 	return -1;
 }
 
-/* A non-negative integer count (1.0 counts). */
+/*
+ * A non-negative integer count (1.0 counts) into *out.  Returns 0, or -1
+ * when v is not one.
+ */
 static int
 get_count(json_t *v, size_t *out)
 {
@@ -977,6 +1042,10 @@ get_count(json_t *v, size_t *out)
 	return -1;
 }
 
+/*
+ * The nodes of the subschemas in the array arr under keyword k of n, in an
+ * arena array.  Returns it (its length in *count), or NULL with cc->e set.
+ */
 static struct sch_node **
 sub_list(struct cc *cc, struct sch_node *n, json_t *arr, const char *k,
     size_t *count)
@@ -996,6 +1065,11 @@ sub_list(struct cc *cc, struct sch_node *n, json_t *arr, const char *k,
 	return v;
 }
 
+/*
+ * Compile the keywords of n into n->kw (n->nkw of them), resolving its
+ * references.  Returns 0, or -1 with cc->e set (SAOP_ECONFIG naming the
+ * location of a bad keyword).
+ */
 static int
 compile_node(struct cc *cc, struct sch_node *n)
 {
@@ -1080,8 +1154,14 @@ compile_node(struct cc *cc, struct sch_node *n)
 		    { "maximum", KW_MAXIMUM },
 		    { "exclusiveMaximum", KW_EXMAXIMUM },
 		    { "minimum", KW_MINIMUM },
-		    { "exclusiveMinimum", KW_EXMINIMUM } };
+		    { "exclusiveMinimum", KW_EXMINIMUM } }, counts[] = {
+		    { "maxLength", KW_MAXLENGTH },
+		    { "minLength", KW_MINLENGTH },
+		    { "maxItems", KW_MAXITEMS }, { "minItems", KW_MINITEMS },
+		    { "maxProperties", KW_MAXPROPS },
+		    { "minProperties", KW_MINPROPS } };
 
+		/* The numeric bounds, then the counts. */
 		for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
 			if ((v = json_object_get(js, nums[i].name)) == NULL)
 				continue;
@@ -1093,17 +1173,6 @@ compile_node(struct cc *cc, struct sch_node *n)
 			ADD(nums[i].t, nums[i].name);
 			k->u.value = v;
 		}
-	}
-	if (valid) {
-		static const struct {
-			const char *name;
-			enum sch_kwtype t;
-		} counts[] = { { "maxLength", KW_MAXLENGTH },
-		    { "minLength", KW_MINLENGTH },
-		    { "maxItems", KW_MAXITEMS }, { "minItems", KW_MINITEMS },
-		    { "maxProperties", KW_MAXPROPS },
-		    { "minProperties", KW_MINPROPS } };
-
 		for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
 			size_t c;
 
@@ -1417,6 +1486,7 @@ out:
 
 /* ---- Public calls. ---- */
 
+/* Free s, its compiled regexes and its documents (see saop.h). */
 void
 saop_schema_free(struct saop_schema *s)
 {
@@ -1447,6 +1517,10 @@ saop_schema_free(struct saop_schema *s)
 	free(s);
 }
 
+/*
+ * A new empty schema holding opts's ref dirs and format setting.  Returns
+ * it, or NULL with e set (SAOP_ECONFIG for a ref dir that is not URI=DIR).
+ */
 static struct saop_schema *
 schema_new(const struct saop_schema_opts *opts, struct saop_err *e)
 {
@@ -1565,7 +1639,8 @@ loc_ref(const char *loc, char *buf, size_t size)
 /*
  * Fail naming the loop found: from open[from] through open[n-1] and back,
  * closed by the keyword ref of open[n-1] (a reference) or by the subschema
- * back at open[from].  doc names the root document.
+ * back at open[from].  doc names the root document.  Returns
+ * -SAOP_ECONFIG with cc->e set.
  */
 static int
 loop_fail(struct cc *cc, struct sch_node **open, size_t from, size_t n,
@@ -1659,7 +1734,10 @@ check_loops(struct cc *cc, const char *doc)
 	return rc;
 }
 
-/* Register doc as the root schema at base and compile all it reaches. */
+/*
+ * Register doc as the root schema at base and compile all it reaches.
+ * Returns 0, or a negative saop_errcode with e set.
+ */
 static int
 compile_root(struct saop_schema *s, json_t *doc, const char *base,
     struct saop_err *e)
@@ -1685,6 +1763,10 @@ compile_root(struct saop_schema *s, json_t *doc, const char *base,
 	return check_loops(&cc, base);
 }
 
+/*
+ * Compile schema against base (see saop.h).  Returns a new schema, or NULL
+ * with e set.
+ */
 struct saop_schema *
 saop_schema_compile(const json_t *schema, const char *base,
     const struct saop_schema_opts *opts, struct saop_err *e)
@@ -1717,7 +1799,10 @@ saop_schema_compile(const json_t *schema, const char *base,
 	return s;
 }
 
-/* A file: URI for path (made absolute), percent-encoding what needs it. */
+/*
+ * A file: URI for path (made absolute), percent-encoding what needs it.
+ * Returns a new string, or NULL with errno set.
+ */
 static char *
 file_uri(const char *path)
 {
@@ -1744,6 +1829,10 @@ file_uri(const char *path)
 	return out;
 }
 
+/*
+ * Read and compile the schema file path, its base URI the file's (see
+ * saop.h).  Returns a new schema, or NULL with e set.
+ */
 struct saop_schema *
 saop_schema_load(const char *path, const struct saop_schema_opts *opts,
     struct saop_err *e)
@@ -1776,6 +1865,10 @@ saop_schema_load(const char *path, const struct saop_schema_opts *opts,
 	return s;
 }
 
+/*
+ * Compile the embedded SAOP envelope v1 schema (see saop.h).  Returns a new
+ * schema, or NULL with e set.
+ */
 struct saop_schema *
 saop_schema_envelope_v1(struct saop_err *e)
 {

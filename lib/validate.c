@@ -293,10 +293,11 @@ char *
 saop_validate_errors_text(const json_t *errors)
 {
 	size_t i, cap = 0, len = 0;
-	char *out = NULL, *one, *p;
+	char *out = NULL, *p;
 	const json_t *err;
 
 	json_array_foreach(errors, i, err) {
+		char *one;
 		size_t need;
 
 		if ((one = saop_validate_error_text(err)) == NULL) {
