@@ -3,6 +3,11 @@
 # ($SAOP_SHARED), and helpers.  Exit 0 pass, 1 fail, 77 skip.
 set -eu
 
+# fd 9 is the test's own stderr, the log: fail() writes there, so its
+# message shows even when called with stderr sent elsewhere (as in
+# `expect_status 65 prog 2>"$tmp/err"`).  9, not 3: tests use 3 and 4.
+exec 9>&2
+
 : "${top_srcdir:?run the tests through make check}"
 data="$top_srcdir/tests/data"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/saop-test.XXXXXX")
@@ -34,8 +39,9 @@ if [ -n "${SAOP_TEST_WRAPPER:-}" ]; then
 	done
 fi
 
+# fail MESSAGE: say why on the log (fd 9, above) and end the test, failed.
 fail() {
-	echo "FAIL: $*" >&2
+	echo "FAIL: $*" >&9
 	exit 1
 }
 
