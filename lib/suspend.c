@@ -137,7 +137,6 @@ saop_turn_state_each(struct saop_store *s, const char *task_id,
 	sqlite3_stmt *st;
 	sqlite3 *db;
 	json_error_t je;
-	json_t *state;
 	int rc, r = 0;
 
 	if ((rc = saop__store_connect(s, e)) != 0)
@@ -154,6 +153,7 @@ saop_turn_state_each(struct saop_store *s, const char *task_id,
 		const char *id = (const char *)sqlite3_column_text(st, 0);
 		const char *text = (const char *)sqlite3_column_text(st, 1);
 		const char *at = (const char *)sqlite3_column_text(st, 2);
+		json_t *state;
 
 		state = text != NULL ? json_loads(text, 0, &je) : NULL;
 		if (state == NULL || !json_is_object(state)) {
@@ -213,7 +213,7 @@ now_ms(void)
  * when stopped, else 0.
  */
 static int
-sleep_ms(long ms, volatile sig_atomic_t *stop)
+sleep_ms(long ms, const volatile sig_atomic_t *stop)
 {
 	long long end = now_ms() + ms;
 	long long left;
@@ -273,11 +273,12 @@ url_host_port(const char *url, char *host, size_t hostsz, char *port,
 static const char *
 env_first(const char *const *names)
 {
-	const char *v;
+	for (; *names != NULL; names++) {
+		const char *v = getenv(*names);
 
-	for (; *names != NULL; names++)
-		if ((v = getenv(*names)) != NULL && *v != '\0')
+		if (v != NULL && *v != '\0')
 			return v;
+	}
 	return NULL;
 }
 
@@ -611,7 +612,7 @@ static int
 finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
     struct saop_err *e)
 {
-	json_t *rec = t->rec, *usage;
+	json_t *rec = t->rec;
 	int bad = 0;
 
 	bad |= json_object_set_new(rec, "raw", json_stringn(t->partial,
@@ -622,7 +623,8 @@ finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
 	    strcmp(a->finish_reason, "stop") == 0 ? json_string("tool_calls") :
 	    json_string(a->finish_reason));
 	if (t->prompt_tokens >= 0 || t->completion_tokens >= 0) {
-		usage = json_object();
+		json_t *usage = json_object();
+
 		if (t->prompt_tokens >= 0)
 			json_object_set_new(usage, "prompt_tokens",
 			    json_integer(t->prompt_tokens));

@@ -112,7 +112,7 @@ static int
 defer(struct suspend_run *r, json_t *rec, struct saop_err *e)
 {
 	const char *task = json_string_value(json_object_get(rec, "task_id"));
-	json_t *have = NULL, *st;
+	json_t *have = NULL;
 	int rc;
 
 	rc = task == NULL ? 0 :
@@ -121,7 +121,7 @@ defer(struct suspend_run *r, json_t *rec, struct saop_err *e)
 		return -1;
 	json_decref(have);
 	if (rc == 0 && task != NULL) {
-		st = json_pack("{s:O, s:s, s:i, s:s, s:i}", "record", rec,
+		json_t *st = json_pack("{s:O, s:s, s:i, s:s, s:i}", "record", rec,
 		    "stage", "saop-suspend", "received", 0, "partial", "",
 		    "resumes", 0);
 		if (st == NULL || saop_turn_state_save(r->so.store, task, st,
@@ -224,13 +224,14 @@ saved_turns(const struct cli *o, const char *task)
 static int
 list_turns(const struct cli *o)
 {
-	json_t *rows = saved_turns(o, NULL), *row, *st, *rec, *turn;
+	json_t *rows = saved_turns(o, NULL), *row;
 	size_t i;
 
 	json_array_foreach(rows, i, row) {
-		st = json_object_get(row, "state");
-		rec = json_object_get(st, "record");
-		turn = json_object_get(rec, "turn");
+		json_t *st = json_object_get(row, "state");
+		json_t *turn = json_object_get(json_object_get(st, "record"),
+		    "turn");
+
 		printf("%s\t", json_string_value(json_object_get(row,
 		    "task")));
 		if (json_is_integer(turn))
@@ -271,10 +272,9 @@ clear_turn(const struct cli *o, const char *task)
 static int
 resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
 {
-	json_t *rows = saved_turns(o, task), *row, *st, *rec;
+	json_t *rows = saved_turns(o, task), *row;
 	struct saop_suspend_outcome oc;
 	struct saop_err e;
-	const char *stage;
 	size_t i;
 	int status = CLI_OK, failed = 0;
 
@@ -288,8 +288,10 @@ resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
 	}
 	r->so.store = cli_store(o);
 	json_array_foreach(rows, i, row) {
-		st = json_object_get(row, "state");
-		stage = json_string_value(json_object_get(st, "stage"));
+		json_t *st = json_object_get(row, "state"), *rec;
+		const char *stage = json_string_value(json_object_get(st,
+		    "stage"));
+
 		if (stage != NULL && strcmp(stage, "saop-suspend") != 0) {
 			cli_warn("task %s: the turn was saved by %s; resume "
 			    "it with %s", json_string_value(json_object_get(
