@@ -476,8 +476,10 @@ run_raw(const struct cli *o, const char *path)
 		put("}\n", 2);
 	}
 	json_decref(detect);
-	if (!logged)
+	if (!logged) {
+		saop_detect_result_free(&res);
 		return EX_IOERR;
+	}
 	saop_detect_result_free(&res);
 	return v == SAOP_COMPLETE ? CLI_OK : CLI_FLAGGED;
 }
