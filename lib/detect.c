@@ -140,8 +140,6 @@ saop_detector_new(size_t max_depth)
 		return NULL;
 	d->max_depth = max_depth ? max_depth : SAOP_MAX_DEPTH;
 	d->cap = d->max_depth < 64 ? d->max_depth : 64;
-	if (d->cap == 0)
-		d->cap = 1;
 	if ((d->stack = malloc(d->cap)) == NULL) {
 		free(d);
 		return NULL;

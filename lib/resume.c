@@ -264,10 +264,11 @@ static int
 literal_start(const char *s, size_t len)
 {
 	static const char *const lit[] = { "true", "false", "null" };
-	size_t i, n;
+	size_t i;
 
 	for (i = 0; i < 3; i++) {
-		n = strlen(lit[i]);
+		size_t n = strlen(lit[i]);
+
 		if (len >= n && memcmp(s, lit[i], n) == 0 &&
 		    (len == n || !is_alpha((unsigned char)s[n])))
 			return 1;
@@ -298,13 +299,15 @@ sentence_start(const char *s, size_t len)
 static int
 readings(const char *cont, size_t clen, struct span *sp)
 {
-	const char *f, *body, *end, *nl;
+	const char *f, *nl;
 	size_t lead, i, pos;
 	int n = 0, lines;
 
 	sp[n].off = 0;
 	sp[n++].len = clen;
 	if ((f = find_n(cont, clen, "```")) != NULL) {
+		const char *body, *end;
+
 		nl = memchr(f, '\n', clen - (size_t)(f - cont));
 		body = nl != NULL ? nl + 1 : cont + clen;
 		end = find_n(body, clen - (size_t)(body - cont), "```");
@@ -426,7 +429,7 @@ judge(struct best *b, const char *head, size_t hlen, size_t kept,
     const char *tail, size_t tlen, size_t max_depth, struct saop_err *e)
 {
 	struct saop_detect_result r, cut;
-	size_t len = hlen + tlen, at, lead;
+	size_t len = hlen + tlen;
 	char *buf;
 
 	if ((buf = malloc(len + 1)) == NULL) {
@@ -442,8 +445,8 @@ judge(struct best *b, const char *head, size_t hlen, size_t kept,
 	}
 	if (r.verdict == SAOP_INVALID && r.error_offset >= hlen &&
 	    r.error_offset < len) {
-		at = (size_t)r.error_offset;
-		lead = at;
+		size_t at = (size_t)r.error_offset, lead = at;
+
 		while (lead > hlen && is_ws((unsigned char)buf[lead - 1]))
 			lead--;
 		if (lead < at && sentence_start(buf + at, len - at)) {
@@ -814,7 +817,7 @@ struct progress {
 /* Make buf (len bytes, scanned as res) the progress of p; steals both. */
 static void
 progress_take(struct progress *p, char *buf, size_t len,
-    struct saop_detect_result *res)
+    const struct saop_detect_result *res)
 {
 	free(p->buf);
 	saop_detect_result_free(&p->res);

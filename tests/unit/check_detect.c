@@ -628,11 +628,12 @@ START_TEST(string_runs_split_anywhere_give_the_same_answer)
 	static const size_t ks[] = { 1, 2, 3, 5, 16, 17, 63, 64, 65, 127 };
 	char s[400];
 	struct saop_detect_result r;
-	size_t i, j, k, n, len;
+	size_t i, j, k, n;
 	int ok;
 
 	for (i = 0; i < sizeof(plants) / sizeof(plants[0]); i++) {
-		len = strlen(plants[i]);
+		size_t len = strlen(plants[i]);
+
 		for (j = 2; j < 150; j++) {
 			/* [" then filler with escapes, the plant at j, more
 			 * filler, "] */
@@ -860,12 +861,14 @@ static char parsing_dir[4096];
 
 START_TEST(jsontestsuite_y_files_are_complete)
 {
-	char **v, path[8192], *b;
+	char **v, path[8192];
 	size_t n, i, len;
 
 	v = list_dir(parsing_dir, "y_", &n);
 	ck_assert_uint_eq(n, 95);
 	for (i = 0; i < n; i++) {
+		char *b;
+
 		snprintf(path, sizeof(path), "%s/%s", parsing_dir, v[i]);
 		b = slurp(path, &len);
 		ck_assert_ptr_nonnull(b);
@@ -928,13 +931,15 @@ END_TEST
 
 START_TEST(jsontestsuite_i_files_get_a_verdict_without_crashing)
 {
-	char **v, path[8192], *b;
+	char **v, path[8192];
 	struct saop_detect_result r;
 	size_t n, i, len;
 
 	v = list_dir(parsing_dir, "i_", &n);
 	ck_assert_uint_eq(n, 35);
 	for (i = 0; i < n; i++) {
+		char *b;
+
 		snprintf(path, sizeof(path), "%s/%s", parsing_dir, v[i]);
 		b = slurp(path, &len);
 		ck_assert_ptr_nonnull(b);
@@ -965,12 +970,13 @@ static int
 closing_adds_nothing(const char *c, const char *b, size_t len, size_t k,
     const char *open)
 {
-	size_t n = strlen(open), i, lit;
+	size_t n = strlen(open), i;
 
 	if (*c == '"')
 		c++;
 	else {
-		lit = strcspn(c, "]}");
+		size_t lit = strcspn(c, "]}");
+
 		if (lit > 0 && (k + lit > len || memcmp(c, b + k, lit) != 0 ||
 		    (strncmp(c, "rue", lit) != 0 && strncmp(c, "ue", lit) != 0 &&
 		    strncmp(c, "e", lit) != 0 && strncmp(c, "alse", lit) != 0 &&
@@ -998,7 +1004,7 @@ static int
 holds_nothing_new(const json_t *c, const json_t *f)
 {
 	const char *k;
-	json_t *v, *fv;
+	json_t *v;
 	size_t i, n, partial = 0;
 
 	if (json_is_number(c))
@@ -1023,7 +1029,9 @@ holds_nothing_new(const json_t *c, const json_t *f)
 		return 1;
 	case JSON_OBJECT:
 		json_object_foreach((json_t *)c, k, v) {
-			if ((fv = json_object_get(f, k)) == NULL)
+			const json_t *fv = json_object_get(f, k);
+
+			if (fv == NULL)
 				return 0;
 			if (json_equal(v, fv))
 				continue;
@@ -1145,12 +1153,14 @@ check_prefixes(const char *name, const char *b, size_t len)
 
 START_TEST(every_y_file_prefix_is_truncated_and_closes)
 {
-	char **v, path[8192], *b;
+	char **v, path[8192];
 	size_t n, i, len;
 
 	prefixes_seen = closings_checked = jansson_checked = 0;
 	v = list_dir(parsing_dir, "y_", &n);
 	for (i = 0; i < n; i++) {
+		char *b;
+
 		snprintf(path, sizeof(path), "%s/%s", parsing_dir, v[i]);
 		b = slurp(path, &len);
 		ck_assert_ptr_nonnull(b);
