@@ -529,24 +529,32 @@ const char *saop_resume_status_name(enum saop_resume_status s);
  * Build the continuation request (new reference, or NULL and ENOMEM /
  * EDATA): a copy of request (borrowed; may be NULL) whose messages end
  * with the resume turn(s).  prefix (len bytes) is the partial output up to
- * its last valid token; token is that token (may be NULL: taken as "").
- * PREFILL: a user turn with the prompt and token, then an assistant turn
- * holding prefix with its trailing white space stripped.  USER: one user
- * turn with the prompt, token, SAOP_RESUME_PARTIAL_LABEL and prefix.  With
- * SAOP_RESUME_TAIL the prefix is never sent: one user turn with the prompt
- * and token, whatever the form.  form must not be SAOP_RESUME_AUTO.
+ * its resume point (detect's resume_index); token is its last valid token
+ * (may be NULL: taken as "").  PREFILL: a user turn with the prompt and
+ * token, then an assistant turn holding prefix with its trailing white
+ * space stripped.  USER: one user turn with the prompt, token,
+ * SAOP_RESUME_PARTIAL_LABEL and prefix (all of it).  With SAOP_RESUME_TAIL
+ * nothing before the last valid token is sent: one user turn with the
+ * prompt and token and, when prefix ends inside a token, then
+ * SAOP_RESUME_TAIL_LABEL and what follows the last valid token, whatever
+ * the form.  form must not be SAOP_RESUME_AUTO.
  */
 json_t *saop_resume_request(const json_t *request, const char *prefix,
     size_t len, const char *token, enum saop_resume_form form,
     enum saop_resume_context context, struct saop_err *e);
 
 /*
- * Merge prefix (plen bytes: a partial output cut at its last valid token)
- * and a continuation cont (clen bytes) as models really answer: leading
- * white space, a code fence or a sentence around the JSON, a repeat of
- * the tail of prefix (dropped only when the merge then scans better), a
- * sentence after the completed value.  Every candidate is judged by the
- * scanner (max_depth: 0 for SAOP_MAX_DEPTH); the best wins.  On success
+ * Merge prefix (plen bytes: a partial output up to its resume point) and
+ * a continuation cont (clen bytes) as models really answer, keeping every
+ * byte of prefix: cont appended as it came (mid-token if the cut was), the
+ * open token re-sent from its start (only when it begins with the bytes of
+ * it in prefix), a repeat of the tail of prefix dropped (one shorter than
+ * 4 bytes only when nothing else merges); each reading of cont: as it is,
+ * the body of a code fence, after a sentence around the JSON; a sentence
+ * after the completed value cut.  Every candidate is judged by the scanner
+ * (max_depth: 0 for SAOP_MAX_DEPTH): complete beats truncated beats
+ * invalid, among truncated ones the one keeping most of prefix, then the
+ * earlier one.  On success
  * *out is a new NUL-terminated buffer (free()) of *outlen bytes, res (when
  * not NULL) holds its scan (saop_detect_result_free()), and the verdict is
  * returned: SAOP_COMPLETE, SAOP_TRUNCATED or SAOP_INVALID.  Else ENOMEM.
