@@ -23,10 +23,7 @@ saop_err_clear(struct saop_err *e)
  * ap; returns -code.  The format attribute tells compilers (clang's
  * -Wformat-nonliteral) that fmt was checked at the callers.
  */
-static int vfail(struct saop_err *, int, int, long, long long, int,
-    const char *, va_list) SAOP__PRINTF(7, 0);
-
-static int
+static int SAOP__PRINTF(7, 0)
 vfail(struct saop_err *e, int code, int sys_errno, long line,
     long long offset, int has_offset, const char *fmt, va_list ap)
 {

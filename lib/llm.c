@@ -87,13 +87,12 @@ struct saop__llm_parser {
 static int
 buf_add(struct buf *b, const char *s, size_t n, size_t limit)
 {
-	char *np;
-	size_t ncap;
-
 	if (n > limit || b->len > limit - n)
 		return -SAOP_ELIMIT;
 	if (b->len + n + 1 > b->cap) {
-		ncap = b->cap ? b->cap : 256;
+		size_t ncap = b->cap ? b->cap : 256;
+		char *np;
+
 		while (ncap < b->len + n + 1)
 			ncap *= 2;
 		if ((np = realloc(b->p, ncap)) == NULL)
@@ -185,7 +184,7 @@ clip(char *out, size_t outsz, const char *src, size_t max)
 	memcpy(out + n, "...", 4);
 }
 
-/* Append the n bytes at s to b; -1 on ENOMEM. */
+/* Append the n bytes at s to b.  Returns 0, or -1 on ENOMEM. */
 static int
 put(struct buf *b, const char *s, size_t n)
 {
@@ -253,8 +252,9 @@ saop__llm_url_redact(const char *url)
 }
 
 /*
- * Fill e as saop__fail() does, the message formatted in full first, the
- * key masked (mask_secret()), and only then cut to e->msg's size.
+ * Fill e as saop__fail() does, the message formatted in full first, the key
+ * masked (mask_secret()), and only then cut to e->msg's size.  Returns
+ * -code.
  */
 static int SAOP__PRINTF(4, 5)
 fail_masked(struct saop_err *e, int code, const char *key,
@@ -313,16 +313,20 @@ static const struct {
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static char curl_init_err[256];	/* why libcurl is not usable, or "" */
 
+/*
+ * Load libcurl and look up the functions in C, then initialise it; run
+ * once (pthread_once).  Returns nothing: on failure curl_init_err says why.
+ */
 static void
 curl_init(void)
 {
-	const char *why;
 	CURLcode rc;
 	void *h, *f;
 	size_t i;
 
 	if ((h = dlopen(SAOP_LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL)) == NULL) {
-		why = dlerror();
+		const char *why = dlerror();
+
 		snprintf(curl_init_err, sizeof(curl_init_err),
 		    "cannot load libcurl: %s", why != NULL ? why :
 		    SAOP_LIBCURL_SONAME);
@@ -345,14 +349,17 @@ curl_init(void)
 
 /* ---- configuration ---- */
 
-/* The public API of provider p. */
+/* The public API base URL of provider p.  Returns a static string. */
 static const char *
 default_base(enum saop_provider p)
 {
 	return p == SAOP_PROVIDER_ANTHROPIC ? ANTHROPIC_BASE : OPENAI_BASE;
 }
 
-/* A copy of the environment variable name, or NULL when unset or empty. */
+/*
+ * A copy of the environment variable name.  Returns a new string (free()),
+ * or NULL when it is unset or empty, or on ENOMEM.
+ */
 static char *
 env_dup(const char *name)
 {
@@ -362,8 +369,8 @@ env_dup(const char *name)
 }
 
 /*
- * Keep the first problem of the environment in cfg->problem (see
- * saop.h); -1 on ENOMEM.
+ * Keep the first problem of the environment in cfg->problem (see saop.h),
+ * formatted from fmt; a later one is dropped.  Returns 0, or -1 on ENOMEM.
  */
 static int SAOP__PRINTF(2, 3)
 config_problem(struct saop_llm_config *cfg, const char *fmt, ...)
@@ -380,17 +387,15 @@ config_problem(struct saop_llm_config *cfg, const char *fmt, ...)
 }
 
 /*
- * Fill cfg from the environment (DESIGN.md).  Returns 0 or SAOP_ENOMEM.
- * An unknown provider or a bad SAOP_TIMEOUT_MS is kept in cfg->problem,
- * for saop_llm_call() and saop_llm_dry_run() to report: a program that
- * never calls the model does not fail for it.
+ * Fill cfg from the environment (see saop.h and DESIGN.md).  Returns 0 or
+ * -SAOP_ENOMEM.  An unknown provider or a bad SAOP_TIMEOUT_MS is kept in
+ * cfg->problem, for saop_llm_call() and saop_llm_dry_run() to report: a
+ * program that never calls the model does not fail for it.
  */
 int
 saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 {
 	const char *v;
-	char *end;
-	long ms;
 	int bad = 0, known = 1;
 
 	memset(cfg, 0, sizeof(*cfg));
@@ -409,6 +414,9 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 		    "'%.64s' (openai or anthropic)", v);
 	}
 	if ((v = getenv("SAOP_TIMEOUT_MS")) != NULL && *v != '\0') {
+		char *end;
+		long ms;
+
 		errno = 0;
 		ms = strtol(v, &end, 10);
 		if (errno != 0 || *end != '\0' || ms <= 0)
@@ -439,7 +447,10 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 	return 0;
 }
 
-/* 1 when cfg has a key, or a base URL other than the provider's own. */
+/*
+ * See saop.h.  Returns 1 when cfg has a key, or a base URL other than the
+ * provider's own; else 0 (also for a NULL cfg).
+ */
 int
 saop_llm_configured(const struct saop_llm_config *cfg)
 {
@@ -484,13 +495,20 @@ saop_llm_answer_free(struct saop_llm_answer *a)
 
 /* ---- the request body ---- */
 
+/*
+ * Set member k of o to v, stealing v.  Returns 0, or -1 when v is NULL (a
+ * constructor that failed) or on ENOMEM.
+ */
 static int
 set(json_t *o, const char *k, json_t *v)
 {
 	return v == NULL || json_object_set_new(o, k, v) != 0 ? -1 : 0;
 }
 
-/* The text of a string or of an array of {"type":"text","text"} blocks. */
+/*
+ * Append to b the text of c: a string, or the "text" members of an array of
+ * {"type":"text","text"} blocks.  Returns 0, or a negative code on ENOMEM.
+ */
 static int
 text_of(const json_t *c, struct buf *b)
 {
@@ -510,6 +528,12 @@ text_of(const json_t *c, struct buf *b)
 	return 0;
 }
 
+/*
+ * The tools array in OpenAI's form: an Anthropic-style tool (name,
+ * description, input_schema) becomes {"type":"function","function":{...}}
+ * with the schema as "parameters"; any other is copied as it is.  Returns a
+ * new reference, or NULL on ENOMEM.
+ */
 static json_t *
 tools_openai(const json_t *tools)
 {
@@ -537,16 +561,25 @@ tools_openai(const json_t *tools)
 	return out;
 }
 
+/*
+ * The tools array in Anthropic's form: an OpenAI-style function tool
+ * becomes {name, description, input_schema} (an empty object schema when it
+ * has no parameters); any other is copied as it is.  Returns a new
+ * reference, or NULL on ENOMEM.
+ */
 static json_t *
 tools_anthropic(const json_t *tools)
 {
-	json_t *out, *t, *f, *n, *p;
+	json_t *out, *t;
 	size_t i;
 
 	if ((out = json_array()) == NULL)
 		return NULL;
 	json_array_foreach(tools, i, t) {
-		if ((f = json_object_get(t, "function")) == NULL) {
+		const json_t *f = json_object_get(t, "function");
+		json_t *n, *p;
+
+		if (f == NULL) {
 			json_array_append(out, t);
 			continue;
 		}
@@ -566,6 +599,12 @@ tools_anthropic(const json_t *tools)
 	return out;
 }
 
+/*
+ * tool_choice in OpenAI's form: Anthropic's {"type":"any"} becomes
+ * "required", {"type":"tool","name"} an OpenAI function choice and another
+ * type its bare word; a string or an OpenAI choice is kept.  Returns a new
+ * reference, or NULL on ENOMEM.
+ */
 static json_t *
 choice_openai(const json_t *c)
 {
@@ -584,13 +623,18 @@ choice_openai(const json_t *c)
 	return json_string(t);
 }
 
+/*
+ * tool_choice in Anthropic's form: a word becomes {"type": word}
+ * ("required" becoming "any"), an OpenAI function choice
+ * {"type":"tool","name"}; anything else is kept.  Returns a new reference,
+ * or NULL on ENOMEM.
+ */
 static json_t *
 choice_anthropic(const json_t *c)
 {
-	const char *s;
-
 	if (json_is_string(c)) {
-		s = json_string_value(c);
+		const char *s = json_string_value(c);
+
 		if (strcmp(s, "required") == 0)
 			s = "any";
 		return json_pack("{s:s}", "type", s);
@@ -601,15 +645,18 @@ choice_anthropic(const json_t *c)
 	return json_incref((json_t *)c);
 }
 
-/* OpenAI-style messages (role tool, assistant tool_calls) to Anthropic. */
+/*
+ * The message m in Anthropic's form: an OpenAI tool result (role tool)
+ * becomes a user tool_result block, an assistant message with tool_calls
+ * text and tool_use blocks, any other its role and content.  Returns a new
+ * reference, or NULL on ENOMEM.
+ */
 static json_t *
 message_anthropic(const json_t *m)
 {
 	const char *role = json_string_value(json_object_get(m, "role"));
 	json_t *content = json_object_get(m, "content");
 	json_t *calls = json_object_get(m, "tool_calls");
-	json_t *blocks, *c, *in;
-	size_t i;
 
 	if (role != NULL && strcmp(role, "tool") == 0)
 		return json_pack("{s:s, s:[{s:s, s:O?, s:O?}]}", "role", "user",
@@ -617,7 +664,9 @@ message_anthropic(const json_t *m)
 		    json_object_get(m, "tool_call_id"), "content", content);
 	if (role != NULL && strcmp(role, "assistant") == 0 &&
 	    json_array_size(calls) > 0) {
-		blocks = json_array();
+		json_t *blocks = json_array(), *c;
+		size_t i;
+
 		if (json_is_string(content) && json_string_length(content) > 0)
 			json_array_append_new(blocks, json_pack("{s:s, s:O}",
 			    "type", "text", "text", content));
@@ -627,6 +676,7 @@ message_anthropic(const json_t *m)
 			const json_t *f = json_object_get(c, "function");
 			const char *a = json_string_value(json_object_get(f,
 			    "arguments"));
+			json_t *in;
 
 			in = a != NULL ? json_loads(a, 0, NULL) : NULL;
 			if (!json_is_object(in)) {
@@ -645,6 +695,12 @@ message_anthropic(const json_t *m)
 	    "content", content);
 }
 
+/*
+ * Fill out with req as an OpenAI chat completions body: system becomes the
+ * first message, stop_sequences stop, Anthropic-style tools and tool_choice
+ * are turned OpenAI's way, the other members are copied, and stream is set
+ * (asking for usage when streaming).  Returns 0, or -1 on ENOMEM.
+ */
 static int
 body_openai(json_t *out, const json_t *req, int stream)
 {
@@ -687,6 +743,14 @@ body_openai(json_t *out, const json_t *req, int stream)
 	return 0;
 }
 
+/*
+ * Fill out with req as an Anthropic Messages body: system messages are
+ * gathered into "system", OpenAI-style tool messages and tools are turned
+ * Anthropic's way, max_tokens is set (DEFAULT_MAX_TOKENS when req has
+ * none), stop becomes stop_sequences, the sampling members in keep are
+ * copied and the others dropped, and stream is set.  Returns 0, or -1 on
+ * ENOMEM.
+ */
 static int
 body_anthropic(json_t *out, const json_t *req, int stream)
 {
@@ -845,7 +909,11 @@ mask_key(const char *key, char out[32])
 		snprintf(out, 32, "****");
 }
 
-/* Write what saop_llm_call() would send to f, the key masked. */
+/*
+ * Write what saop_llm_call() would send to f, the key masked (see saop.h).
+ * Returns 0, or -SAOP_ECONFIG, -SAOP_EDATA, -SAOP_ENOMEM or -SAOP_EIO with
+ * e filled.
+ */
 int
 saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
     const json_t *request, struct saop_err *e)
@@ -895,8 +963,9 @@ out:
 /* ---- reading the answer ---- */
 
 /*
- * Parse one JSON text.  Providers send integers beyond 64 bits (Together's
- * "seed"), which jansson refuses: then read every integer as a real.
+ * Parse the n bytes at s as one JSON text.  Providers send integers beyond
+ * 64 bits (Together's "seed"), which jansson refuses: then read every
+ * integer as a real.  Returns a new reference, or NULL with je filled.
  */
 static json_t *
 load(const char *s, size_t n, json_error_t *je)
@@ -928,7 +997,10 @@ num(const json_t *v, long *out)
 	return 0;
 }
 
-/* The neutral finish reason for a provider's word. */
+/*
+ * The neutral finish reason for a provider's word w.  Returns "stop",
+ * "length", "tool_calls" or, for a word it does not know, "error".
+ */
 static const char *
 normal_finish(const char *w)
 {
@@ -952,6 +1024,7 @@ normal_finish(const char *w)
 	return "error";
 }
 
+/* Set p's finish reason from the provider's word v, when v is a string. */
 static void
 set_finish(struct saop__llm_parser *p, const json_t *v)
 {
@@ -971,6 +1044,7 @@ one_line(char *out, size_t outsz, const char *s)
 	out[n] = '\0';
 }
 
+/* 1 when s is not NULL and holds w, case ignored; else 0. */
 static int
 has_word(const char *s, const char *w)
 {
@@ -978,8 +1052,9 @@ has_word(const char *s, const char *w)
 }
 
 /*
- * The code for an error object (or string) from an error body or inside a
- * stream: by its type or code, then by the HTTP status.
+ * Classify an error object (or string) from an error body or inside a
+ * stream: by its type or code, then by the HTTP status.  Its message goes
+ * to msg as one line.  Returns the SAOP code (positive).
  */
 static int
 classify_error(const json_t *err, int status, char *msg, size_t msgsz)
@@ -1173,7 +1248,7 @@ usage_of(struct saop__llm_parser *p, const json_t *u)
 	num(v, &p->completion);
 }
 
-/* 1 when v is absent, null or of the JSON type t. */
+/* 1 when v is absent, null or of the JSON type t; else 0. */
 static int
 absent_or(const json_t *v, json_type t)
 {
@@ -1223,7 +1298,6 @@ static void
 openai_content(struct saop__llm_parser *p, const json_t *c)
 {
 	const json_t *x;
-	const char *t;
 	size_t i;
 
 	if (!json_is_array(c)) {
@@ -1231,6 +1305,8 @@ openai_content(struct saop__llm_parser *p, const json_t *c)
 		return;
 	}
 	json_array_foreach(c, i, x) {
+		const char *t;
+
 		if (!json_is_object(x)) {
 			bad_chunk(p, "a part of the content is not an object");
 			return;
@@ -1435,7 +1511,7 @@ anthropic_message(struct saop__llm_parser *p, const json_t *o)
 static void
 ollama_obj(struct saop__llm_parser *p, const json_t *o)
 {
-	json_t *v, *m = json_object_get(o, "message");
+	json_t *m = json_object_get(o, "message");
 
 	if (!absent_or(json_object_get(o, "response"), JSON_STRING) ||
 	    !absent_or(m, JSON_OBJECT) ||
@@ -1446,7 +1522,8 @@ ollama_obj(struct saop__llm_parser *p, const json_t *o)
 	add_text(p, json_object_get(o, "response"));
 	add_text(p, json_object_get(m, "content"));
 	if (json_is_true(json_object_get(o, "done"))) {
-		v = json_object_get(o, "done_reason");
+		const json_t *v = json_object_get(o, "done_reason");
+
 		if (json_is_string(v))
 			set_finish(p, v);
 		else
@@ -1600,6 +1677,11 @@ do_line(struct saop__llm_parser *p, const char *s, size_t n, size_t off)
 	}
 }
 
+/*
+ * Tell the wire format of the answer (p->mode) from its status, its
+ * Content-Type and, when neither says, the first byte of s (n bytes) that
+ * is not a space; while only spaces came, the mode stays M_UNKNOWN.
+ */
 static void
 sniff(struct saop__llm_parser *p, const char *s, size_t n)
 {
@@ -1634,7 +1716,10 @@ sniff(struct saop__llm_parser *p, const char *s, size_t n)
 		p->mode = M_OTHER;
 }
 
-/* A new parser for an answer of at most limit bytes (0: the default). */
+/*
+ * A new parser for an answer of at most limit bytes (0: the default).
+ * Returns it (saop__llm_parser_free()), or NULL on ENOMEM.
+ */
 struct saop__llm_parser *
 saop__llm_parser_new(size_t limit)
 {
@@ -1715,11 +1800,16 @@ saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
 	return -p->fail;
 }
 
+/*
+ * Move what p gathered into a: the text (p keeps none of it), the finish
+ * reason, the token counts, the status and the tool calls as an
+ * OpenAI-style array.  Returns 0, or -SAOP_ENOMEM when there is no text and
+ * an empty one cannot be made.
+ */
 static int
 fill_answer(struct saop__llm_parser *p, struct saop_llm_answer *a)
 {
-	json_t *tc, *t;
-	size_t i;
+	json_t *tc;
 
 	free(a->raw);
 	a->raw = p->text.p != NULL ? p->text.p : strdup("");
@@ -1730,7 +1820,11 @@ fill_answer(struct saop__llm_parser *p, struct saop_llm_answer *a)
 	a->completion_tokens = p->completion;
 	a->http_status = p->status;
 	if (p->ntools > 0 && (tc = json_array()) != NULL) {
+		size_t i;
+
 		for (i = 0; i < p->ntools; i++) {
+			json_t *t;
+
 			t = json_pack("{s:s?, s:s, s:{s:s?, s:s%}}", "id",
 			    p->tools[i].id, "type", "function", "function",
 			    "name", p->tools[i].name, "arguments",
@@ -1747,18 +1841,16 @@ fill_answer(struct saop__llm_parser *p, struct saop_llm_answer *a)
 
 /*
  * The body has ended: clean is 1 when the transfer ended normally, 0 when
- * it broke.  Fills a with what arrived and returns 0 when a finished
- * answer came, else the code of what is wrong (0 with clean 0 never).
- * After SAOP_EPROTO (an event or line that is not the protocol) a holds
- * no text and no tool call: a damaged answer is never taken in part.
- * For a 2xx answer only; the caller classifies other statuses.
+ * it broke.  Fills a with what arrived and returns 0 when a finished answer
+ * came, else -code with e filled (0 with clean 0 never).  After SAOP_EPROTO
+ * (an event or line that is not the protocol) a holds no text and no tool
+ * call: a damaged answer is never taken in part.  For a 2xx answer only;
+ * the caller classifies other statuses.
  */
 int
 saop__llm_parser_end(struct saop__llm_parser *p, int clean,
     struct saop_llm_answer *a, struct saop_err *e)
 {
-	int r;
-
 	if (clean && !p->fail) {
 		if (p->mode == M_SSE || p->mode == M_NDJSON) {
 			if (p->line.len > 0)
@@ -1776,6 +1868,8 @@ saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 				json_decref(o);
 			} else if (memchr(p->body.p, '\n', p->body.len) !=
 			    NULL) {
+				int r;
+
 				/* Several JSON lines: Ollama NDJSON. */
 				p->mode = M_NDJSON;
 				r = saop__llm_parser_feed(p, p->body.p,
@@ -1788,7 +1882,7 @@ saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 				handle_json(p, p->body.p, p->body.len, 1);
 		}
 	}
-	if ((r = fill_answer(p, a)) != 0)
+	if (fill_answer(p, a) != 0)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	if (p->fail == SAOP_ELIMIT)
 		return saop__fail(e, SAOP_ELIMIT, 0, "the answer is over "
@@ -1864,6 +1958,13 @@ struct call {
 	int should_retry;	/* -1 not said, 0 false, 1 true */
 };
 
+/*
+ * libcurl's header callback: take one header line s (size * n bytes) into
+ * the struct call arg.  A status line forgets what an earlier answer's
+ * headers said (a redirect, 100 Continue); Content-Type, retry-after-ms,
+ * Retry-After (seconds or an HTTP date) and x-should-retry are kept.
+ * Returns size * n: every header is taken.
+ */
 static size_t
 on_header(char *s, size_t size, size_t n, void *arg)
 {
@@ -1916,6 +2017,11 @@ on_header(char *s, size_t size, size_t n, void *arg)
 	return len;
 }
 
+/*
+ * libcurl's write callback: on the first body bytes tell the parser the
+ * status and Content-Type, then feed it the size * n bytes at s.  Returns
+ * size * n, or 0 to stop the transfer once the parser failed.
+ */
 static size_t
 on_body(char *s, size_t size, size_t n, void *arg)
 {
@@ -1933,6 +2039,11 @@ on_body(char *s, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
+/*
+ * The SAOP code for a transfer that failed with rc: SAOP_ENOMEM,
+ * SAOP_ECONFIG (a URL libcurl refuses), SAOP_EPROTO (TLS, a bad encoding)
+ * or SAOP_ENETWORK.  Returns it (positive).
+ */
 static int
 net_code(CURLcode rc)
 {
@@ -2137,7 +2248,7 @@ out:
 /*
  * Send request and fill a (see saop.h).  After an SAOP_ENETWORK or
  * SAOP_ERATELIMIT failure, cfg->on_failure (when set) decides whether to
- * call again.
+ * call again.  Returns 0, or the last call's negative code with e filled.
  */
 int
 saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,

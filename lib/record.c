@@ -30,6 +30,11 @@ struct saop_reader {
 
 #define READ_AHEAD	(128 * 1024)
 
+/*
+ * See saop.h.  A directory is refused as input.  Returns a new reader
+ * (saop_reader_close()), or NULL with e filled (SAOP_ENOMEM,
+ * SAOP_ENOINPUT).
+ */
 struct saop_reader *
 saop_reader_open(const char *path, size_t max_line, struct saop_err *e)
 {
@@ -62,7 +67,11 @@ saop_reader_open(const char *path, size_t max_line, struct saop_err *e)
 	return r;
 }
 
-/* Refill r->in; 1, 0 at end of input, or a negative code. */
+/*
+ * Refill r->in with what the input holds now, flushing every output stream
+ * first when the read would wait.  Returns 1, 0 at end of input, or
+ * -SAOP_ENOMEM or -SAOP_EIO with e filled.
+ */
 static int
 fill(struct saop_reader *r, struct saop_err *e)
 {
@@ -96,7 +105,7 @@ fill(struct saop_reader *r, struct saop_err *e)
 	return n > 0;
 }
 
-/* Copy n bytes of a line that is not a record to r->pass. */
+/* Copy the n bytes at p of a line that is not a record to r->pass. */
 static void
 pass_bytes(struct saop_reader *r, const void *p, size_t n)
 {
@@ -106,18 +115,21 @@ pass_bytes(struct saop_reader *r, const void *p, size_t n)
 
 /*
  * Read one line (without its LF) into r->buf; *len its length.  Returns 1,
- * 0 at EOF with nothing read, or a negative code.  A line longer than the
- * limit is consumed to its end before SAOP_ELIMIT is returned, so the
- * caller could go on.
+ * 0 at EOF with nothing read, or a negative code with e filled.  A line
+ * longer than the limit is consumed to its end before SAOP_ELIMIT is
+ * returned, so the caller could go on.
  */
 static int
 read_line(struct saop_reader *r, size_t *len, struct saop_err *e)
 {
-	const char *p, *nl = NULL;
-	size_t n = 0, take;
+	const char *nl = NULL;
+	size_t n = 0;
 	int rc, over = 0;
 
 	while (nl == NULL) {
+		const char *p;
+		size_t take;
+
 		if (r->in_pos == r->in_len) {
 			if ((rc = fill(r, e)) < 0)
 				return rc;
@@ -169,6 +181,7 @@ read_line(struct saop_reader *r, size_t *len, struct saop_err *e)
 	return 1;
 }
 
+/* 1 when the n bytes at s are only spaces, tabs and CRs (or none); else 0. */
 static int
 blank(const char *s, size_t n)
 {
@@ -184,6 +197,7 @@ blank(const char *s, size_t n)
  * The error for a line jansson refused.  jansson's position is where it
  * stopped reading, a byte or more past the fault; the scanner names the
  * first byte that cannot be JSON (offsets from 0, as in detect.error).
+ * Returns -SAOP_EDATA with e filled.
  */
 static int
 bad_line(struct saop_reader *r, size_t len, const json_error_t *je,
@@ -253,7 +267,7 @@ vmark_init(void)
 	    "\"\\u0000%s", vmark + 1);
 }
 
-/* Skip JSON white space from p; returns the first other byte (or end). */
+/* Skip JSON white space from p.  Returns the first other byte, or end. */
 static const char *
 ws(const char *p, const char *end)
 {
@@ -266,7 +280,8 @@ ws(const char *p, const char *end)
 /*
  * The end of the JSON value at p, in text the scanner has judged valid:
  * strings by their closing quote, containers by counting brackets outside
- * strings (no recursion), scalars by the next delimiter.
+ * strings (no recursion), scalars by the next delimiter.  Returns the byte
+ * after the value (at most end).
  */
 static const char *
 value_end(const char *p, const char *end)
@@ -295,7 +310,10 @@ value_end(const char *p, const char *end)
 	return p < end ? p : end;
 }
 
-/* A string holding the mark and the text [p, p+n): the value verbatim. */
+/*
+ * A string holding the mark and the text [p, p+n): the value verbatim.
+ * Returns a new reference, or NULL out of memory.
+ */
 static json_t *
 verbatim(const char *p, size_t n)
 {
@@ -377,6 +395,10 @@ lenient(const char *p, size_t n, int level)
 	return verbatim(p, n);
 }
 
+/*
+ * See saop.h.  Returns 1 when v is a string that starts with this process's
+ * mark, else 0.
+ */
 int
 saop_record_verbatim(const json_t *v)
 {
@@ -385,7 +407,10 @@ saop_record_verbatim(const json_t *v)
 	    memcmp(json_string_value(v), vmark, vmark_len) == 0;
 }
 
-/* Hand the line that is not a record on, when r passes such lines. */
+/*
+ * Hand the line that is not a record on, when r passes such lines.  Returns
+ * rc, the error the caller reports for it.
+ */
 static int
 pass_line(struct saop_reader *r, size_t len, int rc)
 {
@@ -396,6 +421,12 @@ pass_line(struct saop_reader *r, size_t len, int rc)
 	return rc;
 }
 
+/*
+ * Read the next record (see saop.h): blank lines skipped, the fast parser
+ * first, then jansson, then member by member for valid JSON jansson cannot
+ * hold.  Returns 1 with *rec new, 0 at the end, or a negative code with e
+ * filled.
+ */
 int
 saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e)
 {
@@ -461,18 +492,24 @@ parsed:
 	return 1;
 }
 
+/* Hand lines that are not records on to out (NULL: drop them; see saop.h). */
 void
 saop_reader_pass(struct saop_reader *r, FILE *out)
 {
 	r->pass = out;
 }
 
+/*
+ * See saop.h.  Returns the line number of the record last returned, from 1
+ * (0 before the first).
+ */
 long
 saop_reader_line(const struct saop_reader *r)
 {
 	return r->line;
 }
 
+/* Close r's input when it opened it, and free r; NULL is a no-op. */
 void
 saop_reader_close(struct saop_reader *r)
 {
@@ -485,11 +522,16 @@ saop_reader_close(struct saop_reader *r)
 	free(r);
 }
 
+/*
+ * Read all of f into a new buffer (see saop.h).  Returns 0 with *buf and
+ * *len set, or -SAOP_ENOMEM, -SAOP_ELIMIT or -SAOP_EIO with e filled and
+ * *buf NULL.
+ */
 int
 saop_read_all(FILE *f, char **buf, size_t *len, size_t max,
     struct saop_err *e)
 {
-	size_t n = 0, cap = 0, got;
+	size_t n = 0, cap = 0;
 	char *b = NULL, *nb;
 
 	*buf = NULL;
@@ -497,6 +539,8 @@ saop_read_all(FILE *f, char **buf, size_t *len, size_t max,
 	if (max == 0)
 		max = SAOP_MAX_RECORD_BYTES;
 	for (;;) {
+		size_t got;
+
 		if (cap - n < 65536 + 1) {
 			size_t ncap = cap ? cap * 2 : 65536 + 1;
 
@@ -513,8 +557,8 @@ saop_read_all(FILE *f, char **buf, size_t *len, size_t max,
 		if (n > max) {
 			free(b);
 			return saop__fail_at(e, SAOP_ELIMIT, 1, (long long)max,
-			    "input longer than %zu bytes (raise it with --max-record)",
-			    max);
+			    "input longer than %zu bytes (raise it with "
+			    "--max-record)", max);
 		}
 		if (got == 0)
 			break;
@@ -564,6 +608,10 @@ put_verbatim(FILE *f, const char *p)
 	return *p == '"' ? p + 1 : p;
 }
 
+/*
+ * Write rec as one compact line, verbatim values as their own text (see
+ * saop.h).  Returns 0, or -SAOP_ENOMEM or -SAOP_EIO with e filled.
+ */
 int
 saop_record_write(FILE *f, const json_t *rec, struct saop_err *e)
 {
@@ -592,6 +640,10 @@ saop_record_write(FILE *f, const json_t *rec, struct saop_err *e)
 	return 0;
 }
 
+/*
+ * See saop.h.  Returns rec's "raw" string (borrowed) with its length in
+ * *len (when len is not NULL), or NULL and 0 when there is none.
+ */
 const char *
 saop_record_raw(const json_t *rec, size_t *len)
 {
@@ -607,6 +659,7 @@ saop_record_raw(const json_t *rec, size_t *len)
 	return json_string_value(raw);
 }
 
+/* Set rec.state to state (see saop.h).  Returns 0, or -SAOP_ENOMEM. */
 int
 saop_record_set_state(json_t *rec, const char *state)
 {

@@ -28,6 +28,10 @@ struct saop_store {
 	int has_soft;
 };
 
+/*
+ * Fill e with SAOP_EDB naming what failed and SQLite's message for db
+ * ("cannot allocate" when db is NULL).  Returns -SAOP_EDB.
+ */
 int
 saop__fail_db(struct saop_err *e, sqlite3 *db, const char *what)
 {
@@ -35,19 +39,30 @@ saop__fail_db(struct saop_err *e, sqlite3 *db, const char *what)
 	    db ? sqlite3_errmsg(db) : "cannot allocate");
 }
 
-/* The SQLite handle of s: NULL while a lazy store is not yet connected. */
+/*
+ * The SQLite handle of s (borrowed), or NULL while a lazy store is not yet
+ * connected.
+ */
 sqlite3 *
 saop__store_db(struct saop_store *s)
 {
 	return s->db;
 }
 
+/*
+ * See saop.h.  Returns the path s was made for (borrowed: valid until
+ * saop_store_close()).
+ */
 const char *
 saop_store_path(const struct saop_store *s)
 {
 	return s->path;
 }
 
+/*
+ * Write the current UTC time to buf as ISO 8601 with milliseconds
+ * ("2026-08-23T10:00:00.123Z"; see saop.h).
+ */
 void
 saop_now_iso8601(char buf[32])
 {
@@ -64,7 +79,10 @@ saop_now_iso8601(char buf[32])
 	    (unsigned)(tv.tv_usec / 1000) % 1000u);
 }
 
-/* Make the directory that will hold path, mode 0700, if it is missing. */
+/*
+ * Make the directory that will hold path, mode 0700, if it is missing.
+ * Returns 0, or -SAOP_ENOMEM or -SAOP_EIO with e filled.
+ */
 static int
 make_parent(const char *path, struct saop_err *e)
 {
@@ -84,6 +102,10 @@ make_parent(const char *path, struct saop_err *e)
 	return rc;
 }
 
+/*
+ * Sleep for ms milliseconds.  Returns nanosleep()'s 0, or -1 when a signal
+ * cut the sleep short.
+ */
 static int
 sleep_ms(long ms)
 {
@@ -92,6 +114,10 @@ sleep_ms(long ms)
 	return nanosleep(&ts, NULL);
 }
 
+/*
+ * 1 when the SQLite result code rc (extended or not) is BUSY or LOCKED:
+ * worth another try; else 0.
+ */
 static int
 busy(int rc)
 {
@@ -99,6 +125,11 @@ busy(int rc)
 	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
 }
 
+/*
+ * Run fn inside a transaction on s's database, connecting it first (see
+ * saop-private.h).  Returns 0, fn's negative code, or -SAOP_EDB (e filled)
+ * when SQLite fails or stays busy for TX_TRIES tries.
+ */
 int
 saop__store_tx(struct saop_store *s, int durable,
     int (*fn)(sqlite3 *db, void *arg, struct saop_err *e), void *arg,
@@ -153,7 +184,10 @@ out:
 	return rc;
 }
 
-/* The number at the front of a migration's name, "0003-x.sql" -> 3. */
+/*
+ * The number at the front of a migration's name, "0003-x.sql" -> 3.
+ * Returns it, or 0 when the name has none.
+ */
 static int
 migration_number(const char *name)
 {
@@ -164,6 +198,11 @@ struct migrate_arg {
 	const struct saop__blob *m;
 };
 
+/*
+ * Transaction body for migrate(): apply the migration in arg (a struct
+ * migrate_arg) unless user_version says it is applied already, then set
+ * user_version to its number.  Returns 0, or -SAOP_EDB with e filled.
+ */
 static int
 apply_one(sqlite3 *db, void *arg, struct saop_err *e)
 {
@@ -195,6 +234,10 @@ apply_one(sqlite3 *db, void *arg, struct saop_err *e)
 	return 0;
 }
 
+/*
+ * See saop.h.  Returns the schema version (user_version), or -1 when it
+ * cannot be read.
+ */
 int
 saop_store_version(struct saop_store *s)
 {
@@ -210,6 +253,11 @@ saop_store_version(struct saop_store *s)
 	return v;
 }
 
+/*
+ * Apply every migration newer than the database's version, each in its own
+ * durable transaction.  Returns 0, or the first failure's negative code
+ * with e filled.
+ */
 static int
 migrate(struct saop_store *s, struct saop_err *e)
 {
@@ -227,15 +275,19 @@ migrate(struct saop_store *s, struct saop_err *e)
 	return 0;
 }
 
-/* Set WAL mode, retrying while another process holds the lock. */
+/*
+ * Set WAL mode, retrying while another process holds the lock.  Returns 0,
+ * or -SAOP_EDB with e filled.
+ */
 static int
 set_wal(struct saop_store *s, struct saop_err *e)
 {
-	int rc, tries;
+	int tries;
 
 	for (tries = 0; tries < TX_TRIES; tries++) {
-		rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL, NULL,
-		    NULL);
+		int rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL,
+		    NULL, NULL);
+
 		if (rc == SQLITE_OK)
 			return 0;
 		if (!busy(rc))
@@ -247,7 +299,7 @@ set_wal(struct saop_store *s, struct saop_err *e)
 
 /*
  * A store for path (NULL: $SAOP_DB, else DEFAULT_DB) that touches nothing
- * yet.  Returns it, or NULL and SAOP_ENOMEM.
+ * yet (see saop.h).  Returns it, or NULL with e filled (SAOP_ENOMEM).
  */
 struct saop_store *
 saop_store_new(const char *path, struct saop_err *e)
@@ -270,9 +322,9 @@ saop_store_new(const char *path, struct saop_err *e)
 
 /*
  * Open s's database if it is not open yet: make its directory (0700) and
- * file (0600), WAL mode, busy timeout, migrations.  A failed attempt
- * leaves s closed, to be tried again on the next need.  Returns 0, or
- * SAOP_EDB / SAOP_EIO.
+ * file (0600), WAL mode, busy timeout, migrations.  A failed attempt leaves
+ * s closed, to be tried again on the next need.  Returns 0, or -SAOP_EDB or
+ * -SAOP_EIO with e filled.
  */
 int
 saop__store_connect(struct saop_store *s, struct saop_err *e)
@@ -316,6 +368,10 @@ fail:
 	return rc;
 }
 
+/*
+ * See saop.h: saop_store_new() and a connection made at once.  Returns the
+ * store, or NULL with e filled.
+ */
 struct saop_store *
 saop_store_open(const char *path, struct saop_err *e)
 {
@@ -330,6 +386,7 @@ saop_store_open(const char *path, struct saop_err *e)
 	return s;
 }
 
+/* Close s's database and its --log file, and free s; NULL is a no-op. */
 void
 saop_store_close(struct saop_store *s)
 {
@@ -344,6 +401,10 @@ saop_store_close(struct saop_store *s)
 	free(s);
 }
 
+/*
+ * See saop.h.  The file is only named here; log_stream() opens it on the
+ * first event.  Returns 0, or -SAOP_ENOMEM.
+ */
 int
 saop_store_set_log(struct saop_store *s, const char *path,
     struct saop_err *e)
@@ -366,7 +427,7 @@ saop_store_set_log(struct saop_store *s, const char *path,
 /*
  * The --log stream of s, opening its file on first use: appended to,
  * created 0600 like the database (it holds the same data), whatever the
- * umask.  Returns it, NULL when there is no log, or NULL and SAOP_EIO
+ * umask.  Returns it, NULL when there is no log, or NULL and SAOP_EIO in e
  * (*failed set) when the file cannot be opened.
  */
 static FILE *
@@ -400,6 +461,10 @@ keep_soft(struct saop_store *s, const struct saop_err *e)
 	s->has_soft = 1;
 }
 
+/*
+ * See saop.h.  Returns 1 with the first kept event failure in e (then
+ * forgotten), or 0 with e cleared.
+ */
 int
 saop_store_error(struct saop_store *s, struct saop_err *e)
 {
@@ -417,6 +482,10 @@ struct event_arg {
 	const char *data;
 };
 
+/*
+ * Transaction body for saop_event(): insert the row arg (a struct
+ * event_arg) describes into events.  Returns 0, or -SAOP_EDB with e filled.
+ */
 static int
 insert_event(sqlite3 *db, void *arg, struct saop_err *e)
 {
@@ -440,6 +509,11 @@ insert_event(sqlite3 *db, void *arg, struct saop_err *e)
 	return 0;
 }
 
+/*
+ * Record an event (see saop.h): a row in events and, with --log, a line in
+ * the log file.  A failure of either is kept for saop_store_error(), never
+ * returned.  Returns 0.
+ */
 int
 saop_event(struct saop_store *s, const char *task_id, long turn,
     const char *event, const json_t *data, struct saop_err *e)
@@ -501,6 +575,11 @@ struct status_arg {
 	const char *task_id, *status, *reason, *now;
 };
 
+/*
+ * Transaction body for saop_task_set_status(): insert or update the tasks
+ * row arg (a struct status_arg) describes.  Returns 0, or -SAOP_EDB with e
+ * filled.
+ */
 static int
 upsert_status(sqlite3 *db, void *arg, struct saop_err *e)
 {
@@ -524,6 +603,10 @@ upsert_status(sqlite3 *db, void *arg, struct saop_err *e)
 	return 0;
 }
 
+/*
+ * See saop.h.  Returns 0, or a negative code with e filled
+ * (saop__store_tx()).
+ */
 int
 saop_task_set_status(struct saop_store *s, const char *task_id,
     const char *status, const char *reason, struct saop_err *e)

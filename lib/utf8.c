@@ -43,6 +43,10 @@ saop__utf8_seq(const unsigned char *s, size_t n)
 	return len;
 }
 
+/*
+ * See saop.h.  Returns the length of the longest prefix of the n bytes at s
+ * that is strict UTF-8: n when all of it is.
+ */
 size_t
 saop_utf8_valid(const char *s, size_t n)
 {

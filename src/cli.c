@@ -32,7 +32,10 @@ static const char common_help[] =
 "      --dry-run       print the model request instead of sending it\n"
 "      --max-record N  longest record line or raw input, in bytes\n";
 
-/* At exit: stdout must have been written out, else "write error", 74. */
+/*
+ * At exit: close the store, then stdout, which must have been written out;
+ * else say "write error" (not for a closed pipe, nor twice) and _exit 74.
+ */
 static void
 close_stdout(void)
 {
@@ -52,6 +55,11 @@ close_stdout(void)
 	}
 }
 
+/*
+ * Keep the program's name and help texts for later messages and install
+ * close_stdout() (see cli.h).  Records go out in 64 KB blocks when stdout
+ * is not a terminal.
+ */
 void
 cli_init(const char *name, const char *synopsis, const char *summary,
     const char *own_help)
@@ -67,12 +75,17 @@ cli_init(const char *name, const char *synopsis, const char *summary,
 		setvbuf(stdout, NULL, _IOFBF, 64 * 1024);
 }
 
+/* The program's name, as given to cli_init() ("saop" before it). */
 const char *
 cli_name(void)
 {
 	return prog;
 }
 
+/*
+ * -h: print the usage line, the summary, the options (the program's own,
+ * then the common ones) and the exit statuses on stdout; exit 0.
+ */
 static _Noreturn void
 help(void)
 {
@@ -83,6 +96,11 @@ help(void)
 	exit(EX_OK);
 }
 
+/*
+ * Handle a common option (see cli.h); exits 0 after -h or -V, 64 for an
+ * empty --task or a bad --max-record.  Returns 1 when ch was a common
+ * option, else 0.
+ */
 int
 cli_common_opt(struct cli *o, int ch, const char *arg)
 {
@@ -129,6 +147,7 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 	}
 }
 
+/* Print the usage line and "Try --help" on stderr; exit status. */
 _Noreturn void
 cli_usage(int status)
 {
@@ -137,6 +156,10 @@ cli_usage(int status)
 	exit(status);
 }
 
+/*
+ * Print "name: " and the message fmt formats, then "Try --help", on stderr;
+ * exit 64.
+ */
 _Noreturn void
 cli_usage_error(const char *fmt, ...)
 {
@@ -150,6 +173,7 @@ cli_usage_error(const char *fmt, ...)
 	exit(EX_USAGE);
 }
 
+/* Print "name: " and the message fmt formats on stderr, LF-terminated. */
 void
 cli_warn(const char *fmt, ...)
 {
@@ -162,6 +186,10 @@ cli_warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/*
+ * Print e on stderr as "name: line L, byte B: field: msg", each part only
+ * when e has it.
+ */
 void
 cli_warn_err(const struct saop_err *e)
 {
@@ -179,6 +207,10 @@ cli_warn_err(const struct saop_err *e)
 	fprintf(stderr, "%s\n", e->msg[0] ? e->msg : "unknown error");
 }
 
+/*
+ * Print e (cli_warn_err()) and exit with the status its code stands for; a
+ * write error on stdout is then not said again at exit.
+ */
 _Noreturn void
 cli_die(const struct saop_err *e)
 {
@@ -188,6 +220,10 @@ cli_die(const struct saop_err *e)
 	exit(saop_err_exit_status(e->code));
 }
 
+/*
+ * The worse of two statuses (see cli.h).  Returns 3 over 1 over 0; any
+ * other (a sysexits code) over those, a over b when both are.
+ */
 int
 cli_worse(int a, int b)
 {
@@ -199,6 +235,11 @@ cli_worse(int a, int b)
 	return rb > ra ? b : a;
 }
 
+/*
+ * The exit status a record state stands for.  Returns CLI_OK for OK (or
+ * none), CLI_ESCALATE for USER_ESCALATION, EX_TEMPFAIL for
+ * PAUSED_FOR_INTERVENTION, else CLI_FLAGGED.
+ */
 int
 cli_state_status(const char *state)
 {
@@ -211,6 +252,11 @@ cli_state_status(const char *state)
 	return CLI_FLAGGED;	/* TRUNCATED, INVALID, RESUME_EXHAUSTED */
 }
 
+/*
+ * The task id for a record without one (see cli.h).  Returns --task,
+ * $SAOP_TASK_ID, else the id made on the first call (borrowed: valid until
+ * exit).
+ */
 const char *
 cli_task_id(const struct cli *o)
 {
@@ -231,6 +277,10 @@ cli_task_id(const struct cli *o)
 	return made;
 }
 
+/*
+ * Set rec.task_id to cli_task_id() when rec has none; one it has, of any
+ * type, is kept.
+ */
 void
 cli_record_task(const struct cli *o, json_t *rec)
 {
@@ -240,6 +290,11 @@ cli_record_task(const struct cli *o, json_t *rec)
 		    json_string(cli_task_id(o)));
 }
 
+/*
+ * -r: all of standard input as the raw of a new record (see cli.h).  Exits
+ * 65 when the input is not UTF-8 or is too long, 70 out of memory, 74 on a
+ * read error.  Returns the record (new reference).
+ */
 json_t *
 cli_raw_record(const struct cli *o)
 {
@@ -277,6 +332,10 @@ cli_raw_record(const struct cli *o)
 	return rec;
 }
 
+/*
+ * Open the records of path (or with -r read the one raw record) into r;
+ * exits with the error when path cannot be opened.
+ */
 void
 cli_records_open(struct cli_records *r, const struct cli *o, const char *path)
 {
@@ -289,6 +348,10 @@ cli_records_open(struct cli_records *r, const struct cli *o, const char *path)
 		cli_die(&e);
 }
 
+/*
+ * The next record of r (see cli.h); exits with the error when a line is not
+ * a record.  Returns a new reference, or NULL at the end.
+ */
 json_t *
 cli_records_next(struct cli_records *r)
 {
@@ -307,6 +370,7 @@ cli_records_next(struct cli_records *r)
 	return rec;
 }
 
+/* Close r's input and drop a -r record not handed out; r is zeroed. */
 void
 cli_records_close(struct cli_records *r)
 {
@@ -315,6 +379,10 @@ cli_records_close(struct cli_records *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/*
+ * The run's state database (see cli.h): made on the first call, closed at
+ * exit.  Exits 70 out of memory.  Returns it (borrowed).
+ */
 struct saop_store *
 cli_store(const struct cli *o)
 {
@@ -328,6 +396,11 @@ cli_store(const struct cli *o)
 	return store;
 }
 
+/*
+ * Set rec.error from e: {program, message, line, byte, field, status}, each
+ * of line, byte and field only when e has it.  Returns 0, or -1 out of
+ * memory.
+ */
 int
 cli_record_error(json_t *rec, const struct saop_err *e)
 {
@@ -348,6 +421,11 @@ cli_record_error(json_t *rec, const struct saop_err *e)
 	return json_object_set_new(rec, "error", err) == 0 ? 0 : -1;
 }
 
+/*
+ * 1 when e is a failed model call (network, rate limit, refusal, bad
+ * request, prefill, protocol, configuration): the run makes no more calls.
+ * Else 0.
+ */
 int
 cli_call_failed(const struct saop_err *e)
 {
@@ -365,7 +443,7 @@ cli_call_failed(const struct saop_err *e)
 	}
 }
 
-/* Exit 70: out of memory where nothing can go on. */
+/* Exit 70, saying "out of memory": nothing can go on. */
 static _Noreturn void
 die_nomem(void)
 {
@@ -392,6 +470,11 @@ record_trouble(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	return saop_err_exit_status(e->code);
 }
 
+/*
+ * The record loop every program runs (see cli.h for its rules).  Returns
+ * the exit status of the run: the worst of the records' statuses, 65 when a
+ * line was not a record, and the status of the first failed model call.
+ */
 int
 cli_run(struct cli_loop *l)
 {
@@ -457,6 +540,10 @@ cli_run(struct cli_loop *l)
 	return status;
 }
 
+/*
+ * Parse arg as a decimal count from 0 to max for option name; exits 64
+ * naming the option when it is not one.  Returns the count.
+ */
 long
 cli_count(const char *name, const char *arg, long max)
 {
@@ -471,6 +558,10 @@ cli_count(const char *name, const char *arg, long max)
 	return v;
 }
 
+/*
+ * On a terminal (and without -q), show "N records, R/s" on stderr at most
+ * once a second, and once more with final set, ending the line.
+ */
 void
 cli_progress(const struct cli *o, unsigned long done, int final)
 {

@@ -145,6 +145,7 @@ void cli_records_open(struct cli_records *r, const struct cli *o,
  */
 json_t *cli_records_next(struct cli_records *r);
 
+/* Close r's input and drop a -r record not handed out; r is zeroed. */
 void cli_records_close(struct cli_records *r);
 
 /* On a terminal, show "N records, R/s" on stderr now and then; 0 at end. */
@@ -178,7 +179,7 @@ struct cli_loop {
 	/* -R: write rec's result text; NULL writes nothing. */
 	void (*raw_out)(const struct cli_loop *l, const json_t *rec);
 	void *arg;		/* the program's own */
-	int no_write;		/* write no records (--dry-run prints requests) */
+	int no_write;		/* no records out (--dry-run prints requests) */
 	/* Kept by cli_run(), read by record(): */
 	long line;		/* the line of the record at hand (from 1) */
 	int no_call;		/* a model call failed: make no more */

@@ -25,6 +25,7 @@ static const char own_help[] =
 static int close_opt;		/* --close */
 static size_t max_depth;	/* --max-depth, 0: the default */
 
+/* Exit 70, saying "out of memory". */
 static _Noreturn void
 die_nomem(void)
 {
@@ -36,6 +37,7 @@ die_nomem(void)
 	cli_die(&e);
 }
 
+/* Exit 74, saying "write error" and why (errno). */
 static _Noreturn void
 die_write(void)
 {
@@ -70,6 +72,7 @@ xdumps(const json_t *j, size_t flags)
 	return s;
 }
 
+/* Write the n bytes at p to stdout; exits 74 when they cannot be written. */
 static void
 put(const void *p, size_t n)
 {
@@ -77,11 +80,15 @@ put(const void *p, size_t n)
 		die_write();
 }
 
-/* With --db or --log, record PARTIAL_COMPLETION_DETECTED for rec. */
+/*
+ * With --db or --log, record PARTIAL_COMPLETION_DETECTED for rec (NULL with
+ * -r: the run's task) with detect's length, truncation index, last valid
+ * token and expected.  A failure to store it is kept for
+ * saop_store_error(); exits 70 out of memory.
+ */
 static void
 event(const struct cli *o, const json_t *rec, const json_t *detect)
 {
-	const json_t *t;
 	const char *task = NULL;
 	long turn = -1;
 	struct saop_err e;
@@ -90,6 +97,8 @@ event(const struct cli *o, const json_t *rec, const json_t *detect)
 	if (o->db == NULL && o->log == NULL)
 		return;
 	if (rec != NULL) {
+		const json_t *t;
+
 		if (json_is_string(t = json_object_get(rec, "task_id")))
 			task = json_string_value(t);
 		if (json_is_integer(t = json_object_get(rec, "turn")))
@@ -111,7 +120,10 @@ event(const struct cli *o, const json_t *rec, const json_t *detect)
 	json_decref(data);
 }
 
-/* The detect object of res; exits 70 when out of memory. */
+/*
+ * The detect object of res.  Returns a new reference; exits 70 when out of
+ * memory.
+ */
 static json_t *
 detect_json(const struct saop_detect_result *res)
 {
@@ -122,16 +134,20 @@ detect_json(const struct saop_detect_result *res)
 	return j;
 }
 
-/* Judge one record: add detect and state; its status, or -1 with e. */
+/*
+ * cli_run()'s work on one record: judge its raw, add detect and state (with
+ * --close, close a truncated raw) and record the event.  Returns CLI_OK for
+ * complete JSON, CLI_FLAGGED for truncated or invalid, or -1 with e filled
+ * when rec has no string raw.
+ */
 static int
 detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 {
 	const struct cli *o = l->o;
 	struct saop_detect_result res;
 	const char *raw;
-	json_t *detect, *nraw;
-	size_t len, clen;
-	char *closed;
+	json_t *detect;
+	size_t len;
 	enum saop_verdict v;
 
 	if ((raw = saop_record_raw(rec, &len)) == NULL) {
@@ -146,6 +162,10 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		die_nomem();
 	detect = detect_json(&res);
 	if (close_opt && res.verdict == SAOP_TRUNCATED && res.has_close) {
+		json_t *nraw;
+		size_t clen;
+		char *closed;
+
 		/* The text up to the close point, then the closing. */
 		len = (size_t)res.close_index;
 		clen = strlen(res.closing);
@@ -196,6 +216,7 @@ struct esc {
 	unsigned long long replaced;
 };
 
+/* Write what x holds to stdout and empty it. */
 static void
 esc_flush(struct esc *x)
 {
@@ -203,6 +224,10 @@ esc_flush(struct esc *x)
 	x->n = 0;
 }
 
+/*
+ * Append the n bytes at p, already escaped, to x's output, flushing first
+ * when they would not fit.
+ */
 static void
 esc_bytes(struct esc *x, const void *p, size_t n)
 {
@@ -212,6 +237,10 @@ esc_bytes(struct esc *x, const void *p, size_t n)
 	x->n += n;
 }
 
+/*
+ * Write U+FFFD in place of the broken UTF-8 x holds (or the byte at hand),
+ * count it, and forget the broken character.
+ */
 static void
 esc_replace(struct esc *x)
 {
@@ -220,15 +249,20 @@ esc_replace(struct esc *x)
 	x->have = x->need = 0;
 }
 
+/*
+ * Write the len bytes at p as the inside of a JSON string: valid UTF-8 as
+ * it is, with the escapes JSON needs; a character left unfinished at the
+ * end is kept in x for the next call.
+ */
 static void
 esc_feed(struct esc *x, const unsigned char *p, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *end = p + len;
-	unsigned c;
 
 	while (p < end) {
-		c = *p;
+		unsigned c = *p;
+
 		if (x->need > 0) {
 			if (c < x->lo || c > x->hi) {
 				/* Replace the broken start; c begins anew. */
@@ -267,7 +301,6 @@ esc_feed(struct esc *x, const unsigned char *p, size_t len)
 
 			esc_bytes(x, e, 2);
 		} else if (c < 0x20) {
-			char e[8];
 			const char *sh = c == '\n' ? "\\n" : c == '\t' ? "\\t" :
 			    c == '\r' ? "\\r" : c == '\b' ? "\\b" :
 			    c == '\f' ? "\\f" : NULL;
@@ -275,6 +308,8 @@ esc_feed(struct esc *x, const unsigned char *p, size_t len)
 			if (sh != NULL) {
 				esc_bytes(x, sh, 2);
 			} else {
+				char e[8];
+
 				memcpy(e, "\\u00", 4);
 				e[4] = hex[c >> 4];
 				e[5] = hex[c & 15];
@@ -306,6 +341,7 @@ esc_feed(struct esc *x, const unsigned char *p, size_t len)
 	}
 }
 
+/* The input has ended: replace a character left unfinished, and flush x. */
 static void
 esc_end(struct esc *x)
 {
@@ -348,6 +384,14 @@ keep_input(struct kept *k, const unsigned char *p, size_t n, size_t max)
 	k->len += n;
 }
 
+/*
+ * -r: judge all of path (NULL or "-": standard input) as one raw output,
+ * read in large blocks and streamed out as one record (with -R as the raw
+ * text; with --close kept, and written up to the close point and the
+ * closing).  Exits with the error when the input cannot be opened or read.
+ * Returns CLI_OK for complete JSON, CLI_FLAGGED for truncated or invalid,
+ * or EX_IOERR when the event could not be logged.
+ */
 static int
 run_raw(const struct cli *o, const char *path)
 {
@@ -484,6 +528,10 @@ run_raw(const struct cli *o, const char *path)
 	return v == SAOP_COMPLETE ? CLI_OK : CLI_FLAGGED;
 }
 
+/*
+ * saop-detect: parse the options, then judge each record (cli_run()) or
+ * with -r the whole input (run_raw()).  Returns the exit status of the run.
+ */
 int
 main(int argc, char *argv[])
 {

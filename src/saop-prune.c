@@ -1,4 +1,7 @@
-/* saop-prune.c: keep old, large tool outputs in state.sqlite, pass summaries on. */
+/*
+ * saop-prune.c: keep old, large tool outputs in state.sqlite, pass
+ * summaries on.
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -28,7 +31,10 @@ static struct cli opt;
 static struct saop_prune_stats stats;
 static long cur_line;
 
-/* -v and --dry-run: say what was (or would be) pruned. */
+/*
+ * The library's on_output callback, for -v and --dry-run: say on stderr
+ * what was (or would be) pruned, naming the line at hand.
+ */
 static void
 told(void *arg, const struct saop_prune_item *it)
 {
@@ -45,8 +51,8 @@ told(void *arg, const struct saop_prune_item *it)
 	if (opt.dry_run)
 		fprintf(stderr, "would be pruned\n");
 	else
-		fprintf(stderr, "%s id %lld\n", it->reused ? "already stored as" :
-		    "stored as", it->id);
+		fprintf(stderr, "%s id %lld\n", it->reused ?
+		    "already stored as" : "stored as", it->id);
 }
 
 /*
@@ -70,6 +76,10 @@ settle(int rc, const struct saop_err *e, int *status, int *store_failed)
 	cli_die(e);
 }
 
+/*
+ * Write v as one record line on stdout, unless -q; exits with the error
+ * when it cannot be written.
+ */
 static void
 write_json(const json_t *v)
 {
@@ -81,7 +91,7 @@ write_json(const json_t *v)
 		cli_die(&e);
 }
 
-/* SAOP_EDATA naming line and field, as the library does. */
+/* Exit 65 with SAOP_EDATA naming line and field, as the library does. */
 static noreturn void
 data_error(long line, const char *field, const char *msg)
 {
@@ -95,7 +105,7 @@ data_error(long line, const char *field, const char *msg)
 	cli_die(&e);
 }
 
-/* -R: write rec's messages (pruned), when it has any. */
+/* -R: write rec's request messages (pruned) as one line, when it has any. */
 static void
 raw_out(const struct cli_loop *l, const json_t *rec)
 {
@@ -108,9 +118,11 @@ raw_out(const struct cli_loop *l, const json_t *rec)
 }
 
 /*
- * One record: prune its request's messages.  A store that cannot be
- * written leaves the record unpruned (nothing is replaced that is not
- * stored) and fails it; the next record tries again.
+ * cli_run()'s work on one record: prune its request's messages.  A store
+ * that cannot be written leaves the record unpruned (nothing is replaced
+ * that is not stored) and fails it; the next record tries again.  Returns
+ * CLI_OK, or -1 with e filled (a request that is not an object, a failed
+ * prune).
  */
 static int
 prune_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
@@ -144,7 +156,12 @@ prune_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	return CLI_OK;
 }
 
-/* -r: all of the input is one chat request or one messages array. */
+/*
+ * -r: all of path ("-": standard input) is one chat request or one messages
+ * array; prune it and write it (with -R its messages) back as one line.
+ * Exits with the error for input that cannot be read or is not such JSON.
+ * Returns CLI_OK, or EX_IOERR when the store failed.
+ */
 static int
 prune_raw(const char *path, struct saop_prune_opts *po)
 {
@@ -215,18 +232,23 @@ pass_on(FILE *f)
 		cli_warn("a line that is not an entry may be repeated");
 }
 
-/* Prune the batch of entries (if the store works) and write it out. */
+/*
+ * Prune the n entries in batch (unless the store failed before), write them
+ * out and free them; *n becomes 0.  A store that fails sets *failed and
+ * *status to 74.
+ */
 static void
 flush_entries(json_t **batch, long *lines, size_t *n,
     struct saop_prune_opts *po, int *status, int *failed)
 {
 	struct saop_err e;
 	size_t i;
-	int rc;
 
 	if (*n == 0)
 		return;
 	if (!*failed) {
+		int rc;
+
 		cur_line = 0;
 		rc = saop_prune_entries(batch, lines, *n, po, &stats, &e);
 		settle(rc, &e, status, failed);
@@ -238,7 +260,12 @@ flush_entries(json_t **batch, long *lines, size_t *n,
 	*n = 0;
 }
 
-/* --entries: NDJSON tool-output entries, streamed in small batches. */
+/*
+ * --entries: prune the NDJSON tool-output entries of path, streamed in
+ * small batches; a line that is not an entry, or an entry that is wrong, is
+ * passed on in its place.  Returns the worst status met: CLI_OK, an entry's
+ * error status (65 for bad input), 74 when the store failed.
+ */
 static int
 prune_entries(const char *path, struct saop_prune_opts *po)
 {
@@ -284,7 +311,8 @@ prune_entries(const char *path, struct saop_prune_opts *po)
 			flush_entries(batch, lines, &n, po, &status, &failed);
 			bytes = 0;
 			cli_warn_err(&e);
-			status = cli_worse(status, saop_err_exit_status(e.code));
+			status = cli_worse(status,
+			    saop_err_exit_status(e.code));
 			if (cli_record_error(en, &e) != 0)
 				abort();
 			write_json(en);
@@ -309,7 +337,11 @@ prune_entries(const char *path, struct saop_prune_opts *po)
 	return status;
 }
 
-/* --get ID, --get-latest TOOL: the raw output, byte for byte. */
+/*
+ * --get ID, --get-latest TOOL: write the stored raw output, byte for byte,
+ * on stdout; exits with the error when the store fails.  Returns CLI_OK, or
+ * CLI_FLAGGED when there is no such output.
+ */
 static int
 get(long long id, const char *tool)
 {
@@ -335,6 +367,11 @@ get(long long id, const char *tool)
 	return CLI_OK;
 }
 
+/*
+ * saop-prune: parse the options, then run the one mode they ask for (--get,
+ * --get-latest, --list, --entries, -r, or records through cli_run()).
+ * Returns the exit status of the run.
+ */
 int
 main(int argc, char *argv[])
 {

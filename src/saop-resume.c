@@ -19,7 +19,11 @@ static const char own_help[] =
 "      --context C       full (the partial output) or tail (only the last\n"
 "                        valid token) (default full)\n";
 
-/* The model call behind saop_resume_record(). */
+/*
+ * The model call behind saop_resume_record(): saop_llm_call() with the
+ * run's configuration in arg.  Returns what it returns: 0 or a negative
+ * code with e filled.
+ */
 static int
 llm_call(void *arg, const json_t *request, struct saop_llm_answer *a,
     struct saop_err *e)
@@ -33,7 +37,10 @@ struct resume_run {
 	struct saop_resume_opts ro;
 };
 
-/* -R: write rec's raw text (the merged output), LF-terminated. */
+/*
+ * -R: write rec's raw text (the merged output), ending it with an LF when
+ * it has none.
+ */
 static void
 raw_out(const struct cli_loop *l, const json_t *rec)
 {
@@ -48,7 +55,10 @@ raw_out(const struct cli_loop *l, const json_t *rec)
 	}
 }
 
-/* --dry-run: print what would be sent for rec; 0 or -1 with e. */
+/*
+ * --dry-run: print what would be sent for rec (nothing when it needs no
+ * call).  Returns CLI_OK, or -1 with e filled.
+ */
 static int
 dry_run(struct resume_run *r, const json_t *rec, struct saop_err *e)
 {
@@ -63,22 +73,25 @@ dry_run(struct resume_run *r, const json_t *rec, struct saop_err *e)
 }
 
 /*
- * One record: resume it when truncated.  Without a model, a record that
- * needs one is judged and passed on, and the run's one configuration
- * error is returned for it (cli_run() then calls no more).
+ * cli_run()'s work on one record: resume it when truncated.  Without a
+ * model, a record that needs one is judged and passed on, and the run's one
+ * configuration error is returned for it (cli_run() then calls no more).
+ * Returns the status of the record's state, or -1 with e filled.
  */
 static int
 resume_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 {
 	struct resume_run *r = l->arg;
 	struct saop_resume_outcome oc;
-	int rc, unconfigured = 0;
+	int unconfigured = 0;
 
 	cli_record_task(l->o, rec);
 
 	if (l->o->dry_run)
 		return dry_run(r, rec, e);
 	if (!l->no_call && !saop_llm_configured(&r->cfg)) {
+		int rc;
+
 		if ((rc = saop_resume_plan(rec, &r->ro, NULL, e)) < 0)
 			return -1;
 		unconfigured = rc > 0;
@@ -102,6 +115,11 @@ resume_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	    "state")));
 }
 
+/*
+ * saop-resume: parse the options, read the model's configuration from the
+ * environment and resume each record (cli_run()).  Returns the exit status
+ * of the run.
+ */
 int
 main(int argc, char *argv[])
 {

@@ -55,7 +55,10 @@ report(const struct cli_loop *l, const json_t *rec)
 	}
 }
 
-/* -R: write rec's envelope when it is valid. */
+/*
+ * -R: write rec's envelope as one line when it is valid (nothing else);
+ * exits 74 when it cannot be written.
+ */
 static void
 raw_out(const struct cli_loop *l, const json_t *rec)
 {
@@ -76,7 +79,11 @@ raw_out(const struct cli_loop *l, const json_t *rec)
 	}
 }
 
-/* --dry-run: print the correction request rec would need. */
+/*
+ * --dry-run: print the correction request rec would need.  Returns
+ * CLI_FLAGGED when it needs one, CLI_OK when it needs none, or -1 with e
+ * filled.
+ */
 static int
 dry_run(struct validate_run *r, const json_t *rec, struct saop_err *e)
 {
@@ -90,7 +97,11 @@ dry_run(struct validate_run *r, const json_t *rec, struct saop_err *e)
 	return rc != 0 ? -1 : CLI_FLAGGED;
 }
 
-/* One record: validate, repair, correct; its status or -1 with e. */
+/*
+ * cli_run()'s work on one record: validate, repair, correct, and name the
+ * errors of an invalid one on stderr.  Returns its status (0, 1 or 3:
+ * saop_validate_record()), or a negative code with e filled.
+ */
 static int
 validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 {
@@ -112,6 +123,11 @@ validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	return rc;
 }
 
+/*
+ * saop-validate: parse the options, load the schema, read the model's
+ * configuration from the environment and validate each record (cli_run()).
+ * Returns the exit status of the run.
+ */
 int
 main(int argc, char *argv[])
 {
