@@ -1746,26 +1746,17 @@ saop__llm_parser_head(struct saop__llm_parser *p, int status,
  * Feed n more body bytes.  Returns 0, or a negative code (SAOP_ENOMEM,
  * SAOP_ELIMIT) after which feeding must stop.
  */
-int
-saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
+/*
+ * Feed n bytes of an event stream (SSE or NDJSON) to p's line reader:
+ * each whole line goes to do_line(), a part line waits in p->line.
+ * Returns 0, or a negative code after which feeding must stop.
+ */
+static int
+feed_lines(struct saop__llm_parser *p, const char *s, size_t n)
 {
 	size_t i, start, base;
 	int r;
 
-	if (p->fail)
-		return -p->fail;
-	p->received += n;
-	if (p->mode == M_UNKNOWN)
-		sniff(p, s, n);
-	if (p->mode == M_UNKNOWN || p->mode == M_JSON || p->mode == M_OTHER) {
-		size_t lim = p->mode == M_OTHER ? MAX_ERROR_BODY : p->limit;
-
-		if (p->mode == M_OTHER && p->body.len + n > lim)
-			n = p->body.len < lim ? lim - p->body.len : 0;
-		if ((r = buf_add(&p->body, s, n, p->limit)) != 0)
-			p->fail = -r;
-		return -p->fail;
-	}
 	base = p->lpos;
 	p->lpos += n;
 	for (i = start = 0; i < n && !p->fail; i++) {
@@ -1798,6 +1789,44 @@ saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
 			p->fail = -r;
 	}
 	return -p->fail;
+}
+
+int
+saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
+{
+	int r;
+
+	if (p->fail)
+		return -p->fail;
+	p->received += n;
+	if (p->mode == M_UNKNOWN) {
+		sniff(p, s, n);
+		/*
+		 * White space held while the kind was unknown is the start
+		 * of the first line: read it as such, so that the answer is
+		 * the same however the network split the bytes.
+		 */
+		if ((p->mode == M_SSE || p->mode == M_NDJSON) &&
+		    p->body.len > 0) {
+			struct buf held = p->body;
+
+			memset(&p->body, 0, sizeof(p->body));
+			r = feed_lines(p, held.p, held.len);
+			free(held.p);
+			if (r != 0)
+				return r;
+		}
+	}
+	if (p->mode == M_UNKNOWN || p->mode == M_JSON || p->mode == M_OTHER) {
+		size_t lim = p->mode == M_OTHER ? MAX_ERROR_BODY : p->limit;
+
+		if (p->mode == M_OTHER && p->body.len + n > lim)
+			n = p->body.len < lim ? lim - p->body.len : 0;
+		if ((r = buf_add(&p->body, s, n, p->limit)) != 0)
+			p->fail = -r;
+		return -p->fail;
+	}
+	return feed_lines(p, s, n);
 }
 
 /*
