@@ -1012,6 +1012,40 @@ int saop_tool_output_latest(struct saop_store *s, const char *tool,
 int saop_tool_output_list(struct saop_store *s, const char *task, FILE *f,
     struct saop_err *e);
 
+
+/* ======================================================================
+ * Report: what happened to each task (lib/report.c, saop-report).
+ * ====================================================================== */
+
+/*
+ * A new report read from s (NULL: none), of task when not NULL: per task
+ * its status and reason (tasks), turns with a trace, truncations
+ * (detected; resumed and exhausted with the resume attempts, from
+ * partial_completion_log), correction turns (MALFORMED_RESPONSE),
+ * escalations (MAX_RETRIES_EXCEEDED), suspensions (NETWORK_LOST, those
+ * followed by NETWORK_RESTORED, the milliseconds down, turns still saved),
+ * pruned outputs and their bytes (TOOL_OUTPUT_PRUNED), and what recovery
+ * cost (bytes and tokens of resumes; of correction turns when logged).
+ * Returns 0 with *report new (json_decref()), or SAOP_EDB / SAOP_ENOMEM.
+ */
+int saop_report_new(struct saop_store *s, const char *task, json_t **report,
+    struct saop_err *e);
+
+/*
+ * Count record rec (borrowed; skipped unless its task_id is task, when
+ * task is not NULL) in report: records, final states, local repairs by
+ * kind (validate.repairs).  Returns 0 or SAOP_ENOMEM.
+ */
+int saop_report_add_record(json_t *report, const json_t *rec,
+    const char *task, struct saop_err *e);
+
+/*
+ * Give report its final shape: {"tasks": [TASK, ... sorted by task_id],
+ * "overall": the sums, with "tasks" their number}.  turns is the number
+ * of records when records were counted.  Returns 0 or SAOP_ENOMEM.
+ */
+int saop_report_finish(json_t *report, struct saop_err *e);
+
 #ifdef __cplusplus
 }
 #endif

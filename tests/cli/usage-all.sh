@@ -2,7 +2,8 @@
 # Every program: --help (stdout, 0), --version, a bad option (64).
 . "$top_srcdir/tests/cli/lib.sh"
 n=0
-for t in saop-detect saop-resume saop-validate saop-prune saop-suspend; do
+for t in saop-detect saop-resume saop-validate saop-prune saop-suspend \
+    saop-report; do
 	command -v "$t" >/dev/null 2>&1 || continue
 	n=$((n + 1))
 	expect_status 0 "$t" --help >"$tmp/help"

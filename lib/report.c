@@ -1,0 +1,490 @@
+/* report.c: what happened to each task, summed from state.sqlite and records. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "saop-private.h"
+
+/*
+ * The report is a JSON object {"tasks": {ID: TASK...}} while it is being
+ * filled; saop_report_finish() turns it into {"tasks": [TASK...],
+ * "overall": TOTALS}.  Every count of a TASK is an integer, so that the
+ * totals are plain sums (see sum_into()).
+ */
+
+/* Per-row callback of each_row(): fold one result row into rep. */
+typedef int (*row_fn)(json_t *rep, sqlite3_stmt *st);
+
+/* What read_all() works on: the report and the task it is limited to. */
+struct report_ctx {
+	json_t *rep;
+	const char *task;	/* NULL: every task */
+};
+
+/*
+ * A new, zeroed TASK object for id.  Returns a new reference, or NULL out
+ * of memory.
+ */
+static json_t *
+task_new(const char *id)
+{
+	return json_pack("{s:s, s:n, s:n, s:I, s:I, s:{}, "
+	    "s:{s:I, s:I, s:I, s:I}, s:{}, s:I, s:I, "
+	    "s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I}, "
+	    "s:{s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}, s:I}",
+	    "task_id", id, "status", "reason",
+	    "turns", (json_int_t)0, "records", (json_int_t)0, "states",
+	    "truncations", "resumed", (json_int_t)0, "exhausted",
+	    (json_int_t)0, "detected", (json_int_t)0, "attempts", (json_int_t)0,
+	    "repairs", "corrections", (json_int_t)0, "escalations",
+	    (json_int_t)0,
+	    "suspensions", "count", (json_int_t)0, "restored", (json_int_t)0,
+	    "downtime_ms", (json_int_t)0, "saved_turns", (json_int_t)0,
+	    "pruned", "outputs", (json_int_t)0, "bytes", (json_int_t)0,
+	    "recovery", "resume", "sent_bytes", (json_int_t)0,
+	    "received_bytes", (json_int_t)0, "prompt_tokens", (json_int_t)0,
+	    "completion_tokens", (json_int_t)0,
+	    "correction", "sent_bytes", (json_int_t)0, "received_bytes",
+	    (json_int_t)0, "prompt_tokens", (json_int_t)0,
+	    "completion_tokens", (json_int_t)0,
+	    "recovery_tokens", (json_int_t)0);
+}
+
+/*
+ * The TASK object of id in rep (made when missing).  Returns it
+ * (borrowed: valid while rep is), or NULL out of memory.
+ */
+static json_t *
+task_of(json_t *rep, const char *id)
+{
+	json_t *tasks = json_object_get(rep, "tasks"), *t;
+
+	if (id == NULL)
+		id = "";
+	if ((t = json_object_get(tasks, id)) != NULL)
+		return t;
+	if ((t = task_new(id)) == NULL ||
+	    json_object_set_new(tasks, id, t) != 0)
+		return NULL;
+	return t;
+}
+
+/*
+ * Add n to the integer at obj.key (a missing member counts 0).  Returns 0,
+ * or -1 out of memory.
+ */
+static int
+add(json_t *obj, const char *key, json_int_t n)
+{
+	json_t *v = json_object_get(obj, key);
+
+	return json_object_set_new(obj, key, json_integer(n +
+	    (json_is_integer(v) ? json_integer_value(v) : 0)));
+}
+
+/* Column col of st as a 64-bit integer (NULL reads 0). */
+static json_int_t
+col_int(sqlite3_stmt *st, int col)
+{
+	return (json_int_t)sqlite3_column_int64(st, col);
+}
+
+/* The TASK object of the row's first column (the task id), or NULL. */
+static json_t *
+row_task(json_t *rep, sqlite3_stmt *st)
+{
+	return task_of(rep, (const char *)sqlite3_column_text(st, 0));
+}
+
+/*
+ * Run sql on db with ?1 bound to task (NULL: every task) and fold each
+ * row into rep with fn.  Returns 0, -SAOP_ENOMEM when fn ran out of
+ * memory, or -SAOP_EDB with e filled.
+ */
+static int
+each_row(sqlite3 *db, const char *sql, const char *task, row_fn fn,
+    json_t *rep, struct saop_err *e)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return saop__fail_db(e, db, "reading the report");
+	sqlite3_bind_text(st, 1, task, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (fn(rep, st) != 0) {
+			sqlite3_finalize(st);
+			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+			    "out of memory");
+		}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return saop__fail_db(e, db, "reading the report");
+	return 0;
+}
+
+/* Row: task_id, status, reason of tasks.  Returns 0, or -1 (memory). */
+static int
+row_status(json_t *rep, sqlite3_stmt *st)
+{
+	json_t *t = row_task(rep, st);
+	const char *status = (const char *)sqlite3_column_text(st, 1);
+	const char *reason = (const char *)sqlite3_column_text(st, 2);
+
+	if (t == NULL ||
+	    json_object_set_new(t, "status", status ? json_string(status) :
+	    json_null()) != 0 ||
+	    json_object_set_new(t, "reason", reason ? json_string(reason) :
+	    json_null()) != 0)
+		return -1;
+	return 0;
+}
+
+/* Row: task_id, distinct turns with a trace.  Returns 0, or -1. */
+static int
+row_turns(json_t *rep, sqlite3_stmt *st)
+{
+	json_t *t = row_task(rep, st);
+
+	return t == NULL ? -1 : add(t, "turns", col_int(st, 1));
+}
+
+/*
+ * Row: task_id, resolved, exhausted, attempts, sent_bytes, received_bytes,
+ * prompt_tokens, completion_tokens of partial_completion_log.  Returns 0,
+ * or -1.
+ */
+static int
+row_resumes(json_t *rep, sqlite3_stmt *st)
+{
+	json_t *t = row_task(rep, st), *tr, *cost;
+
+	if (t == NULL)
+		return -1;
+	tr = json_object_get(t, "truncations");
+	cost = json_object_get(json_object_get(t, "recovery"), "resume");
+	return add(tr, "resumed", col_int(st, 1)) |
+	    add(tr, "exhausted", col_int(st, 2)) |
+	    add(tr, "attempts", col_int(st, 3)) |
+	    add(cost, "sent_bytes", col_int(st, 4)) |
+	    add(cost, "received_bytes", col_int(st, 5)) |
+	    add(cost, "prompt_tokens", col_int(st, 6)) |
+	    add(cost, "completion_tokens", col_int(st, 7));
+}
+
+/*
+ * Row: task_id, event, count, and the sums of the data's byte_size,
+ * sent_bytes, received_bytes, prompt_tokens, completion_tokens.  Returns
+ * 0, or -1.
+ */
+static int
+row_events(json_t *rep, sqlite3_stmt *st)
+{
+	json_t *t = row_task(rep, st), *cost, *pr;
+	const char *ev = (const char *)sqlite3_column_text(st, 1);
+	json_int_t n = col_int(st, 2);
+	int rc = 0;
+
+	if (t == NULL)
+		return -1;
+	if (ev == NULL)
+		return 0;
+	cost = json_object_get(json_object_get(t, "recovery"), "correction");
+	if (strcmp(ev, "MALFORMED_RESPONSE") == 0)
+		rc = add(t, "corrections", n);
+	else if (strcmp(ev, "MAX_RETRIES_EXCEEDED") == 0)
+		rc = add(t, "escalations", n);
+	else if (strcmp(ev, "TOOL_OUTPUT_PRUNED") == 0) {
+		pr = json_object_get(t, "pruned");
+		rc = add(pr, "outputs", n) | add(pr, "bytes", col_int(st, 3));
+	}
+	/* What a correction turn cost, when saop-validate logs it. */
+	if (strcmp(ev, "MALFORMED_RESPONSE") == 0 ||
+	    strcmp(ev, "CORRECTION_ANSWERED") == 0)
+		rc |= add(cost, "sent_bytes", col_int(st, 4)) |
+		    add(cost, "received_bytes", col_int(st, 5)) |
+		    add(cost, "prompt_tokens", col_int(st, 6)) |
+		    add(cost, "completion_tokens", col_int(st, 7));
+	return rc;
+}
+
+/*
+ * Row: task_id, losses, losses followed by a restore, milliseconds down.
+ * Returns 0, or -1.
+ */
+static int
+row_suspend(json_t *rep, sqlite3_stmt *st)
+{
+	json_t *t = row_task(rep, st), *s;
+
+	if (t == NULL)
+		return -1;
+	s = json_object_get(t, "suspensions");
+	return add(s, "count", col_int(st, 1)) |
+	    add(s, "restored", col_int(st, 2)) |
+	    add(s, "downtime_ms", col_int(st, 3));
+}
+
+/* Row: task_id, turns found truncated.  Returns 0, or -1. */
+static int
+row_detected(json_t *rep, sqlite3_stmt *st)
+{
+	json_t *t = row_task(rep, st);
+
+	return t == NULL ? -1 :
+	    add(json_object_get(t, "truncations"), "detected",
+	    col_int(st, 1));
+}
+
+/* Row: task_id, saved turns (agent_turn_states).  Returns 0, or -1. */
+static int
+row_saved(json_t *rep, sqlite3_stmt *st)
+{
+	json_t *t = row_task(rep, st);
+
+	return t == NULL ? -1 :
+	    add(json_object_get(t, "suspensions"), "saved_turns",
+	    col_int(st, 1));
+}
+
+/* One query of the report and the function folding its rows. */
+struct query {
+	const char *sql;
+	row_fn fn;
+};
+
+/*
+ * The queries, each limited to task ?1 unless it is NULL.  A lost network
+ * is down from its NETWORK_LOST to the task's next NETWORK_RESTORED (or,
+ * when none came yet, to now).
+ */
+static const struct query queries[] = {
+	{ "SELECT task_id, status, reason FROM tasks"
+	  " WHERE ?1 IS NULL OR task_id = ?1", row_status },
+	{ "SELECT task_id, count(*) FROM (SELECT task_id, turn FROM events"
+	  " WHERE turn >= 0 UNION SELECT task_id, turn_number"
+	  " FROM partial_completion_log)"
+	  " WHERE ?1 IS NULL OR task_id = ?1 GROUP BY task_id", row_turns },
+	{ "SELECT task_id, total(final_status = 'RESOLVED'),"
+	  " total(final_status = 'EXHAUSTED'), total(resume_attempts),"
+	  " total(sent_bytes), total(received_bytes), total(prompt_tokens),"
+	  " total(completion_tokens) FROM partial_completion_log"
+	  " WHERE ?1 IS NULL OR task_id = ?1 GROUP BY task_id", row_resumes },
+	{ "SELECT task_id, event, count(*),"
+	  " total(json_extract(data, '$.byte_size')),"
+	  " total(json_extract(data, '$.sent_bytes')),"
+	  " total(json_extract(data, '$.received_bytes')),"
+	  " total(json_extract(data, '$.prompt_tokens')),"
+	  " total(json_extract(data, '$.completion_tokens'))"
+	  " FROM events WHERE json_valid(data) AND (?1 IS NULL OR task_id = ?1)"
+	  " GROUP BY task_id, event", row_events },
+	{ "SELECT task_id, count(*), count(back), total(round((julianday("
+	  " coalesce(back, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
+	  " - julianday(time)) * 86400000.0)) FROM (SELECT task_id, time,"
+	  " (SELECT min(r.time) FROM events r WHERE r.task_id = l.task_id"
+	  " AND r.id > l.id AND r.event = 'NETWORK_RESTORED') AS back"
+	  " FROM events l WHERE l.event = 'NETWORK_LOST'"
+	  " AND (?1 IS NULL OR l.task_id = ?1)) GROUP BY task_id",
+	  row_suspend },
+	{ "SELECT task_id, count(*) FROM (SELECT task_id, turn FROM events"
+	  " WHERE event = 'PARTIAL_COMPLETION_DETECTED' UNION"
+	  " SELECT task_id, turn_number FROM partial_completion_log)"
+	  " WHERE ?1 IS NULL OR task_id = ?1 GROUP BY task_id", row_detected },
+	{ "SELECT task_id, count(*) FROM agent_turn_states"
+	  " WHERE ?1 IS NULL OR task_id = ?1 GROUP BY task_id", row_saved },
+};
+
+/* Transaction body: run every query into the report arg. */
+static int
+read_all(sqlite3 *db, void *arg, struct saop_err *e)
+{
+	const struct report_ctx *c = arg;
+	size_t i;
+
+	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+		int rc;
+
+		if ((rc = each_row(db, queries[i].sql, c->task, queries[i].fn,
+		    c->rep, e)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * See saop.h: a new report of s (of task, when not NULL).  Returns 0 with
+ * *report new, or a negative code with e filled and *report NULL.
+ */
+int
+saop_report_new(struct saop_store *s, const char *task, json_t **report,
+    struct saop_err *e)
+{
+	struct report_ctx c;
+	int rc;
+
+	*report = NULL;
+	saop_err_clear(e);
+	if ((c.rep = json_pack("{s:{}}", "tasks")) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	c.task = task;
+	if (s != NULL && (rc = saop__store_tx(s, 0, read_all, &c, e)) != 0) {
+		json_decref(c.rep);
+		return rc;
+	}
+	*report = c.rep;
+	return 0;
+}
+
+/*
+ * See saop.h: count record rec (borrowed) in report.  Returns 0, or
+ * -SAOP_ENOMEM.
+ */
+int
+saop_report_add_record(json_t *report, const json_t *rec, const char *task,
+    struct saop_err *e)
+{
+	const char *id = json_string_value(json_object_get(rec, "task_id"));
+	const char *state = json_string_value(json_object_get(rec, "state"));
+	json_t *t, *rep, *k;
+	size_t i;
+	int rc;
+
+	if (id == NULL)
+		id = "";
+	if (task != NULL && strcmp(task, id) != 0)
+		return 0;
+	if ((t = task_of(report, id)) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	rc = add(t, "records", 1) |
+	    add(json_object_get(t, "states"), state ? state : "NONE", 1);
+	rep = json_object_get(json_object_get(rec, "validate"), "repairs");
+	json_array_foreach(rep, i, k)
+		if (json_is_string(k))
+			rc |= add(json_object_get(t, "repairs"),
+			    json_string_value(k), 1);
+	if (rc != 0)
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	return 0;
+}
+
+/*
+ * Add every integer of from to the same member of into, recursing into
+ * objects; a member into lacks is made.  Returns 0, or -1 out of memory.
+ */
+static int
+sum_into(json_t *into, const json_t *from)
+{
+	const char *key;
+	json_t *v, *sub;
+	int rc = 0;
+
+	json_object_foreach((json_t *)from, key, v) {
+		if (json_is_integer(v))
+			rc |= add(into, key, json_integer_value(v));
+		else if (json_is_object(v)) {
+			if ((sub = json_object_get(into, key)) == NULL) {
+				if ((sub = json_object()) == NULL ||
+				    json_object_set_new(into, key, sub) != 0)
+					return -1;
+			}
+			rc |= sum_into(sub, v);
+		}
+	}
+	return rc;
+}
+
+/*
+ * Settle one TASK: turns are the records read when there were any (every
+ * turn passed through the pipeline), else the turns with a trace in the
+ * database; recovery_tokens sums the tokens of both costs.  Returns 0, or
+ * -1 out of memory.
+ */
+static int
+settle(json_t *t)
+{
+	json_t *rec = json_object_get(t, "recovery");
+	json_int_t records = json_integer_value(json_object_get(t, "records"));
+	json_int_t tokens = 0;
+	const char *key;
+	json_t *cost;
+
+	if (records > json_integer_value(json_object_get(t, "turns")) &&
+	    json_object_set_new(t, "turns", json_integer(records)) != 0)
+		return -1;
+	json_object_foreach(rec, key, cost)
+		tokens += json_integer_value(json_object_get(cost,
+		    "prompt_tokens")) + json_integer_value(json_object_get(cost,
+		    "completion_tokens"));
+	return json_object_set_new(t, "recovery_tokens", json_integer(tokens));
+}
+
+/* qsort() order of task ids: strcmp() of the strings pointed at. */
+static int
+by_id(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The n keys of object tasks, sorted (a stable report whatever order the
+ * rows came in).  Returns a new array (free(); the keys borrowed from
+ * tasks), or NULL out of memory.
+ */
+static const char **
+sorted_ids(json_t *tasks, size_t n)
+{
+	const char **ids, *id;
+	json_t *t;
+	size_t i = 0;
+
+	if ((ids = calloc(n + 1, sizeof(*ids))) == NULL)
+		return NULL;
+	json_object_foreach(tasks, id, t)
+		ids[i++] = id;
+	qsort(ids, i, sizeof(*ids), by_id);
+	return ids;
+}
+
+/*
+ * See saop.h: turn report into its final shape, tasks sorted by id, with
+ * the overall sums.  Returns 0, or -SAOP_ENOMEM (report unusable then).
+ */
+int
+saop_report_finish(json_t *report, struct saop_err *e)
+{
+	json_t *tasks = json_object_get(report, "tasks"), *list, *all;
+	const char **ids;
+	size_t n = json_object_size(tasks);
+	int rc = 0;
+
+	if ((list = json_array()) == NULL || (all = task_new("")) == NULL) {
+		json_decref(list);
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	}
+	json_object_del(all, "task_id");
+	json_object_del(all, "status");
+	json_object_del(all, "reason");
+	if ((ids = sorted_ids(tasks, n)) == NULL)
+		rc = -1;
+	else {
+		size_t i;
+
+		for (i = 0; i < n && rc == 0; i++) {
+			json_t *t = json_object_get(tasks, ids[i]);
+
+			rc = settle(t) | sum_into(all, t) |
+			    json_array_append(list, t);
+		}
+		free(ids);
+	}
+	rc |= add(all, "tasks", (json_int_t)json_array_size(list));
+	if (rc != 0 || json_object_set_new(report, "tasks", list) != 0) {
+		json_decref(all);
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	}
+	if (json_object_set_new(report, "overall", all) != 0)
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	return 0;
+}

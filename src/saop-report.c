@@ -1,0 +1,251 @@
+/* saop-report: what happened to each task, from state.sqlite (and records). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/*
+ * The sums live in libsaop (lib/report.c): SQLite stays behind the
+ * library, which owns the schema and its migrations, and the JSON report
+ * is one value that --json prints as it is and the text form reads.
+ */
+
+enum {
+	OPT_JSON = CLI_OPT_FIRST_OWN
+};
+
+static const char own_help[] =
+"      --json          one JSON object (tasks and overall) instead of text\n"
+"  file ...            also count these records (the pipeline's output):\n"
+"                      turns, final states, local repairs by kind\n";
+
+/* The integer at path a.b (or a when b is NULL) of obj; 0 when missing. */
+static long long
+num(const json_t *obj, const char *a, const char *b)
+{
+	const json_t *v = json_object_get(obj, a);
+
+	if (b != NULL)
+		v = json_object_get(v, b);
+	return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
+/* Print the members of counts ("kind N, ...") or "-" when it has none. */
+static void
+print_counts(const json_t *counts)
+{
+	const char *key;
+	json_t *v;
+	int first = 1;
+
+	json_object_foreach((json_t *)counts, key, v) {
+		printf("%s%s %lld", first ? "" : ", ", key,
+		    (long long)json_integer_value(v));
+		first = 0;
+	}
+	if (first)
+		putchar('-');
+}
+
+/* Print the cost object c as "sent S B, received R B, P+C tokens". */
+static void
+print_cost(const json_t *c)
+{
+	printf("sent %lld B, received %lld B, %lld+%lld tokens",
+	    num(c, "sent_bytes", NULL), num(c, "received_bytes", NULL),
+	    num(c, "prompt_tokens", NULL), num(c, "completion_tokens", NULL));
+}
+
+/* 1 when the cost object c has any non-zero count, else 0. */
+static int
+logged(const json_t *c)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)c, key, v)
+		if (json_integer_value(v) != 0)
+			return 1;
+	return 0;
+}
+
+/* Print one TASK (or the overall sums) t as indented lines. */
+static void
+print_task(const json_t *t)
+{
+	const json_t *rec = json_object_get(t, "recovery");
+	long long repairs = 0;
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(json_object_get(t, "repairs"), key, v)
+		repairs += json_integer_value(v);
+	printf("  turns            %lld", num(t, "turns", NULL));
+	if (json_object_size(json_object_get(t, "states")) > 0) {
+		printf(" (");
+		print_counts(json_object_get(t, "states"));
+		putchar(')');
+	}
+	printf("\n  truncations      %lld detected, %lld resumed, "
+	    "%lld exhausted (%lld resume calls)\n",
+	    num(t, "truncations", "detected"), num(t, "truncations", "resumed"),
+	    num(t, "truncations", "exhausted"),
+	    num(t, "truncations", "attempts"));
+	printf("  local repairs    %lld (", repairs);
+	print_counts(json_object_get(t, "repairs"));
+	printf(")\n  correction turns %lld\n  escalations      %lld\n",
+	    num(t, "corrections", NULL), num(t, "escalations", NULL));
+	printf("  suspensions      %lld, %lld restored, %.1f s down, "
+	    "%lld turns still saved\n", num(t, "suspensions", "count"),
+	    num(t, "suspensions", "restored"),
+	    (double)num(t, "suspensions", "downtime_ms") / 1000.0,
+	    num(t, "suspensions", "saved_turns"));
+	printf("  pruned           %lld outputs, %lld bytes\n",
+	    num(t, "pruned", "outputs"), num(t, "pruned", "bytes"));
+	printf("  resume cost      ");
+	print_cost(json_object_get(rec, "resume"));
+	printf("\n  correction cost  ");
+	if (num(t, "corrections", NULL) > 0 && !logged(json_object_get(rec,
+	    "correction")))
+		printf("not in state.sqlite (no cost logged with the "
+		    "correction turns)");
+	else
+		print_cost(json_object_get(rec, "correction"));
+	printf("\n  recovery tokens  %lld\n", num(t, "recovery_tokens", NULL));
+}
+
+/* Print report (finished) as text: each task, then the overall sums. */
+static void
+print_text(const json_t *report)
+{
+	const json_t *t, *all = json_object_get(report, "overall");
+	size_t i;
+
+	json_array_foreach(json_object_get(report, "tasks"), i, t) {
+		const char *status = json_string_value(json_object_get(t,
+		    "status"));
+		const char *reason = json_string_value(json_object_get(t,
+		    "reason"));
+
+		printf("task %s: %s%s%s%s\n", json_string_value(
+		    json_object_get(t, "task_id")), status ? status : "-",
+		    reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
+		print_task(t);
+	}
+	printf("overall: %lld task%s\n", num(all, "tasks", NULL),
+	    num(all, "tasks", NULL) == 1 ? "" : "s");
+	print_task(all);
+}
+
+/*
+ * Count the records of path ("-": standard input) into report; lines that
+ * are not records are named on stderr and skipped.  Returns CLI_OK, or
+ * EX_DATAERR when a line was not a record.
+ */
+static int
+read_records(const struct cli *o, const char *path, json_t *report)
+{
+	struct saop_reader *in;
+	struct saop_err e;
+	json_t *rec;
+	int rc, status = CLI_OK;
+
+	if ((in = saop_reader_open(path, o->max_record, &e)) == NULL)
+		cli_die(&e);
+	while ((rc = saop_reader_next(in, &rec, &e)) != 0) {
+		if (rc < 0) {
+			if (e.code != SAOP_EDATA && e.code != SAOP_ELIMIT)
+				cli_die(&e);
+			cli_warn_err(&e);
+			status = EX_DATAERR;
+			continue;
+		}
+		rc = saop_report_add_record(report, rec, o->task, &e);
+		json_decref(rec);
+		if (rc != 0)
+			cli_die(&e);
+	}
+	saop_reader_close(in);
+	return status;
+}
+
+/*
+ * The database the run reads: --db, $SAOP_DB, else .saop/state.sqlite;
+ * NULL when that file does not exist (a report never makes one).
+ */
+static const char *
+db_path(const struct cli *o)
+{
+	const char *p = o->db;
+
+	if (p == NULL && ((p = getenv("SAOP_DB")) == NULL || *p == '\0'))
+		p = ".saop/state.sqlite";
+	return access(p, F_OK) == 0 ? p : NULL;
+}
+
+/*
+ * saop-report [--json] [--task id] [--db path] [file ...]: read the state
+ * database (and the records of the files), print the report.  Returns 0,
+ * or 65 when a line of a file was not a record.
+ */
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = { CLI_LONGOPTS,
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ NULL, 0, NULL, 0 } };
+	struct cli opt = { 0 };
+	struct saop_store *s = NULL;
+	struct saop_err e;
+	const char *db;
+	json_t *report;
+	int ch, json = 0, status = CLI_OK;
+
+	cli_init("saop-report", "[-hqVv] [--json] [--db path] [--task id] "
+	    "[file ...]", "Print, per task and overall, what the pipeline did: "
+	    "turns, truncations,\nrepairs, correction turns, escalations, "
+	    "suspensions, pruning and the cost\nof recovery, from state.sqlite "
+	    "and the records given.", own_help);
+	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
+	    NULL)) != -1) {
+		if (ch == OPT_JSON)
+			json = 1;
+		else if (ch == 'r' || ch == 'R' || ch == CLI_OPT_LOG ||
+		    ch == CLI_OPT_DRY_RUN)
+			cli_usage_error("%s is not an option of saop-report",
+			    argv[optind - 1]);
+		else if (!cli_common_opt(&opt, ch, optarg))
+			cli_usage(EX_USAGE);
+	}
+	db = db_path(&opt);
+	if (db == NULL && optind == argc) {
+		cli_warn("no state database at %s, and no records given",
+		    opt.db ? opt.db : getenv("SAOP_DB") && *getenv("SAOP_DB") ?
+		    getenv("SAOP_DB") : ".saop/state.sqlite");
+		return EX_NOINPUT;
+	}
+	if (db != NULL && (s = saop_store_open(db, &e)) == NULL)
+		cli_die(&e);
+	if (saop_report_new(s, opt.task, &report, &e) != 0)
+		cli_die(&e);
+	saop_store_close(s);
+	for (; optind < argc; optind++)
+		status = cli_worse(status, read_records(&opt, argv[optind],
+		    report));
+	if (saop_report_finish(report, &e) != 0)
+		cli_die(&e);
+	if (opt.quiet)
+		;
+	else if (json) {
+		if (json_dumpf(report, stdout, JSON_COMPACT) != 0)
+			cli_warn("write error");
+		putchar('\n');
+	} else
+		print_text(report);
+	json_decref(report);
+	return status;
+}

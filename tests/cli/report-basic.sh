@@ -1,0 +1,85 @@
+#!/bin/sh
+# saop-report: the sums per task and overall, from the rows the programs
+# write (made here by the programs where no model is needed, and by hand
+# for the rows of the model stages), in text and --json; --task; records
+# given add turns, states and repairs; no database: 66, never made.
+. "$top_srcdir/tests/cli/lib.sh"
+
+ex="$top_srcdir/examples"
+cd "$tmp"
+expect_status 66 saop-report 2>"$tmp/err"
+grep -q 'no state database' "$tmp/err" || fail "no database: $(cat "$tmp/err")"
+[ ! -e "$SAOP_DB" ] || fail "saop-report made the database"
+expect_status 64 saop-report --dry-run 2>/dev/null
+
+# Pruning and detection, for real.
+set +e
+saop-prune <"$ex/pipeline.ndjson" | saop-detect --db "$SAOP_DB" |
+    saop-validate >out 2>/dev/null
+set -e
+# The rows of the model stages (as lib/resume.c, lib/validate.c and
+# lib/suspend.c write them), for task b.
+sql "INSERT INTO partial_completion_log (task_id, turn_number,
+    truncation_index, initial_chunk_length, resume_attempts, final_status,
+    timestamp, sent_bytes, received_bytes, prompt_tokens, completion_tokens)
+    VALUES ('b', 1, 10, 10, 1, 'RESOLVED', '2020-01-01T10:00:00.000Z',
+    300, 40, 20, 10),
+    ('b', 2, 10, 10, 2, 'EXHAUSTED', '2020-01-01T10:00:01.000Z',
+    500, 60, 30, 12)"
+sql "INSERT INTO events (time, task_id, turn, event, data) VALUES
+    ('2020-01-01T10:00:00.000Z', 'b', 3, 'MALFORMED_RESPONSE', '{\"attempt\":1}'),
+    ('2020-01-01T10:00:01.000Z', 'b', 3, 'MALFORMED_RESPONSE', '{\"attempt\":2}'),
+    ('2020-01-01T10:00:02.000Z', 'b', 3, 'MAX_RETRIES_EXCEEDED', '{}'),
+    ('2020-01-01T10:00:03.000Z', 'b', 4, 'NETWORK_LOST', '{}'),
+    ('2020-01-01T10:00:04.500Z', 'b', 4, 'NETWORK_RESTORED', '{}'),
+    ('2020-01-01T10:00:05.000Z', 'b', 4, 'TURN_RESUMED', '{}'),
+    ('2020-01-01T10:00:06.000Z', 'b', 5, 'NETWORK_LOST', '{}')"
+sql "INSERT INTO tasks VALUES ('b', 'USER_ESCALATION',
+    'MAX_RETRIES_EXCEEDED', '2020-01-01T10:00:02.000Z')"
+sql "INSERT INTO agent_turn_states VALUES ('b', '{}', '2020-01-01T10:00:06.000Z')"
+
+saop-report --json >rep.json
+jqf '[.tasks[].task_id] == ["b", "nightly-build"] and .overall.tasks == 2' rep.json
+jqf '.tasks[1] | .pruned == {"outputs": 2, "bytes": 185960} and
+    .truncations.detected == 2 and .truncations.resumed == 0 and
+    .status == null and .corrections == 0 and .records == 0' rep.json
+jqf '.tasks[0] | .status == "USER_ESCALATION" and
+    .reason == "MAX_RETRIES_EXCEEDED" and .turns == 5 and
+    .truncations == {"detected": 2, "resumed": 1, "exhausted": 1, "attempts": 3}
+    and .corrections == 2 and .escalations == 1 and
+    .suspensions.count == 2 and .suspensions.restored == 1 and
+    .suspensions.saved_turns == 1 and
+    .recovery.resume == {"sent_bytes": 800, "received_bytes": 100,
+    "prompt_tokens": 50, "completion_tokens": 22} and
+    .recovery_tokens == 72' rep.json
+# The loss not restored is down until now: more than the restored 1.5 s.
+jqf '.tasks[0].suspensions.downtime_ms > 1500 + 86400000' rep.json
+jqf '.overall | .corrections == 2 and .pruned.bytes == 185960 and
+    .truncations.detected == 4 and .recovery_tokens == 72' rep.json
+
+# --task, and the records: turns, states and repairs.
+saop-report --json --task nightly-build out >rep2.json
+jqf '(.tasks | length) == 1 and .tasks[0].records == 5 and
+    .tasks[0].turns == 5 and
+    .tasks[0].states == {"OK": 2, "TRUNCATED": 2, "INVALID": 1} and
+    .tasks[0].repairs == {"code_fence": 1, "prose": 1, "trailing_comma": 1}
+    and .overall.tasks == 1' rep2.json
+
+# Text: one block per task and the overall one.
+saop-report >rep.txt
+grep -q '^task b: USER_ESCALATION (MAX_RETRIES_EXCEEDED)$' rep.txt ||
+    fail "text: $(cat rep.txt)"
+grep -q '^  truncations      2 detected, 1 resumed, 1 exhausted (3 resume calls)$' rep.txt ||
+    fail "text truncations: $(cat rep.txt)"
+grep -q '^  correction cost  not in state.sqlite' rep.txt ||
+    fail "text correction cost: $(cat rep.txt)"
+grep -q '^  resume cost      sent 800 B, received 100 B, 50+22 tokens$' rep.txt ||
+    fail "text resume cost: $(cat rep.txt)"
+grep -q '^overall: 2 tasks$' rep.txt || fail "text overall: $(cat rep.txt)"
+
+# A line that is not a record: named, skipped, 65; the rest counted.
+printf '{"task_id": "c", "state": "OK"}\nnot json\n' >bad
+expect_status 65 saop-report --json --task c bad >rep3.json 2>err
+jqf '.tasks[0].records == 1' rep3.json
+grep -q 'line 2' err || fail "bad line not named: $(cat err)"
+exit 0
