@@ -46,7 +46,9 @@ EOF
 }
 
 req='"request":{"messages":[{"role":"user","content":"JSON please"}]}'
-printf '{%s,"raw":"{\\"a\\": [1"}\n' "$req" >"$tmp/trunc.ndjson"
+# Cut between tokens: a cut inside a number would leave it open whether
+# the model carries the number on or sends it again (saop-resume(1)).
+printf '{%s,"raw":"{\\"a\\": ["}\n' "$req" >"$tmp/trunc.ndjson"
 printf '{%s,"raw":"{\\"saop\\": \\"1.0\\""}\n' "$req" >"$tmp/invalid.ndjson"
 env='{"saop": "1.0", "turn_index": 0, "agent_role": "developer", '
 env=$env'"thought": "t", "action": null}'
@@ -80,7 +82,7 @@ for provider in openai anthropic; do
 		    fail "$provider, $bad: saop-resume exited $rc: $(cat "$tmp/err" "$tmp/out")"
 		grep -q "SSE event $n (byte [0-9]* of the answer)" "$tmp/err" ||
 		    fail "$provider, $bad: the event is not named: $(cat "$tmp/err")"
-		jq -e '.raw == "{\"a\": [1" and .resume.status != "RESOLVED" and
+		jq -e '.raw == "{\"a\": [" and .resume.status != "RESOLVED" and
 		    .state == "TRUNCATED"' "$tmp/out" >/dev/null ||
 		    fail "$provider, $bad: merged: $(cat "$tmp/out")"
 		! grep -q '23\]' "$tmp/out" ||
