@@ -18,6 +18,7 @@ struct saop_reader {
 	size_t max_line;
 	long line;		/* line of the record last returned */
 	long next_line;		/* line the next read starts on */
+	unsigned long long consumed;	/* bytes of the lines read so far */
 	char *buf;
 	size_t cap;
 	/* Input read ahead with read(2): whatever the pipe holds, so a
@@ -140,6 +141,7 @@ read_line(struct saop_reader *r, size_t *len, struct saop_err *e)
 		nl = memchr(p, '\n', r->in_len - r->in_pos);
 		take = nl != NULL ? (size_t)(nl - p) : r->in_len - r->in_pos;
 		r->in_pos += take + (nl != NULL);
+		r->consumed += take + (nl != NULL);
 		if (over || take > r->max_line - n) {
 			/* Too long to hold: handed on as it streams by. */
 			if (r->pass != NULL) {
@@ -497,6 +499,13 @@ void
 saop_reader_pass(struct saop_reader *r, FILE *out)
 {
 	r->pass = out;
+}
+
+/* The bytes of input taken by the lines read so far (see saop.h). */
+unsigned long long
+saop_reader_consumed(const struct saop_reader *r)
+{
+	return r->consumed;
 }
 
 /*

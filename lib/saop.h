@@ -134,6 +134,12 @@ int saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e);
  */
 void saop_reader_pass(struct saop_reader *r, FILE *out);
 
+/*
+ * The bytes of input taken by the lines read so far, their LFs included
+ * (for progress: how far into a file of known size the reader is).
+ */
+unsigned long long saop_reader_consumed(const struct saop_reader *r);
+
 /* The line number of the record last returned (from 1). */
 long saop_reader_line(const struct saop_reader *r);
 

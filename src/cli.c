@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -487,6 +488,7 @@ cli_run(struct cli_loop *l)
 
 	saop_err_clear(&stop);
 	cli_records_open(&recs, o, l->path);
+	cli_progress_input(recs.in, l->path);
 	if (recs.in != NULL && !o->quiet && !o->raw_out && !l->no_write)
 		saop_reader_pass(recs.in, stdout);
 	for (;;) {
@@ -534,6 +536,7 @@ cli_run(struct cli_loop *l)
 		cli_progress(o, ++n, 0);
 	}
 	cli_progress(o, n, 1);
+	cli_progress_input(NULL, NULL);
 	cli_records_close(&recs);
 	if (stopped)
 		status = cli_worse(saop_err_exit_status(stop.code), status);
@@ -562,13 +565,40 @@ cli_count(const char *name, const char *arg, long max)
  * On a terminal (and without -q), show "N records, R/s" on stderr at most
  * once a second, and once more with final set, ending the line.
  */
+/* What cli_progress() measures the ETA by: the reader and its input size. */
+static const struct saop_reader *progress_in;
+static unsigned long long progress_size;
+
+void
+cli_progress_input(const struct saop_reader *r, const char *path)
+{
+	struct stat st;
+	int ok;
+
+	progress_in = r;
+	progress_size = 0;
+	if (r == NULL)
+		return;
+	ok = path == NULL || strcmp(path, "-") == 0 ?
+	    fstat(STDIN_FILENO, &st) == 0 : stat(path, &st) == 0;
+	/* Only a regular file has a size known beforehand. */
+	if (ok && S_ISREG(st.st_mode) && st.st_size > 0)
+		progress_size = (unsigned long long)st.st_size;
+}
+
+/*
+ * On a terminal, now and then (once a second) and at the end, show
+ * "name: N records, R/s" on stderr, with ", P%, ETA M:SS" when the input
+ * is a file of known size.
+ */
 void
 cli_progress(const struct cli *o, unsigned long done, int final)
 {
 	static struct timeval start, last;
 	static int on = -1;
 	struct timeval now;
-	double secs;
+	unsigned long long got;
+	double secs, left;
 
 	if (on == -1) {
 		on = !o->quiet && isatty(STDERR_FILENO);
@@ -583,6 +613,16 @@ cli_progress(const struct cli *o, unsigned long done, int final)
 	last = now;
 	secs = (double)(now.tv_sec - start.tv_sec) +
 	    (double)(now.tv_usec - start.tv_usec) / 1e6;
-	fprintf(stderr, "\r%s: %lu records, %.0f/s%s", prog, done,
-	    secs > 0 ? (double)done / secs : 0.0, final ? "\n" : "");
+	fprintf(stderr, "\r%s: %lu records, %.0f/s", prog, done,
+	    secs > 0 ? (double)done / secs : 0.0);
+	if (!final && progress_in != NULL && progress_size > 0 &&
+	    (got = saop_reader_consumed(progress_in)) > 0 &&
+	    got <= progress_size) {
+		left = secs * (double)(progress_size - got) / (double)got;
+		fprintf(stderr, ", %.0f%%, ETA %lu:%02lu   ",
+		    100.0 * (double)got / (double)progress_size,
+		    (unsigned long)left / 60, (unsigned long)left % 60);
+	}
+	if (final)
+		fputs("                          \n", stderr);
 }

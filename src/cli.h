@@ -148,8 +148,19 @@ json_t *cli_records_next(struct cli_records *r);
 /* Close r's input and drop a -r record not handed out; r is zeroed. */
 void cli_records_close(struct cli_records *r);
 
-/* On a terminal, show "N records, R/s" on stderr now and then; 0 at end. */
+/*
+ * On a terminal (never otherwise), show "N records, R/s" on stderr once a
+ * second, with the share done and an ETA when the input is a file of known
+ * size (cli_progress_input()); final: the last line, ended.
+ */
 void cli_progress(const struct cli *o, unsigned long done, int final);
+
+/*
+ * Measure the ETA of cli_progress() by r's bytes read against the size of
+ * path ("-" or NULL: standard input) when it is a regular file; NULL r
+ * stops it.
+ */
+void cli_progress_input(const struct saop_reader *r, const char *path);
 
 /*
  * The record loop every program runs.  The program fills o, path,
