@@ -25,13 +25,13 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "saop-version.h"	/* SAOP_VERSION, made by configure */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define SAOP_VERSION "0.1.0"
-
-/* ---- Constants of the protocols (DESIGN.md), named once. ---- */
+/* ---- Constants of the protocols (saop(7)), named once. ---- */
 #define SAOP_MAX_RESUME_ATTEMPTS	2
 #define SAOP_MAX_CORRECTION_RETRIES	2
 #define SAOP_MAX_AUTO_RESUME		3
@@ -493,7 +493,7 @@ int saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 /* RESUME-SECTION: declarations of lib/resume.c go here. */
 
 /*
- * The resume prompt of DESIGN.md.  The request carries it followed by
+ * The resume prompt (saop-resume(1)).  The request carries it followed by
  * SAOP_RESUME_TOKEN_LABEL and the last valid token, verbatim.
  */
 #define SAOP_RESUME_PROMPT "Continue the JSON payload from the last " \
@@ -806,7 +806,7 @@ void saop_schema_free(struct saop_schema *s);
 int saop_repair(const char *text, size_t len, char **out, size_t *out_len,
     json_t **repairs, struct saop_err *e);
 
-/* The formatting-correction prompt of DESIGN.md, around the errors. */
+/* The formatting-correction prompt (saop-validate(1)), around the errors. */
 #define SAOP_CORRECTION_PROMPT_HEAD \
 	"Your previous response was not valid SAOP JSON. Errors: "
 #define SAOP_CORRECTION_PROMPT_TAIL \
