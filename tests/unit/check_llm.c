@@ -1,4 +1,4 @@
-/* check_llm.c: unit tests of the model client (lib/llm.c), against the
+/* check_llm.c: unit tests of the model client (lib/llm*.c), against the
  * fake LLM server (tests/fake-llm.py) and the recorded fixtures. */
 #include "config.h"
 

@@ -1,0 +1,332 @@
+/*
+ * llm-config.c: how to reach the model (SAOP_PROVIDER, SAOP_API_BASE, the
+ * key, SAOP_MODEL, SAOP_TIMEOUT_MS), the endpoint URL, and the key kept
+ * out of everything shown: masked in messages, redacted from URLs.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "llm-int.h"
+
+/*
+ * ---- what may be shown ----
+ *
+ * Error messages go to stderr, --log and the events table; the request
+ * line of --dry-run to stdout.  The key must never be in them, not even
+ * in part, and neither the credentials a base URL can hold.
+ */
+
+/*
+ * Replace in s every run of KEY_RUN_MIN or more bytes that occurs in key
+ * (or, for a key shorter than that, every copy of it) by "****".  Keys
+ * shorter than 4 bytes are left: masking them would garble any message.
+ */
+void
+saop__llm_mask_secret(char *s, const char *key)
+{
+	size_t kl, min, i, j, l, rest;
+
+	if (s == NULL || key == NULL || (kl = strlen(key)) < 4)
+		return;
+	min = KEY_RUN_MIN;
+	if (kl < min)
+		min = kl;
+	for (i = 0; s[i] != '\0'; i++) {
+		size_t best = 0;
+
+		for (j = 0; j + best < kl; j++) {
+			if (key[j] != s[i])
+				continue;
+			for (l = 0; j + l < kl && s[i + l] == key[j + l]; l++)
+				;
+			if (l > best)
+				best = l;
+		}
+		if (best < min)
+			continue;
+		rest = strlen(s + i + best);
+		memcpy(s + i, "****", 4);
+		memmove(s + i + 4, s + i + best, rest + 1);
+		i += 3;
+	}
+}
+
+/*
+ * Copy src into out (outsz bytes) as at most max bytes (max < outsz),
+ * cut at a UTF-8 character boundary and ended by "..." when cut.
+ */
+void
+saop__llm_clip(char *out, size_t outsz, const char *src, size_t max)
+{
+	size_t n = strlen(src);
+
+	if (max >= outsz)
+		max = outsz - 1;
+	if (n <= max) {
+		memcpy(out, src, n + 1);
+		return;
+	}
+	n = max > 3 ? max - 3 : 0;
+	while (n > 0 && ((unsigned char)src[n] & 0xc0) == 0x80)
+		n--;
+	memcpy(out, src, n);
+	memcpy(out + n, "...", 4);
+}
+
+/* Append the n bytes at s to b.  Returns 0, or -1 on ENOMEM. */
+static int
+put(struct buf *b, const char *s, size_t n)
+{
+	return saop__llm_buf_add(b, s, n, SIZE_MAX / 2) == 0 ? 0 : -1;
+}
+
+/*
+ * The URL as it may be shown: the userinfo (user:password@) becomes
+ * "****@", the value of every query parameter (a whole parameter that
+ * has no '=') "****", and a fragment "#****".  Returns a new string
+ * (free()), or NULL on ENOMEM.  Every message and --dry-run line that
+ * shows an endpoint shows it through this.
+ */
+char *
+saop__llm_url_redact(const char *url)
+{
+	struct buf b = { 0 };
+	const char *a, *end, *at, *q, *amp, *s;
+	int bad = 0;
+
+	if (url == NULL)
+		url = "";
+	a = strstr(url, "://");
+	a = a != NULL && (size_t)(a - url) < strcspn(url, "/?#") ? a + 3 : url;
+	end = a + strcspn(a, "/?#");
+	for (at = NULL, s = a; s < end; s++)
+		if (*s == '@')
+			at = s;
+	if (at != NULL)
+		bad |= put(&b, url, (size_t)(a - url)) | put(&b, "****", 4) |
+		    put(&b, at, (size_t)(end - at));
+	else
+		bad |= put(&b, url, (size_t)(end - url));
+	q = end + strcspn(end, "?#");
+	bad |= put(&b, end, (size_t)(q - end));
+	if (*q == '?') {
+		bad |= put(&b, "?", 1);
+		for (s = q + 1; *s != '\0' && *s != '#'; s = amp) {
+			const char *eq;
+
+			amp = s + strcspn(s, "&#");
+			eq = memchr(s, '=', (size_t)(amp - s));
+			if (eq != NULL)
+				bad |= put(&b, s, (size_t)(eq - s + 1)) |
+				    (eq + 1 < amp ? put(&b, "****", 4) : 0);
+			else if (amp > s)
+				bad |= put(&b, "****", 4);
+			if (*amp == '&') {
+				bad |= put(&b, "&", 1);
+				amp++;
+			}
+		}
+		q = s;
+	}
+	if (*q == '#')
+		bad |= put(&b, q[1] != '\0' ? "#****" : "#", q[1] != '\0' ?
+		    5 : 1);
+	if (!bad && b.p == NULL)
+		bad = put(&b, "", 0);
+	if (bad) {
+		saop__llm_buf_free(&b);
+		return NULL;
+	}
+	return b.p;
+}
+
+/*
+ * Fill e as saop__fail() does, the message formatted in full first, the
+ * key masked (saop__llm_mask_secret()), and only then cut to e->msg's
+ * size.  Returns -code.
+ */
+int SAOP__PRINTF(4, 5)
+saop__llm_fail_masked(struct saop_err *e, int code, const char *key,
+    const char *fmt, ...)
+{
+	char full[SHOWN_SRC_MAX], msg[sizeof(e->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(full, sizeof(full), fmt, ap);
+	va_end(ap);
+	saop__llm_mask_secret(full, key);
+	saop__llm_clip(msg, sizeof(msg), full, sizeof(msg) - 1);
+	return saop__fail(e, code, 0, "%s", msg);
+}
+
+/* ---- configuration ---- */
+
+/* The public API base URL of provider p.  Returns a static string. */
+static const char *
+default_base(enum saop_provider p)
+{
+	return p == SAOP_PROVIDER_ANTHROPIC ? ANTHROPIC_BASE : OPENAI_BASE;
+}
+
+/*
+ * A copy of the environment variable name.  Returns a new string (free()),
+ * or NULL when it is unset or empty, or on ENOMEM.
+ */
+static char *
+env_dup(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' ? strdup(v) : NULL;
+}
+
+/*
+ * Keep the first problem of the environment in cfg->problem (see saop.h),
+ * formatted from fmt; a later one is dropped.  Returns 0, or -1 on ENOMEM.
+ */
+static int SAOP__PRINTF(2, 3)
+config_problem(struct saop_llm_config *cfg, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (cfg->problem != NULL)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return (cfg->problem = strdup(msg)) != NULL ? 0 : -1;
+}
+
+/*
+ * Fill cfg from the environment (see saop.h and DESIGN.md).  Returns 0 or
+ * -SAOP_ENOMEM.  An unknown provider or a bad SAOP_TIMEOUT_MS is kept in
+ * cfg->problem, for saop_llm_call() and saop_llm_dry_run() to report: a
+ * program that never calls the model does not fail for it.
+ */
+int
+saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
+{
+	const char *v;
+	int bad = 0, known = 1;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->stream = 1;
+	cfg->timeout_ms = DEFAULT_TIMEOUT_MS;
+	cfg->connect_timeout_ms = DEFAULT_CONNECT_MS;
+	v = getenv("SAOP_PROVIDER");
+	if (v == NULL || *v == '\0' || strcmp(v, "openai") == 0) {
+		cfg->provider = SAOP_PROVIDER_OPENAI;
+	} else if (strcmp(v, "anthropic") == 0) {
+		cfg->provider = SAOP_PROVIDER_ANTHROPIC;
+	} else {
+		cfg->provider = SAOP_PROVIDER_OPENAI;
+		known = 0;
+		bad |= config_problem(cfg, "SAOP_PROVIDER: unknown provider "
+		    "'%.64s' (openai or anthropic)", v);
+	}
+	if ((v = getenv("SAOP_TIMEOUT_MS")) != NULL && *v != '\0') {
+		char *end;
+		long ms;
+
+		errno = 0;
+		ms = strtol(v, &end, 10);
+		if (errno != 0 || *end != '\0' || ms <= 0)
+			bad |= config_problem(cfg, "SAOP_TIMEOUT_MS: '%.32s' "
+			    "is not a positive number of milliseconds", v);
+		else
+			cfg->timeout_ms = ms;
+	}
+	if (cfg->connect_timeout_ms > cfg->timeout_ms)
+		cfg->connect_timeout_ms = cfg->timeout_ms;
+	if ((cfg->base = env_dup("SAOP_API_BASE")) == NULL)
+		cfg->base = strdup(default_base(cfg->provider));
+	/*
+	 * With an unknown provider either provider's key will do: a key
+	 * means a model was meant, and the call then says what is wrong.
+	 */
+	if ((cfg->key = env_dup("SAOP_API_KEY")) == NULL &&
+	    (cfg->provider != SAOP_PROVIDER_ANTHROPIC || !known))
+		cfg->key = env_dup("OPENAI_API_KEY");
+	if (cfg->key == NULL && (cfg->provider == SAOP_PROVIDER_ANTHROPIC ||
+	    !known))
+		cfg->key = env_dup("ANTHROPIC_API_KEY");
+	cfg->model = env_dup("SAOP_MODEL");
+	if (cfg->base == NULL || bad) {
+		saop_llm_config_free(cfg);
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+/*
+ * See saop.h.  Returns 1 when cfg has a key, or a base URL other than the
+ * provider's own; else 0 (also for a NULL cfg).
+ */
+int
+saop_llm_configured(const struct saop_llm_config *cfg)
+{
+	if (cfg == NULL)
+		return 0;
+	if (cfg->key != NULL && *cfg->key != '\0')
+		return 1;
+	return cfg->base != NULL &&
+	    strcmp(cfg->base, default_base(cfg->provider)) != 0;
+}
+
+/* Free the strings of cfg, wiping the key first. */
+void
+saop_llm_config_free(struct saop_llm_config *cfg)
+{
+	if (cfg == NULL)
+		return;
+	if (cfg->key != NULL) {
+		volatile char *k = cfg->key;
+
+		while (*k != '\0')
+			*k++ = '\0';
+	}
+	free(cfg->base);
+	free(cfg->key);
+	free(cfg->model);
+	free(cfg->problem);
+	cfg->base = cfg->key = cfg->model = cfg->problem = NULL;
+}
+
+/*
+ * The endpoint URL for cfg: the base URL with the provider's path put
+ * after its own path, before any query (an Azure-style ?api-version=, a
+ * ?key=).  A new string (free()), or NULL on ENOMEM.
+ */
+char *
+saop__llm_endpoint(const struct saop_llm_config *cfg)
+{
+	const char *base = cfg->base != NULL ? cfg->base :
+	    default_base(cfg->provider);
+	const char *path = cfg->provider == SAOP_PROVIDER_ANTHROPIC ?
+	    "/messages" : "/chat/completions";
+	const char *auth = strstr(base, "://"), *query;
+	size_t n;
+	char *u;
+
+	/* The query starts at the first '?' or '#' after the scheme. */
+	auth = auth != NULL ? auth + 3 : base;
+	query = auth + strcspn(auth, "?#");
+	n = (size_t)(query - base);
+	while (n > 0 && base[n - 1] == '/')
+		n--;
+	if ((u = malloc(n + strlen(path) + strlen(query) + 1)) == NULL)
+		return NULL;
+	memcpy(u, base, n);
+	strcpy(u + n, path);
+	strcat(u, query);
+	return u;
+}

@@ -1,0 +1,141 @@
+/*
+ * llm-int.h: what the four files of the model client share, and nothing
+ * else includes: lib/llm-config.c (configuration, the endpoint, the key
+ * kept out of what is shown), lib/llm-request.c (the wire body),
+ * lib/llm-answer.c (the answer parser) and lib/llm.c (the transfer over
+ * libcurl and the classification of failures).  Never installed.
+ */
+#ifndef SAOP_LLM_INT_H
+#define SAOP_LLM_INT_H
+
+#include "saop-private.h"
+
+#define OPENAI_BASE		"https://api.openai.com/v1"
+#define ANTHROPIC_BASE		"https://api.anthropic.com/v1"
+#define ANTHROPIC_VERSION	"2023-06-01"
+/* Anthropic requires max_tokens; this is sent when the request has none. */
+#define DEFAULT_MAX_TOKENS	SAOP_LLM_DEFAULT_MAX_TOKENS
+#define DEFAULT_TIMEOUT_MS	600000L
+#define DEFAULT_CONNECT_MS	((long)SAOP_LLM_CONNECT_TIMEOUT_MS)
+/*
+ * A stream silent for this long (less than 1 byte/s) is dead.  Generous:
+ * reasoning models can think for minutes before their first token.
+ */
+#define LOW_SPEED_TIME_S	((long)SAOP_LLM_LOW_SPEED_TIME_S)
+/* Error bodies kept for classification; the rest is dropped. */
+#define MAX_ERROR_BODY		65536
+/* Server messages are read up to this size, masked, then cut. */
+#define SHOWN_SRC_MAX		4096
+/* A run of this many bytes of the key is masked wherever it is. */
+#define KEY_RUN_MIN		8
+
+/* What kind of body the answer is: decided by sniffing its first bytes. */
+enum mode { M_UNKNOWN, M_SSE, M_JSON, M_NDJSON, M_OTHER };
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+struct tool {
+	long key;		/* OpenAI tool index or Anthropic block index */
+	char *id, *name;
+	struct buf args;
+};
+
+struct saop__llm_parser {
+	int status;
+	enum mode mode;
+	char ctype[128];
+	struct buf line;	/* an incomplete SSE or NDJSON line */
+	int skip_lf;		/* the last line ended with CR */
+	struct buf data;	/* the SSE event being read */
+	int has_data;
+	struct buf body;	/* a JSON body, or an error body */
+	struct buf text;	/* the answer text */
+	struct tool *tools;
+	size_t ntools;
+	char finish[16];
+	int done;		/* [DONE], message_stop or done: true */
+	int err;		/* an error inside the stream, or a bad chunk */
+	char errmsg[300];
+	int fail;		/* ENOMEM or ELIMIT while reading */
+	long prompt, completion;
+	size_t received;	/* body bytes */
+	size_t limit;
+	const char *key;	/* borrowed: masked out of error messages */
+	/* Where things are, to name a bad event: */
+	size_t lpos;		/* body bytes through the line splitter */
+	size_t line_start;	/* the offset of the line held in line */
+	size_t line_off;	/* the offset of the line being read */
+	size_t unit_off;	/* the offset of this SSE event or NDJSON
+				   line */
+	unsigned long units;	/* SSE data events or NDJSON lines so far */
+	int in_event;		/* a line of the current SSE event came */
+};
+
+/* ---- lib/llm-answer.c: small buffers and JSON ---- */
+
+/*
+ * Append the n bytes at s to b, keeping it NUL-terminated.  Returns 0,
+ * -SAOP_ELIMIT when b would pass limit bytes, or -SAOP_ENOMEM.
+ */
+int saop__llm_buf_add(struct buf *b, const char *s, size_t n, size_t limit);
+
+/* Free what b holds and zero it. */
+void saop__llm_buf_free(struct buf *b);
+
+/*
+ * Parse the n bytes at s as one JSON text (integers beyond 64 bits read
+ * as reals).  Returns a new reference, or NULL with je filled.
+ */
+json_t *saop__llm_load(const char *s, size_t n, json_error_t *je);
+
+/*
+ * Move what p gathered into a: the text, the finish reason, the token
+ * counts, the status and the tool calls.  Returns 0, or -SAOP_ENOMEM.
+ */
+int saop__llm_fill_answer(struct saop__llm_parser *p,
+    struct saop_llm_answer *a);
+
+/* ---- lib/llm-config.c: the endpoint and what may be shown ---- */
+
+/*
+ * Replace in s every run of KEY_RUN_MIN or more bytes of key by "****"
+ * (keys shorter than 4 bytes are left).
+ */
+void saop__llm_mask_secret(char *s, const char *key);
+
+/*
+ * Copy src into out (outsz bytes) as at most max bytes, cut at a UTF-8
+ * character boundary and ended by "..." when cut.
+ */
+void saop__llm_clip(char *out, size_t outsz, const char *src, size_t max);
+
+/*
+ * Fill e as saop__fail() does, the message masked of key before it is cut
+ * to size.  Returns -code.
+ */
+int saop__llm_fail_masked(struct saop_err *e, int code, const char *key,
+    const char *fmt, ...) SAOP__PRINTF(4, 5);
+
+/*
+ * The endpoint URL of cfg (base URL plus the provider's path, before any
+ * query).  A new string (free()), or NULL on ENOMEM.
+ */
+char *saop__llm_endpoint(const struct saop_llm_config *cfg);
+
+/* ---- lib/llm.c: failure classification ---- */
+
+/* Copy s into out as one printable line of at most outsz - 1 bytes. */
+void saop__llm_one_line(char *out, size_t outsz, const char *s);
+
+/*
+ * Classify an error object (or string) from an error body or inside a
+ * stream, by its type or code, then by the HTTP status; its message goes
+ * to msg as one line.  Returns the SAOP code (positive).
+ */
+int saop__llm_classify_error(const json_t *err, int status, char *msg,
+    size_t msgsz);
+
+#endif /* SAOP_LLM_INT_H */
