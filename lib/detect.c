@@ -259,32 +259,6 @@ unexpected(struct saop_detector *d, enum state st, uint64_t off, unsigned c)
 		    d->lit));
 }
 
-/* The allowed range of the second byte of a UTF-8 character led by c; 0
- * when c cannot lead one. */
-static int
-utf8_lead(unsigned c, unsigned char *lo, unsigned char *hi)
-{
-	*lo = 0x80;
-	*hi = 0xbf;
-	if (c >= 0xc2 && c <= 0xdf)
-		return 1;
-	if (c >= 0xe0 && c <= 0xef) {
-		if (c == 0xe0)
-			*lo = 0xa0;
-		else if (c == 0xed)
-			*hi = 0x9f;
-		return 2;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		if (c == 0xf0)
-			*lo = 0x90;
-		else if (c == 0xf4)
-			*hi = 0x8f;
-		return 3;
-	}
-	return 0;
-}
-
 /* Mark d invalid for a bad UTF-8 byte c at off: lead is the character's
  * first byte, second is set when c was its second byte. */
 static void
@@ -761,7 +735,7 @@ string:
 			FAIL("control character 0x%02x in a string (it must "
 			    "be escaped)", c);
 		/* c >= 0x80: a UTF-8 character. */
-		if ((n = utf8_lead(c, &lo, &hi)) == 0) {
+		if ((n = (int)saop__utf8_lead(c, &lo, &hi)) == 0) {
 			bad_utf8(d, OFF(p), c, c, 0);
 			goto invalid;
 		}
@@ -1067,8 +1041,8 @@ cut_escape(const struct saop_detector *d, int high)
 		return high ? 7 : 1;
 	case ST_STR_UTF8:
 		/* The lead and the continuation bytes already there. */
-		return 1 + (uint64_t)(utf8_lead(d->u8lead, &lo, &hi) -
-		    d->u8need);
+		return 1 + (uint64_t)((int)saop__utf8_lead(d->u8lead, &lo,
+		    &hi) - d->u8need);
 	default:
 		return 0;
 	}

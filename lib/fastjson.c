@@ -24,8 +24,7 @@
 struct fp {
 	const unsigned char *s;
 	const unsigned char *end;
-	char *tmp;		/* unescaped string bytes */
-	size_t tmp_cap;
+	struct saop__buf tmp;	/* unescaped string bytes (len unused) */
 };
 
 /* Move p->s past JSON whitespace. */
@@ -35,38 +34,6 @@ skip_ws(struct fp *p)
 	while (p->s < p->end && (*p->s == ' ' || *p->s == '\n' ||
 	    *p->s == '\r' || *p->s == '\t'))
 		p->s++;
-}
-
-/*
- * One UTF-8 sequence at s (at most end): its length, or 0 when it is not
- * strict UTF-8 (overlong, a surrogate, above U+10FFFF, cut).
- */
-static size_t
-utf8_len(const unsigned char *s, const unsigned char *end)
-{
-	unsigned c = s[0];
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		return end - s >= 2 && (s[1] & 0xc0) == 0x80 ? 2 : 0;
-	if (c >= 0xe0 && c <= 0xef) {
-		if (end - s < 3 || (s[1] & 0xc0) != 0x80 ||
-		    (s[2] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xe0 && s[1] < 0xa0) || (c == 0xed && s[1] > 0x9f))
-			return 0;
-		return 3;
-	}
-	if (c >= 0xf0 && c <= 0xf4) {
-		if (end - s < 4 || (s[1] & 0xc0) != 0x80 ||
-		    (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80)
-			return 0;
-		if ((c == 0xf0 && s[1] < 0x90) || (c == 0xf4 && s[1] > 0x8f))
-			return 0;
-		return 4;
-	}
-	return 0;
 }
 
 /*
@@ -101,19 +68,7 @@ plain_run(const unsigned char *s, const unsigned char *end)
 static int
 tmp_reserve(struct fp *p, size_t n)
 {
-	char *t;
-	size_t cap;
-
-	if (n <= p->tmp_cap)
-		return 0;
-	cap = p->tmp_cap ? p->tmp_cap : 256;
-	while (cap < n)
-		cap *= 2;
-	if ((t = realloc(p->tmp, cap)) == NULL)
-		return -1;
-	p->tmp = t;
-	p->tmp_cap = cap;
-	return 0;
+	return n <= p->tmp.cap || saop__buf_reserve(&p->tmp, n) == 0 ? 0 : -1;
 }
 
 /* The four hex digits at s into *v.  Returns 0, or -1 at a non-hex digit. */
@@ -164,7 +119,7 @@ string(struct fp *p, const char **out, size_t *len)
 		if (*s < 0x80) {
 			s = plain_run(s + 1, p->end);
 		} else {
-			size_t k = utf8_len(s, p->end);
+			size_t k = saop__utf8_seq(s, (size_t)(p->end - s));
 
 			if (k == 0)
 				return -1;
@@ -185,7 +140,7 @@ string(struct fp *p, const char **out, size_t *len)
 		if (*s < 0x20)
 			return -1;
 		if (*s != '\\') {
-			size_t k = *s < 0x80 ? 1 : utf8_len(s, p->end);
+			size_t k = saop__utf8_seq(s, (size_t)(p->end - s));
 
 			if (k == 0)
 				return -1;
@@ -194,19 +149,19 @@ string(struct fp *p, const char **out, size_t *len)
 		}
 		if (tmp_reserve(p, n + (size_t)(s - run) + 8) != 0)
 			return -1;
-		memcpy(p->tmp + n, run, (size_t)(s - run));
+		memcpy(p->tmp.data + n, run, (size_t)(s - run));
 		n += (size_t)(s - run);
 		if (s + 1 >= p->end)
 			return -1;
 		switch (s[1]) {
-		case '"': p->tmp[n++] = '"'; break;
-		case '\\': p->tmp[n++] = '\\'; break;
-		case '/': p->tmp[n++] = '/'; break;
-		case 'b': p->tmp[n++] = '\b'; break;
-		case 'f': p->tmp[n++] = '\f'; break;
-		case 'n': p->tmp[n++] = '\n'; break;
-		case 'r': p->tmp[n++] = '\r'; break;
-		case 't': p->tmp[n++] = '\t'; break;
+		case '"': p->tmp.data[n++] = '"'; break;
+		case '\\': p->tmp.data[n++] = '\\'; break;
+		case '/': p->tmp.data[n++] = '/'; break;
+		case 'b': p->tmp.data[n++] = '\b'; break;
+		case 'f': p->tmp.data[n++] = '\f'; break;
+		case 'n': p->tmp.data[n++] = '\n'; break;
+		case 'r': p->tmp.data[n++] = '\r'; break;
+		case 't': p->tmp.data[n++] = '\t'; break;
 		case 'u':
 			if (p->end - s < 6 || hex4(s + 2, &u) != 0)
 				return -1;
@@ -222,19 +177,19 @@ string(struct fp *p, const char **out, size_t *len)
 				s += 6;
 			}
 			if (u < 0x80) {
-				p->tmp[n++] = (char)u;
+				p->tmp.data[n++] = (char)u;
 			} else if (u < 0x800) {
-				p->tmp[n++] = (char)(0xc0 | u >> 6);
-				p->tmp[n++] = (char)(0x80 | (u & 0x3f));
+				p->tmp.data[n++] = (char)(0xc0 | u >> 6);
+				p->tmp.data[n++] = (char)(0x80 | (u & 0x3f));
 			} else if (u < 0x10000) {
-				p->tmp[n++] = (char)(0xe0 | u >> 12);
-				p->tmp[n++] = (char)(0x80 | (u >> 6 & 0x3f));
-				p->tmp[n++] = (char)(0x80 | (u & 0x3f));
+				p->tmp.data[n++] = (char)(0xe0 | u >> 12);
+				p->tmp.data[n++] = (char)(0x80 | (u >> 6 & 0x3f));
+				p->tmp.data[n++] = (char)(0x80 | (u & 0x3f));
 			} else {
-				p->tmp[n++] = (char)(0xf0 | u >> 18);
-				p->tmp[n++] = (char)(0x80 | (u >> 12 & 0x3f));
-				p->tmp[n++] = (char)(0x80 | (u >> 6 & 0x3f));
-				p->tmp[n++] = (char)(0x80 | (u & 0x3f));
+				p->tmp.data[n++] = (char)(0xf0 | u >> 18);
+				p->tmp.data[n++] = (char)(0x80 | (u >> 12 & 0x3f));
+				p->tmp.data[n++] = (char)(0x80 | (u >> 6 & 0x3f));
+				p->tmp.data[n++] = (char)(0x80 | (u & 0x3f));
 			}
 			s += 4;
 			break;
@@ -246,10 +201,10 @@ string(struct fp *p, const char **out, size_t *len)
 	}
 	if (tmp_reserve(p, n + (size_t)(s - run) + 1) != 0)
 		return -1;
-	memcpy(p->tmp + n, run, (size_t)(s - run));
+	memcpy(p->tmp.data + n, run, (size_t)(s - run));
 	n += (size_t)(s - run);
-	p->tmp[n] = '\0';
-	*out = p->tmp;
+	p->tmp.data[n] = '\0';
+	*out = p->tmp.data;
 	*len = n;
 	p->s = s + 1;
 	return 0;
@@ -446,7 +401,7 @@ key:
 			    string(&p, &str, &n) != 0 ||
 			    memchr(str, '\0', n) != NULL)
 				goto fail;
-			if (str == p.tmp) {
+			if (str == p.tmp.data) {
 				/* tmp is reused by the value: keep a copy. */
 				if ((owned[depth - 1] = malloc(n + 1)) == NULL)
 					goto fail;
@@ -470,7 +425,6 @@ fail:
 		json_decref(stack[k]);
 	}
 	pp->tmp = p.tmp;
-	pp->tmp_cap = p.tmp_cap;
 	return NULL;
 }
 
@@ -486,8 +440,7 @@ saop__json_fast(const char *buf, size_t len)
 
 	p.s = (const unsigned char *)buf;
 	p.end = p.s + len;
-	p.tmp = NULL;
-	p.tmp_cap = 0;
+	saop__buf_init(&p.tmp);
 	skip_ws(&p);
 	if ((root = value(&p, FAST_MAX_DEPTH)) != NULL) {
 		skip_ws(&p);
@@ -496,7 +449,7 @@ saop__json_fast(const char *buf, size_t len)
 			root = NULL;
 		}
 	}
-	free(p.tmp);
+	saop__buf_free(&p.tmp);
 	return root;
 }
 
@@ -518,8 +471,7 @@ saop__json_fast_items(const char *buf, size_t len,
 	*count = 0;
 	p.s = (const unsigned char *)buf;
 	p.end = p.s + len;
-	p.tmp = NULL;
-	p.tmp_cap = 0;
+	saop__buf_init(&p.tmp);
 	skip_ws(&p);
 	if (p.s >= p.end || *p.s != '[')
 		return -1;
@@ -555,6 +507,6 @@ end:
 	rc = p.s == p.end ? 0 : -1;
 	*count = n;
 out:
-	free(p.tmp);
+	saop__buf_free(&p.tmp);
 	return rc;
 }

@@ -51,22 +51,6 @@ saop_prune_opts_init(struct saop_prune_opts *o)
 	o->turn = -1;
 }
 
-/* Bytes taken by the first chars whole UTF-8 characters of s. */
-static size_t
-utf8_prefix(const char *s, size_t len, size_t chars)
-{
-	size_t i = 0;
-
-	while (i < len && chars > 0) {
-		i++;
-		/* Continuation bytes belong to the character before. */
-		while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
-			i++;
-		chars--;
-	}
-	return i;
-}
-
 /*
  * The summary of a raw output of len bytes stored as row id: its first
  * keep characters and the marker (see saop.h).  Returns a new string (its
@@ -76,7 +60,7 @@ char *
 saop_prune_summary(const char *raw, size_t len, size_t keep, long long id,
     size_t *out_len)
 {
-	size_t head = utf8_prefix(raw, len, keep), n;
+	size_t head = saop__utf8_prefix(raw, len, keep), n;
 	char mark[160], *s;
 	int m;
 

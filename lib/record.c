@@ -540,31 +540,27 @@ int
 saop_read_all(FILE *f, char **buf, size_t *len, size_t max,
     struct saop_err *e)
 {
-	size_t n = 0, cap = 0;
-	char *b = NULL, *nb;
+	struct saop__buf b;
 
 	*buf = NULL;
 	*len = 0;
 	if (max == 0)
 		max = SAOP_MAX_RECORD_BYTES;
+	saop__buf_init(&b);
 	for (;;) {
 		size_t got;
 
-		if (cap - n < 65536 + 1) {
-			size_t ncap = cap ? cap * 2 : 65536 + 1;
-
-			if ((nb = realloc(b, ncap)) == NULL) {
-				free(b);
-				return saop__fail(e, SAOP_ENOMEM, errno,
-				    "out of memory reading input");
-			}
-			b = nb;
-			cap = ncap;
+		/* Read in blocks of at least 64 KB, into the room left. */
+		if (b.cap - b.len < 65536 + 1 &&
+		    saop__buf_reserve(&b, b.cap > 65536 ? b.cap : 65536) != 0) {
+			saop__buf_free(&b);
+			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+			    "out of memory reading input");
 		}
-		got = fread(b + n, 1, cap - n - 1, f);
-		n += got;
-		if (n > max) {
-			free(b);
+		got = fread(b.data + b.len, 1, b.cap - b.len - 1, f);
+		b.len += got;
+		if (b.len > max) {
+			saop__buf_free(&b);
 			return saop__fail_at(e, SAOP_ELIMIT, 1, (long long)max,
 			    "input longer than %zu bytes (raise it with "
 			    "--max-record)", max);
@@ -573,13 +569,13 @@ saop_read_all(FILE *f, char **buf, size_t *len, size_t max,
 			break;
 	}
 	if (ferror(f)) {
-		free(b);
+		saop__buf_free(&b);
 		return saop__fail(e, SAOP_EIO, errno, "read error: %s",
 		    strerror(errno));
 	}
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
+	b.data[b.len] = '\0';
+	*len = b.len;
+	*buf = saop__buf_steal(&b, NULL);
 	return 0;
 }
 

@@ -31,18 +31,12 @@ static const char *const repair_names[] = {
 	"single_quotes", "python_literal", "unquoted_key", "control_character"
 };
 
-struct buf {
-	char *p;
-	size_t len;
-	size_t cap;
-};
-
 /* One pass of the lenient tokenizer over s[0..n). */
 struct lex {
 	const char *s;
 	size_t n;
 	size_t i;		/* next byte to read */
-	struct buf *out;
+	struct saop__buf *out;
 	unsigned repairs;
 	size_t tokens;		/* tokens read after the first bracket */
 	int nomem;
@@ -51,37 +45,6 @@ struct lex {
 	size_t stack_cap;
 };
 
-/* Make room for more bytes and a NUL after b's text: 0, or -1 (no memory). */
-static int
-buf_grow(struct buf *b, size_t more)
-{
-	size_t cap;
-	char *p;
-
-	if (b->len + more + 1 <= b->cap)
-		return 0;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	if ((p = realloc(b->p, cap)) == NULL)
-		return -1;
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
-
-/* Append p[0..n) to b, keeping it NUL-terminated: 0, or -1 (no memory). */
-static int
-buf_put(struct buf *b, const char *p, size_t n)
-{
-	if (buf_grow(b, n) != 0)
-		return -1;
-	memcpy(b->p + b->len, p, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
 /*
  * Append p[0..n) to the output of the pass under way: 0, or -1 with
  * lx->nomem set.  lx->out is only valid during a pass (see pass_begin).
@@ -89,7 +52,7 @@ buf_put(struct buf *b, const char *p, size_t n)
 static int
 put(struct lex *lx, const char *p, size_t n)
 {
-	if (buf_put(lx->out, p, n) != 0) {
+	if (saop__buf_append(lx->out, p, n) != 0) {
 		lx->nomem = 1;
 		return -1;
 	}
@@ -480,10 +443,10 @@ value(struct lex *lx)
 				if (lx->i < lx->n && (s[lx->i] == '}' ||
 				    s[lx->i] == ']')) {
 					/* A trailing comma: take it out. */
-					memmove(lx->out->p + comma,
-					    lx->out->p + comma + 1,
+					memmove(lx->out->data + comma,
+					    lx->out->data + comma + 1,
 					    lx->out->len - comma - 1);
-					lx->out->p[--lx->out->len] = '\0';
+					lx->out->data[--lx->out->len] = '\0';
 					lx->repairs |= R_TRAILING_COMMA;
 					if (s[lx->i] != (lx->stack[lx->depth -
 					    1] == '{' ? '}' : ']'))
@@ -517,7 +480,7 @@ value(struct lex *lx)
  * that wrote it.
  */
 static void
-pass_begin(struct lex *lx, const char *s, size_t n, struct buf *out)
+pass_begin(struct lex *lx, const char *s, size_t n, struct saop__buf *out)
 {
 	lx->s = s;
 	lx->n = n;
@@ -541,7 +504,7 @@ pass_end(struct lex *lx)
  * when it is not one value, -1 on no memory.  *tokens: how far it got.
  */
 static int
-whole(struct lex *lx, const char *s, size_t n, struct buf *out,
+whole(struct lex *lx, const char *s, size_t n, struct saop__buf *out,
     unsigned *repairs, size_t *tokens)
 {
 	int ok;
@@ -603,13 +566,13 @@ line_end(const char *s, size_t n, size_t i)
  * single block, -1 on no memory.
  */
 static int
-from_fences(struct lex *lx, const char *s, size_t n, struct buf *out,
+from_fences(struct lex *lx, const char *s, size_t n, struct saop__buf *out,
     unsigned *repairs)
 {
 	size_t i = 0, found_at = 0, found_len = 0, outside = 0;
 	unsigned r, found_r = 0;
 	int found = 0, blocks = 0, rc;
-	struct buf tmp = { 0 };
+	struct saop__buf tmp = { NULL, 0, 0 };
 
 	while (i < n) {
 		size_t eol = line_end(s, n, i), body, end;
@@ -631,7 +594,7 @@ from_fences(struct lex *lx, const char *s, size_t n, struct buf *out,
 		blocks++;
 		rc = whole(lx, s + body, end - body, &tmp, &r, NULL);
 		if (rc < 0) {
-			free(tmp.p);
+			free(tmp.data);
 			return -1;
 		}
 		if (rc == 1) {
@@ -650,7 +613,7 @@ from_fences(struct lex *lx, const char *s, size_t n, struct buf *out,
 		}
 		i = end < n ? line_end(s, n, end) + 1 : n;
 	}
-	free(tmp.p);
+	free(tmp.data);
 	if (blocks == 0 || found != 1)
 		return 0;
 	if ((rc = whole(lx, s + found_at, found_len, out, &r, NULL)) != 1)
@@ -666,7 +629,7 @@ from_fences(struct lex *lx, const char *s, size_t n, struct buf *out,
  * no broken one: that is the answer.  Returns 1, 0 or -1 as from_fences.
  */
 static int
-from_prose(struct lex *lx, const char *s, size_t n, struct buf *out,
+from_prose(struct lex *lx, const char *s, size_t n, struct saop__buf *out,
     unsigned *repairs)
 {
 	size_t i = 0, at = 0, len = 0;
@@ -735,9 +698,10 @@ saop_repair(const char *text, size_t len, char **out, size_t *out_len,
     json_t **repairs, struct saop_err *e)
 {
 	struct lex lx = { 0 };
-	struct buf b = { 0 };
+	struct saop__buf b = { NULL, 0, 0 };
 	unsigned r = 0, bom = 0;
 	const char *s = text;
+	char *got;
 	size_t n = len, k;
 	int rc;
 
@@ -757,9 +721,9 @@ saop_repair(const char *text, size_t len, char **out, size_t *out_len,
 		rc = from_prose(&lx, s, n, &b, &r);
 	free(lx.stack);
 	if (rc == 1)
-		rc = strict(b.p, b.len);
+		rc = strict(b.data, b.len);
 	if (rc < 0) {
-		free(b.p);
+		free(b.data);
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM,
 		    "out of memory repairing %zu bytes", len);
 	}
@@ -772,21 +736,21 @@ saop_repair(const char *text, size_t len, char **out, size_t *out_len,
 		b.len = 0;
 		if (bom && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
 			bom = 0;
-		if (bom && buf_put(&b, s, n) != 0) {
-			free(b.p);
+		if (bom && saop__buf_append(&b, s, n) != 0) {
+			free(b.data);
 			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
 			    "out of memory");
 		}
 	}
 	r |= bom;
 	if (r == 0) {
-		free(b.p);
+		free(b.data);
 		return 0;
 	}
-	if (b.p == NULL && (b.p = calloc(1, 1)) == NULL)
+	if ((got = saop__buf_steal(&b, &n)) == NULL)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	if ((*repairs = json_array()) == NULL) {
-		free(b.p);
+		free(got);
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	}
 	for (k = 0; k < sizeof(repair_names) / sizeof(repair_names[0]); k++)
@@ -795,11 +759,11 @@ saop_repair(const char *text, size_t len, char **out, size_t *out_len,
 		    json_string(repair_names[k])) != 0) {
 			json_decref(*repairs);
 			*repairs = NULL;
-			free(b.p);
+			free(got);
 			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
 			    "out of memory");
 		}
-	*out = b.p;
-	*out_len = b.len;
+	*out = got;
+	*out_len = n;
 	return 1;
 }

@@ -41,8 +41,69 @@ extern const struct saop__blob saop__envelope_v1;
 /* The open SQLite handle of s (borrowed: valid until saop_store_close()). */
 sqlite3 *saop__store_db(struct saop_store *s);
 
+/*
+ * Strict UTF-8 (lib/utf8.c).  saop__utf8_lead(): how many continuation
+ * bytes follow the lead byte c (1 to 3), with the allowed range of the
+ * first of them in *lo..*hi (the later ones are 0x80..0xbf); 0 when c
+ * cannot lead a character of two or more bytes.  Inline: the scanner asks
+ * it for every character.
+ */
+static inline size_t
+saop__utf8_lead(unsigned c, unsigned char *lo, unsigned char *hi)
+{
+	*lo = 0x80;
+	*hi = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf)
+		return 1;
+	if (c >= 0xe0 && c <= 0xef) {
+		if (c == 0xe0)
+			*lo = 0xa0;		/* no overlong form */
+		else if (c == 0xed)
+			*hi = 0x9f;		/* no surrogate */
+		return 2;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		if (c == 0xf0)
+			*lo = 0x90;		/* no overlong form */
+		else if (c == 0xf4)
+			*hi = 0x8f;		/* nothing past U+10FFFF */
+		return 3;
+	}
+	return 0;
+}
 /* The length of the strict UTF-8 sequence at s (n bytes), or 0. */
 size_t saop__utf8_seq(const unsigned char *s, size_t n);
+/* As saop__utf8_seq(), with the code point in *cp (U+FFFD at 0). */
+size_t saop__utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
+/* The length (1 to 3) of a character cut off by the end of s[0..n), or 0. */
+size_t saop__utf8_tail(const unsigned char *s, size_t n);
+/* Bytes taken by the first chars characters of s[0..len). */
+size_t saop__utf8_prefix(const char *s, size_t len, size_t chars);
+/* The number of characters in s[0..len) (the non-continuation bytes). */
+size_t saop__utf8_count(const char *s, size_t len);
+
+/*
+ * The growable byte buffer (lib/buf.c): data holds len bytes and, once
+ * anything was reserved, a NUL after them; cap is the room allocated.
+ * The calls return 0 or a negative code and leave b unchanged on failure:
+ * -SAOP_ENOMEM (also when a size would overflow), -SAOP_ELIMIT from
+ * saop__buf_append_max() when b would hold more than max bytes.
+ * saop__buf_steal() returns data (new: free(); "" when empty; NULL out of
+ * memory) and empties b.  saop__buf_realloc is realloc(), or a test's.
+ */
+struct saop__buf {
+	char *data;
+	size_t len, cap;
+};
+extern void *(*saop__buf_realloc)(void *p, size_t n);
+void saop__buf_init(struct saop__buf *b);
+int saop__buf_reserve(struct saop__buf *b, size_t more);
+int saop__buf_append(struct saop__buf *b, const void *p, size_t n);
+int saop__buf_putc(struct saop__buf *b, int c);
+int saop__buf_append_max(struct saop__buf *b, const void *p, size_t n,
+    size_t max);
+char *saop__buf_steal(struct saop__buf *b, size_t *len);
+void saop__buf_free(struct saop__buf *b);
 
 /* Open s's database if a lazy store has not yet; 0 or SAOP_EDB/EIO. */
 int saop__store_connect(struct saop_store *s, struct saop_err *e);

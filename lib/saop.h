@@ -176,6 +176,27 @@ int saop_record_set_state(json_t *rec, const char *state);
 size_t saop_utf8_valid(const char *s, size_t n);
 
 /*
+ * A streaming JSON string escaper (lib/escape.c): bytes fed in any chunks
+ * come out through write() as the inside of a JSON string, strict UTF-8
+ * as it is with the escapes JSON needs (\" \\ \b \f \n \r \t, \u00XX
+ * for other controls), a character split between chunks joined again,
+ * and each byte that is not part of strict UTF-8 as U+FFFD, counted.
+ * saop_escaper_new() returns a new escaper (free with saop_escaper_free())
+ * or NULL when out of memory; write(p, n, arg) returns 0 or a nonzero
+ * failure.  saop_escaper_feed() and saop_escaper_end() (after the last
+ * chunk: an unfinished character becomes U+FFFD, the rest is written)
+ * return 0 or write()'s failure, after which nothing more is written.
+ * saop_escaper_replaced() counts the U+FFFD written.
+ */
+struct saop_escaper;
+struct saop_escaper *saop_escaper_new(int (*write)(const char *p, size_t n,
+    void *arg), void *arg);
+int saop_escaper_feed(struct saop_escaper *x, const void *p, size_t len);
+int saop_escaper_end(struct saop_escaper *x);
+unsigned long long saop_escaper_replaced(const struct saop_escaper *x);
+void saop_escaper_free(struct saop_escaper *x);
+
+/*
  * 1 when v is a value the reader kept verbatim because jansson cannot
  * hold it (it reads as a string here; saop_record_write() writes its
  * original text), else 0.

@@ -387,18 +387,6 @@ equal(const json_t *a, const json_t *b)
 	}
 }
 
-/* The number of code points in UTF-8 text s of len bytes. */
-static size_t
-utf8_len(const char *s, size_t len)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xC0) != 0x80)
-			n++;
-	return n;
-}
-
 /* 1 when v is a multiple of m (within 1e-9 for reals), else 0. */
 static int
 multiple_of(const json_t *v, const json_t *m)
@@ -840,7 +828,7 @@ kw_eval(struct vctx *c, const struct sch_node *n, const struct sch_kw *k,
 	case KW_MINLENGTH:
 		if (!json_is_string(inst))
 			return 1;
-		size = utf8_len(json_string_value(inst),
+		size = saop__utf8_count(json_string_value(inst),
 		    json_string_length(inst));
 		if (k->type == KW_MAXLENGTH ? size <= k->u.count :
 		    size >= k->u.count)

@@ -202,152 +202,13 @@ raw_out(const struct cli_loop *l, const json_t *rec)
 	}
 }
 
-/*
- * Raw input written as a JSON string while it streams by: valid UTF-8
- * goes out as it is, with the escapes JSON needs; a byte that is not part
- * of valid UTF-8 becomes U+FFFD (counted in replaced).
- */
-struct esc {
-	unsigned char out[65536 + 16];
-	size_t n;
-	unsigned char seq[4];	/* an unfinished UTF-8 character */
-	int have, need;
-	unsigned char lo, hi;	/* range of its next byte */
-	unsigned long long replaced;
-};
-
-/* Write what x holds to stdout and empty it. */
-static void
-esc_flush(struct esc *x)
+/* saop_escaper's write(): put() the n bytes at p (exits 74 on failure). */
+static int
+esc_write(const char *p, size_t n, void *arg)
 {
-	put(x->out, x->n);
-	x->n = 0;
-}
-
-/*
- * Append the n bytes at p, already escaped, to x's output, flushing first
- * when they would not fit.
- */
-static void
-esc_bytes(struct esc *x, const void *p, size_t n)
-{
-	if (x->n + n > sizeof(x->out) - 16)
-		esc_flush(x);
-	memcpy(x->out + x->n, p, n);
-	x->n += n;
-}
-
-/*
- * Write U+FFFD in place of the broken UTF-8 x holds (or the byte at hand),
- * count it, and forget the broken character.
- */
-static void
-esc_replace(struct esc *x)
-{
-	esc_bytes(x, "\xef\xbf\xbd", 3);
-	x->replaced++;
-	x->have = x->need = 0;
-}
-
-/*
- * Write the len bytes at p as the inside of a JSON string: valid UTF-8 as
- * it is, with the escapes JSON needs; a character left unfinished at the
- * end is kept in x for the next call.
- */
-static void
-esc_feed(struct esc *x, const unsigned char *p, size_t len)
-{
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *end = p + len;
-
-	while (p < end) {
-		unsigned c = *p;
-
-		if (x->need > 0) {
-			if (c < x->lo || c > x->hi) {
-				/* Replace the broken start; c begins anew. */
-				esc_replace(x);
-				continue;
-			}
-			x->seq[x->have++] = (unsigned char)c;
-			x->lo = 0x80;
-			x->hi = 0xbf;
-			p++;
-			if (--x->need == 0) {
-				esc_bytes(x, x->seq, (size_t)x->have);
-				x->have = 0;
-			}
-			continue;
-		}
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			const unsigned char *s = p;
-
-			while (p < end && *p >= 0x20 && *p < 0x80 &&
-			    *p != '"' && *p != '\\')
-				p++;
-			while (s < p) {
-				size_t k = (size_t)(p - s);
-
-				if (k > 4096)
-					k = 4096;
-				esc_bytes(x, s, k);
-				s += k;
-			}
-			continue;
-		}
-		p++;
-		if (c == '"' || c == '\\') {
-			unsigned char e[2] = { '\\', (unsigned char)c };
-
-			esc_bytes(x, e, 2);
-		} else if (c < 0x20) {
-			const char *sh = c == '\n' ? "\\n" : c == '\t' ? "\\t" :
-			    c == '\r' ? "\\r" : c == '\b' ? "\\b" :
-			    c == '\f' ? "\\f" : NULL;
-
-			if (sh != NULL) {
-				esc_bytes(x, sh, 2);
-			} else {
-				char e[8];
-
-				memcpy(e, "\\u00", 4);
-				e[4] = hex[c >> 4];
-				e[5] = hex[c & 15];
-				esc_bytes(x, e, 6);
-			}
-		} else if (c >= 0xc2 && c <= 0xf4) {
-			x->seq[0] = (unsigned char)c;
-			x->have = 1;
-			x->lo = 0x80;
-			x->hi = 0xbf;
-			if (c <= 0xdf) {
-				x->need = 1;
-			} else if (c <= 0xef) {
-				x->need = 2;
-				if (c == 0xe0)
-					x->lo = 0xa0;
-				else if (c == 0xed)
-					x->hi = 0x9f;
-			} else {
-				x->need = 3;
-				if (c == 0xf0)
-					x->lo = 0x90;
-				else if (c == 0xf4)
-					x->hi = 0x8f;
-			}
-		} else {
-			esc_replace(x);
-		}
-	}
-}
-
-/* The input has ended: replace a character left unfinished, and flush x. */
-static void
-esc_end(struct esc *x)
-{
-	if (x->need > 0)
-		esc_replace(x);
-	esc_flush(x);
+	(void)arg;
+	put(p, n);
+	return 0;
 }
 
 /* The input kept by run_raw() under --close (its close point is known
@@ -400,7 +261,7 @@ run_raw(const struct cli *o, const char *path)
 	 * stays in the L2 cache while it is scanned; 64 KB to 1 MB measured
 	 * alike through a 1 MB pipe. */
 	static unsigned char buf[1 << 18];
-	static struct esc x;
+	struct saop_escaper *x = NULL;
 	struct saop_detector *d;
 	struct saop_detect_result res;
 	struct saop_err e;
@@ -427,6 +288,10 @@ run_raw(const struct cli *o, const char *path)
 #endif
 	if ((d = saop_detector_new(max_depth)) == NULL)
 		die_nomem();
+	/* A record: the raw input goes out as a JSON string as it streams
+	 * by (invalid UTF-8 as U+FFFD, counted in detect.replaced). */
+	if (record && (x = saop_escaper_new(esc_write, NULL)) == NULL)
+		die_nomem();
 	if (record) {
 		if ((tid = json_string(cli_task_id(o))) == NULL)
 			die_nomem();
@@ -449,7 +314,7 @@ run_raw(const struct cli *o, const char *path)
 		if (close_opt)
 			keep_input(&kept, buf, (size_t)n, o->max_record);
 		else if (record)
-			esc_feed(&x, buf, (size_t)n);
+			(void)saop_escaper_feed(x, buf, (size_t)n);
 		else if (o->raw_out && !o->quiet)
 			put(buf, (size_t)n);
 	}
@@ -480,8 +345,8 @@ run_raw(const struct cli *o, const char *path)
 				die_nomem();
 		}
 		if (record) {
-			esc_feed(&x, kept.buf, upto);
-			esc_feed(&x, (const unsigned char *)res.closing, clen);
+			(void)saop_escaper_feed(x, kept.buf, upto);
+			(void)saop_escaper_feed(x, res.closing, clen);
 		} else if (o->raw_out && !o->quiet) {
 			put(kept.buf, upto);
 			put(res.closing, clen);
@@ -494,10 +359,12 @@ run_raw(const struct cli *o, const char *path)
 	if ((logged = !saop_store_error(cli_store(o), &e)) == 0)
 		cli_warn_err(&e);
 	if (record) {
-		esc_end(&x);
-		if (x.replaced > 0 && json_object_set_new(detect, "replaced",
-		    json_integer((json_int_t)x.replaced)) != 0)
+		(void)saop_escaper_end(x);
+		if (saop_escaper_replaced(x) > 0 &&
+		    json_object_set_new(detect, "replaced",
+		    json_integer((json_int_t)saop_escaper_replaced(x))) != 0)
 			die_nomem();
+		saop_escaper_free(x);
 		s = xdumps(detect, JSON_COMPACT);
 		put("\",\"detect\":", 11);
 		put(s, strlen(s));
