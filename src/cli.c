@@ -598,7 +598,7 @@ cli_progress(const struct cli *o, unsigned long done, int final)
 	static int on = -1;
 	struct timeval now;
 	unsigned long long got;
-	double secs, left;
+	double secs;
 
 	if (on == -1) {
 		on = !o->quiet && isatty(STDERR_FILENO);
@@ -618,7 +618,9 @@ cli_progress(const struct cli *o, unsigned long done, int final)
 	if (!final && progress_in != NULL && progress_size > 0 &&
 	    (got = saop_reader_consumed(progress_in)) > 0 &&
 	    got <= progress_size) {
-		left = secs * (double)(progress_size - got) / (double)got;
+		double left = secs * (double)(progress_size - got) /
+		    (double)got;
+
 		fprintf(stderr, ", %.0f%%, ETA %lu:%02lu   ",
 		    100.0 * (double)got / (double)progress_size,
 		    (unsigned long)left / 60, (unsigned long)left % 60);
