@@ -819,6 +819,10 @@ feed_lines(struct saop__llm_parser *p, const char *s, size_t n)
 	return -p->fail;
 }
 
+/*
+ * Feed the parser the next n bytes of the body at s.  Returns 0, or
+ * -SAOP_ENOMEM / -SAOP_ELIMIT once it failed: the transfer then stops.
+ */
 int
 saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
 {

@@ -541,3 +541,35 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 	free(text);
 	return r;
 }
+
+/* ---- the model-call seam ---- */
+
+/* saop_llm_call() as a struct saop_model's call: arg is the config. */
+static int
+llm_model_call(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	return saop_llm_call(arg, request, a, e);
+}
+
+/* The model reached through cfg (see saop.h).  Returns it. */
+struct saop_model
+saop_llm_model(struct saop_llm_config *cfg)
+{
+	struct saop_model m;
+
+	m.call = llm_model_call;
+	m.arg = cfg;
+	return m;
+}
+
+/*
+ * Make one call of m.  Returns what m->call returns: 0, or a negative
+ * code with e filled.
+ */
+int
+saop_model_call(const struct saop_model *m, const json_t *request,
+    struct saop_llm_answer *a, struct saop_err *e)
+{
+	return m->call(m->arg, request, a, e);
+}

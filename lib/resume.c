@@ -935,7 +935,7 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 		}
 		memset(&ans, 0, sizeof(ans));
 		saop_err_clear(&ce);
-		call_rc = opts->call(opts->call_arg, cr, &ans, &ce);
+		call_rc = saop_model_call(&opts->model, cr, &ans, &ce);
 		json_decref(cr);
 		if (call_rc == -SAOP_EPREFILL && opts->form == SAOP_RESUME_AUTO &&
 		    form == SAOP_RESUME_PREFILL) {

@@ -372,7 +372,9 @@ int saop_task_set_status(struct saop_store *s, const char *task_id,
 void saop_now_iso8601(char buf[32]);
 
 /* ======================================================================
- * LLM: the model client (lib/llm.c).
+ * LLM: the model client (lib/llm-config.c: configuration and the key;
+ * lib/llm-request.c: the wire body; lib/llm-answer.c: the answer parser;
+ * lib/llm.c: the transfer over libcurl and the failure classification).
  * ====================================================================== */
 
 enum saop_provider {
@@ -468,6 +470,29 @@ int saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
  */
 int saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
     const json_t *request, struct saop_err *e);
+
+/*
+ * The model-call seam: one call of the model, as every protocol makes it
+ * (saop_resume_record(), saop_validate_record(), saop_suspend_turn()).
+ * call sends request (borrowed) and fills a as saop_llm_call() does: it
+ * returns 0, or a negative code with e filled and the text that came in
+ * a->raw.  arg is the caller's.  saop_llm_model() gives the real model, a
+ * test a stand-in, and saop_suspend_model() puts the suspend policy in
+ * front of another model.
+ */
+struct saop_model {
+	int (*call)(void *arg, const json_t *request,
+	    struct saop_llm_answer *a, struct saop_err *e);
+	void *arg;
+};
+
+/* The model saop_llm_call() reaches through cfg (borrowed: it must
+ * outlive the model). */
+struct saop_model saop_llm_model(struct saop_llm_config *cfg);
+
+/* Make one call of m: what m->call returns (see struct saop_model). */
+int saop_model_call(const struct saop_model *m, const json_t *request,
+    struct saop_llm_answer *a, struct saop_err *e);
 
 /* LLM-SECTION: further declarations of lib/llm.c go here. */
 
@@ -597,10 +622,7 @@ struct saop_resume_opts {
 	enum saop_resume_context context;
 	enum saop_provider provider;	/* decides what AUTO means */
 	size_t max_depth;	/* scanner nesting limit; 0: SAOP_MAX_DEPTH */
-	/* The model call: saop_llm_call() behind a wrapper, or a stand-in. */
-	int (*call)(void *arg, const json_t *request,
-	    struct saop_llm_answer *a, struct saop_err *e);
-	void *call_arg;
+	struct saop_model model;	/* the continuation calls */
 	int no_call;		/* 1: call nothing; truncated records are
 				   marked SUSPENDED with 0 attempts */
 	struct saop_store *store;	/* log rows and events; NULL: none */
@@ -673,10 +695,7 @@ struct saop_suspend_opts {
 	int no_wait;		/* 1: suspend at once (exit 75), no waiting */
 	enum saop_resume_form form;	/* continuation form; AUTO as resume */
 	enum saop_provider provider;
-	/* The model call: saop_llm_call() behind a wrapper, or a stand-in. */
-	int (*call)(void *arg, const json_t *request,
-	    struct saop_llm_answer *a, struct saop_err *e);
-	void *call_arg;
+	struct saop_model model;	/* the calls the policy guards */
 	/*
 	 * The connectivity check: 1 when the endpoint answers a TCP connect,
 	 * 0 when not.  NULL: saop_suspend_probe() on endpoint.
@@ -752,6 +771,49 @@ int saop_suspend_probe(const char *base, long timeout_ms);
 int saop_suspend_turn(json_t *rec, const json_t *state,
     struct saop_suspend_opts *opts, struct saop_suspend_outcome *out,
     struct saop_err *e);
+
+/*
+ * The suspend policy at the model-call seam, for the programs that call
+ * the model inside another protocol (saop-resume, saop-validate): fill
+ * opts (model: the calls to guard; stage: the program, e.g.
+ * "saop-resume"), point rec at the record being worked on before each
+ * record, and hand saop_suspend_model() to the protocol.  A guarded call
+ * that meets a lost network saves rec (as it stands when the call is
+ * made) as its task's turn state, with the stage, pauses the task
+ * (NETWORK_LOSS, event NETWORK_LOST), waits for the endpoint and calls
+ * again (NETWORK_RESTORED, TURN_RESUMED), at most opts.max_resumes times
+ * per call; a 429 is waited out as saop_suspend_turn() does.  Past that,
+ * with opts.no_wait, or stopped by a signal, the call fails with the
+ * loss's code (SAOP_ENETWORK, SAOP_ERATELIMIT; out.suspended set) and the
+ * turn stays saved.  A call that succeeds deletes the turn state this
+ * stage saved for the task, in this run or an earlier one.  A record
+ * without a string task_id is called without the policy.
+ */
+struct saop_suspend_guard {
+	struct saop_suspend_opts opts;
+	json_t *rec;		/* borrowed: the record at hand */
+	struct saop_suspend_outcome out;	/* added to by every call */
+};
+
+/* The model whose calls go through g's policy (g borrowed). */
+struct saop_model saop_suspend_model(struct saop_suspend_guard *g);
+
+/*
+ * Set o->max_resumes from SAOP_MAX_AUTO_RESUME (0 to 1000) and o->poll_ms
+ * from SAOP_NETWORK_POLL_INTERVAL_MS (1 to 86400000), each to its default
+ * when unset or empty.  Returns 0, or SAOP_ECONFIG naming the variable.
+ */
+int saop_suspend_opts_from_env(struct saop_suspend_opts *o,
+    struct saop_err *e);
+
+/*
+ * For a program: catch SIGINT and SIGTERM and point o->stop and
+ * o->waiting at the flags they set.  A signal while waiting for the
+ * network stops the wait (the turn stays saved, the call is suspended);
+ * at any other time the process dies of it as if it were not caught (the
+ * turn was saved before the call, or is not saved at all).
+ */
+void saop_suspend_catch_signals(struct saop_suspend_opts *o);
 
 /* ======================================================================
  * Schema: JSON Schema 2020-12 / draft-07 validation (lib/schema.c).
@@ -879,13 +941,10 @@ struct saop_validate_opts {
 	const struct saop_schema *schema;	/* borrowed */
 	int no_repair;
 	int max_retries;	/* correction turns per record */
-	/* The model; NULL: only validate. */
-	const struct saop_llm_config *llm;
-	/* Instead of saop_llm_call() (tests); NULL: saop_llm_call(). */
-	int (*call)(void *arg, const json_t *request,
-	    struct saop_llm_answer *a, struct saop_err *e);
-	void *call_arg;
-	struct saop_store *store;	/* events and tasks; needed with llm */
+	/* The correction calls; model.call NULL: only validate. */
+	struct saop_model model;
+	struct saop_store *store;	/* events and tasks; needed with a
+					   model */
 	size_t max_answer;	/* longest answer (0: SAOP_MAX_RECORD_BYTES) */
 	/*
 	 * 1: nobody reads the record after (saop-validate -q with no

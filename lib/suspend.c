@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -24,6 +25,7 @@
 /* The longest Retry-After honoured in one wait (ms). */
 #define RATE_WAIT_MAX_MS	(10L * 60 * 1000)
 
+/* The class of the failure e, by its code and HTTP status (see saop.h). */
 enum saop_suspend_class
 saop_suspend_classify(const struct saop_err *e)
 {
@@ -77,6 +79,10 @@ save_tx(sqlite3 *db, void *arg, struct saop_err *e)
 	return 0;
 }
 
+/*
+ * Upsert task_id's turn state (see saop.h), durably.  Returns 0, or
+ * SAOP_EDB / SAOP_ENOMEM with e filled.
+ */
 int
 saop_turn_state_save(struct saop_store *s, const char *task_id,
     const json_t *state, struct saop_err *e)
@@ -117,6 +123,7 @@ delete_tx(sqlite3 *db, void *arg, struct saop_err *e)
 	return 0;
 }
 
+/* Delete task_id's turn state: 1 deleted, 0 none, or a negative code. */
 int
 saop_turn_state_delete(struct saop_store *s, const char *task_id,
     struct saop_err *e)
@@ -129,6 +136,11 @@ saop_turn_state_delete(struct saop_store *s, const char *task_id,
 	return sqlite3_changes(saop__store_db(s)) > 0 ? 1 : 0;
 }
 
+/*
+ * Call each for every saved turn (or task_id's), oldest first (see
+ * saop.h).  Returns what each returned when not 0, else 0, or a negative
+ * code (SAOP_EDB, SAOP_EDATA for a row that is not a JSON object).
+ */
 int
 saop_turn_state_each(struct saop_store *s, const char *task_id,
     int (*each)(void *arg, const char *task_id, json_t *state,
@@ -185,6 +197,10 @@ load_one(void *arg, const char *task_id, json_t *state, const char *at)
 	return 1;
 }
 
+/*
+ * Load task_id's turn state into *state (new reference).  Returns 1, 0
+ * when there is none, or a negative code.
+ */
 int
 saop_turn_state_load(struct saop_store *s, const char *task_id,
     json_t **state, struct saop_err *e)
@@ -367,6 +383,10 @@ try_connect(const struct addrinfo *ai, long ms)
 	return ok;
 }
 
+/*
+ * Probe the endpoint of base (or the proxy for it) with a TCP connect of
+ * at most timeout_ms.  Returns 1 when it answers, else 0.
+ */
 int
 saop_suspend_probe(const char *base, long timeout_ms)
 {
@@ -442,6 +462,13 @@ struct turn {
 	int discarded;		/* partial text not JSON: asked again */
 };
 
+/* The program calling under o: o->stage, else "saop-suspend". */
+static const char *
+stage_of(const struct saop_suspend_opts *o)
+{
+	return o->stage != NULL ? o->stage : "saop-suspend";
+}
+
 /* The state to save for t (new reference), or NULL out of memory. */
 static json_t *
 turn_state(const struct turn *t, const struct saop_suspend_opts *o)
@@ -453,7 +480,7 @@ turn_state(const struct turn *t, const struct saop_suspend_opts *o)
 	json_object_del(rec, "state");
 	json_object_del(rec, "error");
 	st = json_pack("{s:o, s:s, s:I, s:s%, s:i}", "record", rec, "stage",
-	    o->stage != NULL ? o->stage : "saop-suspend", "received",
+	    stage_of(o), "received",
 	    (json_int_t)t->plen, "partial", t->partial != NULL ? t->partial :
 	    "", t->plen, "resumes", t->resumes);
 	if (st != NULL && t->tool_call != NULL)
@@ -698,16 +725,24 @@ lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
 	    loss.http_status, "resumes", t->resumes));
 	if (o->no_wait || t->resumes >= o->max_resumes ||
 	    !wait_for_network(o, wait_first)) {
+		char how[64];
+
 		out->suspended = 1;
 		*e = loss;
+		/* saop-suspend resumes its own turns; the others resume a
+		 * record they are given again. */
+		if (strcmp(stage_of(o), "saop-suspend") == 0)
+			snprintf(how, sizeof(how), "saop-suspend --resume");
+		else
+			snprintf(how, sizeof(how), "%.40s again on its output",
+			    stage_of(o));
 		snprintf(e->msg, sizeof(e->msg), "suspended (%s, %d "
 		    "resumptions): turn saved with %zu bytes received; run "
-		    "saop-suspend --resume: %.300s", o->no_wait ? "--no-wait" :
+		    "%s: %.300s", o->no_wait ? "--no-wait" :
 		    o->stop != NULL && *o->stop ? "stopped while waiting" :
 		    t->resumes >= o->max_resumes ? "resumptions spent" :
-		    "the endpoint stayed down", t->resumes, t->plen, loss.msg);
-		json_object_set_new(t->rec, "state",
-		    json_string("PAUSED_FOR_INTERVENTION"));
+		    "the endpoint stayed down", t->resumes, t->plen, how,
+		    loss.msg);
 		return 0;
 	}
 	event(t, o, "NETWORK_RESTORED", NULL);
@@ -716,10 +751,55 @@ lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
 		return rc;
 	}
 	t->resumes++;
-	out->resumes = t->resumes;
+	out->resumes++;
 	event(t, o, "TURN_RESUMED", json_pack("{s:i, s:I}", "resumes",
 	    t->resumes, "received", (json_int_t)t->plen));
 	return 1;
+}
+
+/*
+ * After a failed call of class cls (e its error): a 429 (while fewer than
+ * RATE_WAITS_MAX were waited out in this turn, and not --no-wait) is
+ * waited out as the server asks.  Returns SAOP_SUSPEND_WAIT when it was
+ * (call again), SAOP_SUSPEND_LOST for a 429 not waited out or a wait
+ * stopped by a signal (save and suspend), else cls.
+ */
+static int
+wait_out(const struct saop_suspend_opts *o, int cls,
+    const struct saop_err *e, struct saop_suspend_outcome *out)
+{
+	long wait;
+	int stopped;
+
+	if (cls != SAOP_SUSPEND_WAIT)
+		return cls;
+	if (out->rate_waits >= RATE_WAITS_MAX || o->no_wait)
+		return SAOP_SUSPEND_LOST;	/* 429s spent, --no-wait */
+	/* 429: not a loss; wait as the server asks. */
+	wait = e->retry_after_ms >= 0 ? e->retry_after_ms : o->poll_ms;
+	if (wait > RATE_WAIT_MAX_MS)
+		wait = RATE_WAIT_MAX_MS;
+	out->rate_waits++;
+	if (o->waiting != NULL)
+		*o->waiting = 1;
+	stopped = sleep_ms(wait, o->stop);
+	if (o->waiting != NULL)
+		*o->waiting = 0;
+	return stopped ? SAOP_SUSPEND_LOST : SAOP_SUSPEND_WAIT;
+}
+
+/*
+ * How long to wait before the first probe after the loss e: a server
+ * that answered (5xx) at least one interval, or its Retry-After; a dead
+ * link not at all.  Returns milliseconds.
+ */
+static long
+first_wait(const struct saop_suspend_opts *o, const struct saop_err *e)
+{
+	long wait = e->http_status >= 500 ? (e->retry_after_ms > o->poll_ms ?
+	    e->retry_after_ms : o->poll_ms) : 0;
+
+	return wait > RATE_WAIT_MAX_MS ? RATE_WAIT_MAX_MS : wait;
 }
 
 /* Free what t holds. */
@@ -731,6 +811,10 @@ turn_free(struct turn *t)
 	json_decref(t->tool_calls);
 }
 
+/*
+ * Run one turn of rec under the suspend policy, from state when not NULL
+ * (see saop.h).  Returns 0, or a negative code with e filled.
+ */
 int
 saop_suspend_turn(json_t *rec, const json_t *state,
     struct saop_suspend_opts *o, struct saop_suspend_outcome *out,
@@ -741,7 +825,6 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 	json_t *req;
 	const char *text;
 	size_t len;
-	long wait;
 	int rc, verdict = SAOP_TRUNCATED, cls, again;
 
 	memset(out, 0, sizeof(*out));
@@ -770,7 +853,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 			goto out;
 		}
 		out->calls++;
-		rc = o->call(o->call_arg, req, &a, e);
+		rc = saop_model_call(&o->model, req, &a, e);
 		json_decref(req);
 		count_usage(&t, &a);
 		text = answer_text(&t, &a, &len);
@@ -817,27 +900,8 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 			goto out;
 		}
 		saop_llm_answer_free(&a);
-		if (cls == SAOP_SUSPEND_WAIT && out->rate_waits <
-		    RATE_WAITS_MAX && !o->no_wait) {
-			/* 429: not a loss; wait as the server asks. */
-			wait = e->retry_after_ms >= 0 ? e->retry_after_ms :
-			    o->poll_ms;
-			if (wait > RATE_WAIT_MAX_MS)
-				wait = RATE_WAIT_MAX_MS;
-			out->rate_waits++;
-			if (o->waiting != NULL)
-				*o->waiting = 1;
-			if (!sleep_ms(wait, o->stop)) {
-				if (o->waiting != NULL)
-					*o->waiting = 0;
-				continue;
-			}
-			if (o->waiting != NULL)
-				*o->waiting = 0;
-			cls = SAOP_SUSPEND_LOST;	/* stopped: save */
-		}
-		if (cls == SAOP_SUSPEND_WAIT)
-			cls = SAOP_SUSPEND_LOST;	/* 429s spent, --no-wait */
+		if ((cls = wait_out(o, cls, e, out)) == SAOP_SUSPEND_WAIT)
+			continue;	/* a 429 waited out: call again */
 		if (cls != SAOP_SUSPEND_LOST) {
 			/* Refused: waiting will not help; nothing to resume. */
 			struct saop_err ignored;
@@ -845,21 +909,186 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 			saop_turn_state_delete(o->store, t.task_id, &ignored);
 			goto out;
 		}
-		/* A server that answered (5xx): wait at least one interval,
-		 * or its Retry-After; a dead link: probe at once. */
-		wait = e->http_status >= 500 ? (e->retry_after_ms > o->poll_ms ?
-		    e->retry_after_ms : o->poll_ms) : 0;
-		if (wait > RATE_WAIT_MAX_MS)
-			wait = RATE_WAIT_MAX_MS;
-		if ((again = lost(&t, o, wait, e, out)) < 0) {
+		if ((again = lost(&t, o, first_wait(o, e), e, out)) < 0) {
 			rc = again;
 			goto out;
 		}
-		if (again == 0)
+		if (again == 0) {
+			json_object_set_new(rec, "state",
+			    json_string("PAUSED_FOR_INTERVENTION"));
 			goto out;	/* rc: the loss's code */
+		}
 	}
 out:
 	out->resumes = t.resumes;
 	turn_free(&t);
 	return rc;
+}
+
+/* ---- The policy at the model-call seam ---- */
+
+/*
+ * Delete the turn state of task when stage of o saved it (a turn now
+ * finished); a turn saved by another program is left.  Returns 0, or a
+ * negative code of the store.
+ */
+static int
+forget(const struct saop_suspend_opts *o, const char *task,
+    struct saop_err *e)
+{
+	const char *stage;
+	json_t *st;
+	int rc, ours;
+
+	if ((rc = saop_turn_state_load(o->store, task, &st, e)) <= 0)
+		return rc;
+	stage = json_string_value(json_object_get(st, "stage"));
+	ours = stage != NULL && strcmp(stage, stage_of(o)) == 0;
+	json_decref(st);
+	if (ours && (rc = saop_turn_state_delete(o->store, task, e)) < 0)
+		return rc;
+	return 0;
+}
+
+/*
+ * The call of saop_suspend_model(): g->opts.model's call under the
+ * policy (see saop.h).  Returns 0 with a filled, or the last failure's
+ * negative code with e filled (a suspended turn's message says so) and
+ * what that call received in a.
+ */
+static int
+guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	struct saop_suspend_guard *g = arg;
+	struct saop_suspend_opts *o = &g->opts;
+	const json_t *jt;
+	struct turn t;
+
+	memset(&t, 0, sizeof(t));
+	t.rec = g->rec;
+	t.task_id = json_string_value(json_object_get(g->rec, "task_id"));
+	if (t.task_id == NULL)
+		return saop_model_call(&o->model, request, a, e);
+	jt = json_object_get(g->rec, "turn");
+	t.turn = json_is_integer(jt) ? (long)json_integer_value(jt) : -1;
+	for (;;) {
+		int rc, cls, again;
+
+		g->out.calls++;
+		rc = saop_model_call(&o->model, request, a, e);
+		g->out.received += a->raw_len;
+		if (rc == 0) {
+			struct saop_err ignored;
+
+			/* A row left behind costs nothing: --list shows it,
+			 * --clear removes it. */
+			forget(o, t.task_id, &ignored);
+			return 0;
+		}
+		cls = wait_out(o, (int)saop_suspend_classify(e), e, &g->out);
+		if (cls == SAOP_SUSPEND_WAIT) {
+			saop_llm_answer_free(a);
+			continue;	/* a 429 waited out: call again */
+		}
+		if (cls != SAOP_SUSPEND_LOST)
+			return rc;	/* refused: waiting will not help */
+		/* The protocol keeps its own progress: the turn is saved as
+		 * the record stood when it called, and the same request is
+		 * sent again once the endpoint answers. */
+		if ((again = lost(&t, o, first_wait(o, e), e, &g->out)) <= 0)
+			return again < 0 ? again : rc;
+		saop_llm_answer_free(a);
+	}
+}
+
+/* The model whose calls go through g's policy (see saop.h).  Returns it. */
+struct saop_model
+saop_suspend_model(struct saop_suspend_guard *g)
+{
+	struct saop_model m;
+
+	m.call = guarded_call;
+	m.arg = g;
+	return m;
+}
+
+/*
+ * The whole number in the environment variable name, from min to max;
+ * def when it is unset or empty.  Returns 0 with *out set, or
+ * SAOP_ECONFIG naming the variable.
+ */
+static int
+env_count(const char *name, long def, long min, long max, long *out,
+    struct saop_err *e)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	*out = def;
+	if (v == NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (errno != 0 || end == v || *end != '\0' || n < min || n > max)
+		return saop__fail(e, SAOP_ECONFIG, 0, "%s: '%s' is not a "
+		    "whole number from %ld to %ld", name, v, min, max);
+	*out = n;
+	return 0;
+}
+
+/*
+ * Set o's resumptions and poll interval from the environment (see
+ * saop.h).  Returns 0, or SAOP_ECONFIG naming the variable.
+ */
+int
+saop_suspend_opts_from_env(struct saop_suspend_opts *o, struct saop_err *e)
+{
+	long n;
+	int rc;
+
+	if ((rc = env_count("SAOP_MAX_AUTO_RESUME", SAOP_MAX_AUTO_RESUME, 0,
+	    1000, &n, e)) != 0)
+		return rc;
+	o->max_resumes = (int)n;
+	return env_count("SAOP_NETWORK_POLL_INTERVAL_MS",
+	    SAOP_NETWORK_POLL_INTERVAL_MS, 1, 86400000L, &o->poll_ms, e);
+}
+
+/* Set by the signal handler: stop waiting, keep the turn. */
+static volatile sig_atomic_t stop_flag;
+/* 1 while waiting for the network, 0 while calling. */
+static volatile sig_atomic_t waiting_flag;
+
+/*
+ * SIGINT, SIGTERM: while waiting, stop the wait (the turn is saved); at
+ * any other time die of the signal as if unhandled.
+ */
+static void
+on_signal(int sig)
+{
+	stop_flag = 1;
+	if (!waiting_flag) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
+}
+
+/*
+ * Catch SIGINT and SIGTERM and point o's stop and waiting flags at the
+ * ones the handler uses (see saop.h).  Returns nothing.
+ */
+void
+saop_suspend_catch_signals(struct saop_suspend_opts *o)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: wake the sleep */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	o->stop = &stop_flag;
+	o->waiting = &waiting_flag;
 }

@@ -487,16 +487,6 @@ event(const struct saop_validate_opts *o, const json_t *rec,
 	return rc;
 }
 
-/* One correction turn through o's model: 0 with *a filled, or < 0. */
-static int
-call(const struct saop_validate_opts *o, const json_t *req,
-    struct saop_llm_answer *a, struct saop_err *e)
-{
-	if (o->call != NULL)
-		return o->call(o->call_arg, req, a, e);
-	return saop_llm_call(o->llm, req, a, e);
-}
-
 /*
  * The correction request rec's answer would need (see saop.h): 1 with
  * *request (new), 0 when none is needed, or a negative code.
@@ -573,7 +563,7 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 		if (set_validate(rec, 0, attempts, repairs, errors, orig) != 0)
 			goto oom;
 		/* A bare truncation is saop-resume's to fix, not ours. */
-		if (o->llm == NULL && o->call == NULL) {
+		if (o->model.call == NULL) {
 			if (saop_record_set_state(rec, state != NULL &&
 			    strcmp(state, "TRUNCATED") == 0 ? "TRUNCATED" :
 			    "INVALID") != 0)
@@ -611,7 +601,7 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 			goto out;
 		}
 		memset(&a, 0, sizeof(a));
-		rc = call(o, req, &a, e);
+		rc = saop_model_call(&o->model, req, &a, e);
 		json_decref(req);
 		if (rc == 0 && a.raw_len > max)
 			rc = saop__fail(e, SAOP_ELIMIT, 0, "the answer to "

@@ -10,31 +10,26 @@
 enum {
 	OPT_MAX_ATTEMPTS = CLI_OPT_FIRST_OWN,
 	OPT_CONTINUATION,
-	OPT_CONTEXT
+	OPT_CONTEXT,
+	OPT_MAX_RESUMES,
+	OPT_NO_WAIT
 };
 
 static const char own_help[] =
 "      --max-attempts N  continuation calls per record (default 2)\n"
 "      --continuation F  prefill, user or auto (default auto)\n"
 "      --context C       full (the partial output) or tail (only the last\n"
-"                        valid token) (default full)\n";
-
-/*
- * The model call behind saop_resume_record(): saop_llm_call() with the
- * run's configuration in arg.  Returns what it returns: 0 or a negative
- * code with e filled.
- */
-static int
-llm_call(void *arg, const json_t *request, struct saop_llm_answer *a,
-    struct saop_err *e)
-{
-	return saop_llm_call(arg, request, a, e);
-}
+"                        valid token) (default full)\n"
+"      --max-resumes N   automatic resumptions of a call after a lost\n"
+"                        network ($SAOP_MAX_AUTO_RESUME, default 3)\n"
+"      --no-wait         on a lost network save the turn and exit 75\n";
 
 /* What the run shares between records. */
 struct resume_run {
 	struct saop_llm_config cfg;
 	struct saop_resume_opts ro;
+	struct saop_suspend_guard guard;	/* the calls, under the
+						   suspend policy */
 };
 
 /*
@@ -98,6 +93,8 @@ resume_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	}
 	r->ro.no_call = l->no_call || unconfigured;
 	r->ro.store = cli_store(l->o);
+	r->guard.opts.store = r->ro.store;
+	r->guard.rec = rec;
 	if (saop_resume_record(rec, &r->ro, &oc, e) < 0)
 		return -1;
 	if (oc.prefill_refused && l->o->verbose)
@@ -128,6 +125,8 @@ main(int argc, char *argv[])
 		{ "max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS },
 		{ "continuation", required_argument, NULL, OPT_CONTINUATION },
 		{ "context", required_argument, NULL, OPT_CONTEXT },
+		{ "max-resumes", required_argument, NULL, OPT_MAX_RESUMES },
+		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
 		{ NULL, 0, NULL, 0 }
 	};
 	static struct resume_run r;
@@ -138,10 +137,12 @@ main(int argc, char *argv[])
 
 	cli_init("saop-resume", "[-hqRrVv] [--max-attempts n] "
 	    "[--continuation prefill|user|auto] [--context full|tail] "
-	    "[--db path] [--log file] [--task id] [--dry-run] [file]",
+	    "[--max-resumes n] [--no-wait] [--db path] [--log file] [--task id] [--dry-run] [file]",
 	    "Continue truncated JSON output from its last valid token and "
 	    "merge the pieces.", own_help);
 	r.ro.max_attempts = SAOP_MAX_RESUME_ATTEMPTS;
+	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
+		cli_die(&e);
 	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
 	    NULL)) != -1) {
 		switch (ch) {
@@ -172,6 +173,13 @@ main(int argc, char *argv[])
 				cli_usage_error("--context: '%s' is not full "
 				    "or tail", optarg);
 			continue;
+		case OPT_MAX_RESUMES:
+			r.guard.opts.max_resumes = (int)cli_count(
+			    "--max-resumes", optarg, 1000);
+			continue;
+		case OPT_NO_WAIT:
+			r.guard.opts.no_wait = 1;
+			continue;
 		default:
 			break;
 		}
@@ -183,8 +191,12 @@ main(int argc, char *argv[])
 	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
 		cli_die(&e);
 	r.ro.provider = r.cfg.provider;
-	r.ro.call = llm_call;
-	r.ro.call_arg = &r.cfg;
+	saop_suspend_catch_signals(&r.guard.opts);
+	r.guard.opts.stage = "saop-resume";
+	r.guard.opts.provider = r.cfg.provider;
+	r.guard.opts.model = saop_llm_model(&r.cfg);
+	r.guard.opts.endpoint = r.cfg.base;
+	r.ro.model = saop_suspend_model(&r.guard);
 	r.ro.task_id = cli_task_id(&opt);
 	loop.o = &opt;
 	loop.path = optind < argc ? argv[optind] : "-";

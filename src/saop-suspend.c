@@ -4,7 +4,6 @@
  */
 #include "config.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,40 +28,12 @@ static const char own_help[] =
 "                        saved_at, bytes received\n"
 "      --clear TASK      delete TASK's saved turn\n";
 
-/* Set by the signal handler: stop waiting, keep the turn, exit 75. */
-static volatile sig_atomic_t stop_flag;
-/* 1 while waiting for the network, 0 while calling. */
-static volatile sig_atomic_t waiting_flag;
-
-/*
- * SIGINT, SIGTERM: while waiting, stop the wait (the turn is saved); at
- * any other time die of the signal as if unhandled (the turn was saved
- * before the call).
- */
-static void
-on_signal(int sig)
-{
-	stop_flag = 1;
-	if (!waiting_flag) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
-}
-
 /* What the run shares between records. */
 struct suspend_run {
 	struct saop_llm_config cfg;
 	struct saop_suspend_opts so;
 	int resumed;		/* --resume: turns done */
 };
-
-/* The model call behind saop_suspend_turn(). */
-static int
-llm_call(void *arg, const json_t *request, struct saop_llm_answer *a,
-    struct saop_err *e)
-{
-	return saop_llm_call(arg, request, a, e);
-}
 
 /* -R: write rec's raw text, LF-terminated. */
 static void
@@ -170,25 +141,6 @@ suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		    "network", json_string_value(json_object_get(rec,
 		    "task_id")), oc.resumes);
 	return CLI_OK;
-}
-
-/* A count from the environment variable name, else def; exits 78. */
-static long
-env_count(const char *name, long def, long min, long max)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	if (v == NULL || *v == '\0')
-		return def;
-	n = strtol(v, &end, 10);
-	if (*end != '\0' || n < min || n > max) {
-		fprintf(stderr, "%s: %s: '%s' is not a whole number from %ld "
-		    "to %ld\n", cli_name(), name, v, min, max);
-		exit(EX_CONFIG);
-	}
-	return n;
 }
 
 /* Collects the saved turns for --resume and --list. */
@@ -336,6 +288,11 @@ resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
 	return status;
 }
 
+/*
+ * saop-suspend: parse the options, then --list, --clear, --resume, or
+ * call the model for each record (cli_run()) under the suspend policy.
+ * Returns the exit status of the run.
+ */
 int
 main(int argc, char *argv[])
 {
@@ -351,7 +308,6 @@ main(int argc, char *argv[])
 	static struct suspend_run r;
 	struct cli opt = { 0 };
 	struct cli_loop loop = { 0 };
-	struct sigaction sa;
 	struct saop_err e;
 	const char *clear = NULL;
 	int ch, status, resume = 0, list = 0;
@@ -361,10 +317,8 @@ main(int argc, char *argv[])
 	    "--resume [task] | --list | --clear task",
 	    "Call the model for each record; on a lost network save the "
 	    "turn, wait for the endpoint and resume.", own_help);
-	r.so.max_resumes = (int)env_count("SAOP_MAX_AUTO_RESUME",
-	    SAOP_MAX_AUTO_RESUME, 0, 1000);
-	r.so.poll_ms = env_count("SAOP_NETWORK_POLL_INTERVAL_MS",
-	    SAOP_NETWORK_POLL_INTERVAL_MS, 1, 86400000L);
+	if (saop_suspend_opts_from_env(&r.so, &e) != 0)
+		cli_die(&e);
 	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
 	    NULL)) != -1) {
 		switch (ch) {
@@ -401,18 +355,11 @@ main(int argc, char *argv[])
 		return clear_turn(&opt, clear);
 	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
 		cli_die(&e);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;	/* no SA_RESTART: wake the sleep */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	saop_suspend_catch_signals(&r.so);
 	r.so.stage = "saop-suspend";
 	r.so.provider = r.cfg.provider;
-	r.so.call = llm_call;
-	r.so.call_arg = &r.cfg;
+	r.so.model = saop_llm_model(&r.cfg);
 	r.so.endpoint = r.cfg.base;
-	r.so.stop = &stop_flag;
-	r.so.waiting = &waiting_flag;
 	if (resume) {
 		status = resume_turns(&opt, &r, optind < argc ? argv[optind] :
 		    NULL);

@@ -16,7 +16,9 @@ enum {
 	OPT_FORMAT_ASSERT,
 	OPT_MAX_RETRIES,
 	OPT_NO_REPAIR,
-	OPT_NO_RETRY
+	OPT_NO_RETRY,
+	OPT_MAX_RESUMES,
+	OPT_NO_WAIT
 };
 
 static const char own_help[] =
@@ -27,12 +29,17 @@ static const char own_help[] =
 "      --max-retries N  correction turns per record\n"
 "                      ($SAOP_MAX_CORRECTION_RETRIES, 2)\n"
 "      --no-repair     do not repair answers locally\n"
-"      --no-retry      only validate: send no correction turn\n";
+"      --no-retry      only validate: send no correction turn\n"
+"      --max-resumes N  automatic resumptions of a call after a lost\n"
+"                      network ($SAOP_MAX_AUTO_RESUME, default 3)\n"
+"      --no-wait       on a lost network save the turn and exit 75\n";
 
 /* What the run shares between records. */
 struct validate_run {
 	struct saop_llm_config cfg;
 	struct saop_validate_opts vo;
+	struct saop_suspend_guard guard;	/* the correction calls, under
+						   the suspend policy */
 	int model;		/* correction turns are asked for */
 };
 
@@ -112,11 +119,16 @@ validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 
 	if (l->o->dry_run && r->model)
 		return dry_run(r, rec, e);
-	r->vo.llm = r->model && !l->no_call ? &r->cfg : NULL;
+	if (r->model && !l->no_call)
+		r->vo.model = saop_suspend_model(&r->guard);
+	else
+		r->vo.model.call = NULL;
 	/* The database opens only when an event is written. */
-	r->vo.store = r->vo.llm != NULL ? cli_store(l->o) : NULL;
+	r->vo.store = r->vo.model.call != NULL ? cli_store(l->o) : NULL;
+	r->guard.opts.store = r->vo.store;
+	r->guard.rec = rec;
 	/* With -q and no model nobody reads the record after. */
-	r->vo.no_envelope = l->o->quiet && r->vo.llm == NULL;
+	r->vo.no_envelope = l->o->quiet && r->vo.model.call == NULL;
 	rc = saop_validate_record(rec, &r->vo, e);
 	if (rc != CLI_OK)
 		report(l, rec);
@@ -139,6 +151,8 @@ main(int argc, char *argv[])
 		{ "max-retries", required_argument, NULL, OPT_MAX_RETRIES },
 		{ "no-repair", no_argument, NULL, OPT_NO_REPAIR },
 		{ "no-retry", no_argument, NULL, OPT_NO_RETRY },
+		{ "max-resumes", required_argument, NULL, OPT_MAX_RESUMES },
+		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
 		{ NULL, 0, NULL, 0 }
 	};
 	static struct validate_run r;
@@ -153,7 +167,8 @@ main(int argc, char *argv[])
 
 	cli_init("saop-validate", "[-hqRrVv] [--schema file] "
 	    "[--ref-dir uri=dir] [--format-assert] [--max-retries n] "
-	    "[--no-repair] [--no-retry] [--db path] [--log file] [--task id] "
+	    "[--no-repair] [--no-retry] [--max-resumes n] [--no-wait] "
+	    "[--db path] [--log file] [--task id] "
 	    "[--dry-run] [file]",
 	    "Validate model output against a JSON Schema (the SAOP envelope "
 	    "by default);\nrepair it locally, else ask the model to correct "
@@ -161,6 +176,8 @@ main(int argc, char *argv[])
 	if ((refs = calloc((size_t)argc + 1, sizeof(*refs))) == NULL)
 		abort();
 	r.vo.max_retries = SAOP_MAX_CORRECTION_RETRIES;
+	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
+		cli_die(&e);
 	if ((env = getenv("SAOP_MAX_CORRECTION_RETRIES")) != NULL &&
 	    *env != '\0')
 		r.vo.max_retries = (int)cli_count(
@@ -190,6 +207,13 @@ main(int argc, char *argv[])
 		case OPT_NO_RETRY:
 			no_retry = 1;
 			continue;
+		case OPT_MAX_RESUMES:
+			r.guard.opts.max_resumes = (int)cli_count(
+			    "--max-resumes", optarg, 1000);
+			continue;
+		case OPT_NO_WAIT:
+			r.guard.opts.no_wait = 1;
+			continue;
 		default:
 			break;
 		}
@@ -208,6 +232,11 @@ main(int argc, char *argv[])
 	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
 		cli_die(&e);
 	r.model = !no_retry && (opt.dry_run || saop_llm_configured(&r.cfg));
+	saop_suspend_catch_signals(&r.guard.opts);
+	r.guard.opts.stage = "saop-validate";
+	r.guard.opts.provider = r.cfg.provider;
+	r.guard.opts.model = saop_llm_model(&r.cfg);
+	r.guard.opts.endpoint = r.cfg.base;
 	if (!no_retry && !r.model && opt.verbose)
 		cli_warn("no model configured (set SAOP_API_KEY or "
 		    "SAOP_API_BASE): only validating");

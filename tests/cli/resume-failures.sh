@@ -1,7 +1,8 @@
 #!/bin/sh
 # saop-resume when the call fails: a 401 exits 69 without printing the
-# key; a connection dropped mid-stream exits 75 with the progress kept;
-# no model configured exits 78; in every case all records pass through.
+# key; a connection dropped mid-stream exits 75 with --no-wait, the
+# progress kept (waiting and resuming: resume-suspend.sh); no model
+# configured exits 78; in every case all records pass through.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/llm-lib.sh"
 
@@ -32,7 +33,7 @@ for provider in openai anthropic; do
 	rm -f "$SAOP_DB"
 	fake_llm_start --provider "$provider" \
 	    '{"text": "\"b\", \"c\", \"d\", \"e\", \"f\", \"g\"]}", "split": 5, "cut": 600, "how": "reset"}'
-	expect_status 75 saop-resume "$data/resume/trunc.ndjson" \
+	expect_status 75 saop-resume --no-wait "$data/resume/trunc.ndjson" \
 	    >"$tmp/out" 2>"$tmp/err"
 	jqf '.resume.status == "SUSPENDED" and .resume.attempts == 1 and
 	    .state == "TRUNCATED"' "$tmp/out"
@@ -57,14 +58,14 @@ done
 
 # A drop before any text: the raw text is unchanged.
 fake_llm_start '{"text": "\"b\", \"c\", \"d\"]}", "mode": "json", "cut": 0, "how": "reset"}'
-expect_status 75 saop-resume "$data/resume/trunc.ndjson" >"$tmp/out" \
-    2>/dev/null
+expect_status 75 saop-resume --no-wait "$data/resume/trunc.ndjson" \
+    >"$tmp/out" 2>/dev/null
 jqf '.raw == "{\"name\": \"saop\", \"tags\": [\"a\", "' "$tmp/out"
 
 # A rate limit that the client gives up on: 75 too.
 fake_llm_start '{"status": 429, "retry_after": 1}'
-expect_status 75 saop-resume "$data/resume/trunc.ndjson" >"$tmp/out" \
-    2>/dev/null
+expect_status 75 saop-resume --no-wait "$data/resume/trunc.ndjson" \
+    >"$tmp/out" 2>/dev/null
 jqf '.resume.status == "SUSPENDED"' "$tmp/out"
 
 # No model configured: complete records are fine (0) ...

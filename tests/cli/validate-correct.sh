@@ -109,11 +109,12 @@ grep -F -q 'Your previous response was not valid SAOP JSON. Errors: ' \
     "$tmp/out" || fail "dry run without the prompt"
 grep -F -q "$SAOP_API_KEY" "$tmp/out" && fail "dry run shows the key"
 
-# 6. The network drops during a correction turn: 75, the record written
-#    as it stands, the records after it only validated.
+# 6. The network drops during a correction turn: with --no-wait 75, the
+#    record written as it stands, the records after it only validated
+#    (waiting and resuming: validate-suspend.sh).
 fake_llm_start '{"text": "{\"saop\":", "cut": 10, "how": "reset"}'
 { record "$bad_json"; record "$good"; record "$bad_json"; } |
-    expect_status 75 saop-validate >"$tmp/out" 2>"$tmp/err"
+    expect_status 75 saop-validate --no-wait >"$tmp/out" 2>"$tmp/err"
 [ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "75: records lost: $(cat "$tmp/out")"
 sed -n 1p "$tmp/out" >"$tmp/r1"
 jq -e --arg raw "$bad_json" '.raw == $raw and .state == "INVALID" and

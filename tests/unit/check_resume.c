@@ -168,8 +168,8 @@ static void
 opts_for(struct saop_resume_opts *o, struct fake *f)
 {
 	memset(o, 0, sizeof(*o));
-	o->call = fake_call;
-	o->call_arg = f;
+	o->model.call = fake_call;
+	o->model.arg = f;
 	o->provider = SAOP_PROVIDER_ANTHROPIC;
 }
 
@@ -981,8 +981,8 @@ START_TEST(every_cut_of_the_corpus_resumes_byte_for_byte)
 				st.len = lens[i];
 				st.chars = 7;
 				memset(&o, 0, sizeof(o));
-				o.call = standin_call;
-				o.call_arg = &st;
+				o.model.call = standin_call;
+				o.model.arg = &st;
 				o.form = (enum saop_resume_form)form;
 				o.max_attempts = (int)(lens[i] / 7 + 2);
 				rec = record_n(v[i], k);
@@ -1030,8 +1030,8 @@ START_TEST(a_cut_four_byte_character_is_written_again_whole)
 	json_t *req;
 
 	memset(&o, 0, sizeof(o));
-	o.call = standin_call;
-	o.call_arg = &st;
+	o.model.call = standin_call;
+	o.model.arg = &st;
 	o.form = SAOP_RESUME_USER;
 	ck_assert_int_eq(saop_resume_plan(rec, &o, &req, &e), 1);
 	ck_assert_str_eq(msg(req, 1, "content"), PROMPT_AND("[")

@@ -235,8 +235,8 @@ opts(struct saop_suspend_opts *o, const struct step *steps, int n)
 	o->max_resumes = 3;
 	o->poll_ms = 1;
 	o->form = SAOP_RESUME_USER;
-	o->call = fake_call;
-	o->call_arg = &sc;
+	o->model.call = fake_call;
+	o->model.arg = &sc;
 	o->probe = fake_probe;
 	o->probe_arg = &sc;
 	o->stop = &sc.stop;
@@ -482,6 +482,161 @@ START_TEST(the_monitor_gives_up_after_max_resumes_polls)
 }
 END_TEST
 
+/* ---- The policy at the model-call seam, under other protocols ---- */
+
+/* A guard for stage around the scripted model, 1 ms polls. */
+static void
+guard_for(struct saop_suspend_guard *g, const struct step *steps, int n,
+    const char *stage)
+{
+	memset(g, 0, sizeof(*g));
+	opts(&g->opts, steps, n);
+	g->opts.stage = stage;
+}
+
+/* A truncated record of task "t" for the resume protocol. */
+static json_t *
+trunc_rec(void)
+{
+	json_t *r = rec();
+
+	json_object_set_new(r, "raw", json_string("{\"a\": [1, "));
+	return r;
+}
+
+START_TEST(resume_protocol_pauses_and_resumes_through_the_guard)
+{
+	static const struct step s[] = {
+		{ SAOP_ENETWORK, 0, -1, "" },
+		{ 0, 0, -1, "2]}" } };
+	struct saop_suspend_guard g;
+	struct saop_resume_opts ro;
+	struct saop_resume_outcome out;
+	struct saop_err e;
+	json_t *r = trunc_rec();
+
+	guard_for(&g, s, 2, "saop-resume");
+	sc.up_after = 2;	/* down at the first probe, up at the second */
+	memset(&ro, 0, sizeof(ro));
+	ro.form = SAOP_RESUME_USER;
+	ro.model = saop_suspend_model(&g);
+	ro.store = st;
+	g.rec = r;
+	ck_assert_int_eq(saop_resume_record(r, &ro, &out, &e), 0);
+	ck_assert_int_eq(out.status, SAOP_RESUME_RESOLVED);
+	ck_assert_int_eq(out.attempts, 1);	/* the protocol saw one call */
+	ck_assert_int_eq(g.out.calls, 2);
+	ck_assert_int_eq(g.out.resumes, 1);
+	ck_assert_int_eq(sc.probes, 2);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "raw")),
+	    "{\"a\": [1, 2]}");
+	/* The same continuation was sent again. */
+	ck_assert(json_equal(sc.requests[0], sc.requests[1]));
+	/* Saved at the loss, deleted once the call succeeded. */
+	ck_assert_int_eq(sc.row_before[1], 1);
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"),
+	    0);
+	ck_assert_str_eq(query_text("SELECT status FROM tasks"),
+	    "IN_PROGRESS");
+	ck_assert_str_eq(events(), "PARTIAL_COMPLETION_DETECTED,NETWORK_LOST,"
+	    "NETWORK_RESTORED,TURN_RESUMED,RESUME_SUCCEEDED");
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(no_wait_through_the_guard_keeps_the_turn_of_its_stage)
+{
+	static const struct step s[] = {
+		{ SAOP_ENETWORK, 0, -1, "2, " } };
+	struct saop_suspend_guard g;
+	struct saop_resume_opts ro;
+	struct saop_resume_outcome out;
+	struct saop_err e;
+	json_t *r = trunc_rec(), *state;
+
+	guard_for(&g, s, 1, "saop-resume");
+	g.opts.no_wait = 1;
+	memset(&ro, 0, sizeof(ro));
+	ro.form = SAOP_RESUME_USER;
+	ro.model = saop_suspend_model(&g);
+	g.rec = r;
+	ck_assert_int_eq(saop_resume_record(r, &ro, &out, &e),
+	    -SAOP_ENETWORK);
+	ck_assert_int_eq(g.out.suspended, 1);
+	ck_assert_int_eq(sc.probes, 0);
+	ck_assert_ptr_nonnull(strstr(e.msg, "run saop-resume again"));
+	/* The protocol kept what came before the loss. */
+	ck_assert_int_eq(out.status, SAOP_RESUME_SUSPENDED);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "raw")),
+	    "{\"a\": [1, 2, ");
+	ck_assert_int_eq(saop_turn_state_load(st, "t", &state, &e), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(state, "stage")),
+	    "saop-resume");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    state, "record"), "raw")), "{\"a\": [1, ");
+	json_decref(state);
+	ck_assert_str_eq(query_text("SELECT status || ' ' || reason FROM "
+	    "tasks"), "PAUSED_FOR_INTERVENTION NETWORK_LOSS");
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(guard_leaves_a_turn_another_stage_saved)
+{
+	static const struct step s[] = { { 0, 0, -1, "ok" } };
+	struct saop_suspend_guard g;
+	struct saop_llm_answer a;
+	struct saop_model m;
+	struct saop_err e;
+	json_t *r = rec(), *other = json_pack("{s:s}", "stage",
+	    "saop-suspend");
+
+	ck_assert_int_eq(saop_turn_state_save(st, "t", other, &e), 0);
+	guard_for(&g, s, 1, "saop-validate");
+	g.rec = r;
+	m = saop_suspend_model(&g);
+	ck_assert_int_eq(saop_model_call(&m, json_object_get(r, "request"),
+	    &a, &e), 0);
+	saop_llm_answer_free(&a);
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"),
+	    1);
+	json_decref(other);
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(validate_protocol_pauses_and_resumes_through_the_guard)
+{
+	static const struct step s[] = {
+		{ SAOP_ENETWORK, 503, -1, "" },
+		{ 0, 0, -1, "{\"saop\": \"1.0\", \"turn_index\": 0, "
+		    "\"agent_role\": \"developer\", \"thought\": \"t\", "
+		    "\"action\": null}" } };
+	struct saop_suspend_guard g;
+	struct saop_validate_opts vo;
+	struct saop_err e;
+	json_t *r = rec();
+
+	json_object_set_new(r, "raw", json_string("{\"thought\": 1}"));
+	guard_for(&g, s, 2, "saop-validate");
+	memset(&vo, 0, sizeof(vo));
+	vo.schema = saop_schema_envelope_v1(&e);
+	vo.max_retries = 2;
+	vo.model = saop_suspend_model(&g);
+	vo.store = st;
+	g.rec = r;
+	ck_assert_int_eq(saop_validate_record(r, &vo, &e), 0);
+	ck_assert_int_eq(g.out.calls, 2);
+	ck_assert_int_eq(g.out.resumes, 1);
+	ck_assert(json_is_true(json_object_get(json_object_get(r, "validate"),
+	    "valid")));
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"),
+	    0);
+	saop_schema_free((struct saop_schema *)vo.schema);
+	json_decref(r);
+}
+END_TEST
+
 START_TEST(probe_of_a_closed_port_says_down)
 {
 	/* Port 1 on loopback: nothing listens there in a test box. */
@@ -512,6 +667,13 @@ main(void)
 	tcase_add_test(tc, stop_while_waiting_keeps_the_state);
 	tcase_add_test(tc, the_monitor_gives_up_after_max_resumes_polls);
 	tcase_add_test(tc, probe_of_a_closed_port_says_down);
+	tcase_add_test(tc,
+	    resume_protocol_pauses_and_resumes_through_the_guard);
+	tcase_add_test(tc,
+	    no_wait_through_the_guard_keeps_the_turn_of_its_stage);
+	tcase_add_test(tc, guard_leaves_a_turn_another_stage_saved);
+	tcase_add_test(tc,
+	    validate_protocol_pauses_and_resumes_through_the_guard);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -285,8 +285,8 @@ run(const char *raw, struct script *sc, int max, json_t **rec)
 	memset(&o, 0, sizeof(o));
 	o.schema = saop_schema_envelope_v1(&e);
 	o.max_retries = max;
-	o.call = fake_call;
-	o.call_arg = sc;
+	o.model.call = fake_call;
+	o.model.arg = sc;
 	*rec = json_pack("{s:s, s:s}", "task_id", "t", "raw", raw);
 	rc = saop_validate_record(*rec, &o, &e);
 	saop_schema_free((struct saop_schema *)o.schema);
