@@ -685,12 +685,19 @@ sse_line(struct saop__llm_parser *p, const char *s, size_t n)
 	p->has_data = 1;
 }
 
-/* One line of an SSE or NDJSON body, starting at body offset off. */
+/*
+ * One line of an SSE or NDJSON body, starting at body offset off.  Once
+ * the stream's end marker came ([DONE], message_stop, done: true), the
+ * answer is whole: what follows it is not read, so that the answer is the
+ * same whether or not the transfer broke after the marker.
+ */
 static void
 do_line(struct saop__llm_parser *p, const char *s, size_t n, size_t off)
 {
 	size_t i;
 
+	if (p->done)
+		return;
 	p->line_off = off;
 	if (p->mode == M_SSE) {
 		sse_line(p, s, n);

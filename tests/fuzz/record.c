@@ -33,12 +33,14 @@ blank(const uint8_t *s, size_t n)
 }
 
 /*
- * The lines of data: their count in *nlines, the blank ones in *nblank,
- * and (into start, end, at most cap of them) where each starts and ends.
+ * The lines of data: their count in *nlines, the blank ones in *nblank
+ * (a blank line longer than max_line is not one: the reader names any
+ * line over its limit without holding it), and (into start, end, at most
+ * cap of them) where each starts and ends.
  */
 static void
-split_lines(const uint8_t *data, size_t size, size_t *nlines, size_t *nblank,
-    size_t *start, size_t *end, size_t cap)
+split_lines(const uint8_t *data, size_t size, size_t max_line,
+    size_t *nlines, size_t *nblank, size_t *start, size_t *end, size_t cap)
 {
 	size_t pos = 0, n = 0, b = 0, e;
 	const uint8_t *nl;
@@ -50,7 +52,7 @@ split_lines(const uint8_t *data, size_t size, size_t *nlines, size_t *nblank,
 			start[n] = pos;
 			end[n] = e;
 		}
-		b += blank(data + pos, e - pos);
+		b += blank(data + pos, e - pos) && e - pos <= max_line;
 		n++;
 		pos = e + 1;
 	}
@@ -85,7 +87,8 @@ read_all(const char *path, const uint8_t *data, size_t size, size_t max_line)
 	long last = 0;
 	int rc;
 
-	split_lines(data, size, &nlines, &nblank, start, end, CAP);
+	split_lines(data, size, max_line ? max_line : SAOP_MAX_RECORD_BYTES,
+	    &nlines, &nblank, start, end, CAP);
 	FUZZ_CHECK((r = saop_reader_open(path, max_line, &e)) != NULL);
 	for (;;) {
 		rc = saop_reader_next(r, &rec, &e);

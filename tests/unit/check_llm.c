@@ -1761,6 +1761,35 @@ START_TEST(an_unknown_anthropic_event_is_left_unless_it_carries_content)
 }
 END_TEST
 
+/*
+ * After the end marker the answer is whole: a line after [DONE] is not
+ * read, so the answer is the same whether the transfer broke after the
+ * marker or not (a fuzz regression: junk-after-done.sse).
+ */
+START_TEST(nothing_after_the_end_marker_is_read)
+{
+	const char *s = OA_EV("{}") "data: {\"choices\":[{\"index\":0,"
+	    "\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+	    "data: [DONE]\n\ndata: {\"not\": \"a chunk\"}\n\ndata: {\"x";
+	struct saop_llm_answer a;
+	struct saop_err e;
+	int clean;
+
+	for (clean = 0; clean <= 1; clean++) {
+		struct saop__llm_parser *p = saop__llm_parser_new(0);
+
+		memset(&a, 0, sizeof(a));
+		saop__llm_parser_head(p, 200, "text/event-stream");
+		ck_assert_int_eq(saop__llm_parser_feed(p, s, strlen(s)), 0);
+		ck_assert_int_eq(saop__llm_parser_end(p, clean, &a, &e), 0);
+		saop__llm_parser_free(p);
+		ck_assert_str_eq(a.raw, "{}");
+		ck_assert_str_eq(a.finish_reason, "stop");
+		saop_llm_answer_free(&a);
+	}
+}
+END_TEST
+
 /* ---- the key never leaks, not even in part (issue 8, defect 5) ---- */
 
 /* Fail when s holds any 8 consecutive characters of KEY. */
@@ -2037,6 +2066,7 @@ llm_suite(void)
 	tcase_add_test(flt, known_events_that_carry_no_text_are_still_skipped);
 	tcase_add_test(flt,
 	    an_unknown_anthropic_event_is_left_unless_it_carries_content);
+	tcase_add_test(flt, nothing_after_the_end_marker_is_read);
 	tcase_add_test(flt, a_bad_ndjson_line_is_named_and_nothing_kept);
 	tcase_add_test(flt,
 	    a_key_straddling_any_cut_of_an_error_message_is_masked);
