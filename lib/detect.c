@@ -1237,11 +1237,11 @@ saop_verdict_state(enum saop_verdict v)
 {
 	switch (v) {
 	case SAOP_COMPLETE:
-		return "OK";
+		return saop_state_name(SAOP_STATE_OK);
 	case SAOP_TRUNCATED:
-		return "TRUNCATED";
+		return saop_state_name(SAOP_STATE_TRUNCATED);
 	default:
-		return "INVALID";
+		return saop_state_name(SAOP_STATE_INVALID);
 	}
 }
 

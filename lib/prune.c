@@ -564,7 +564,7 @@ batch_run(struct batch *b, struct saop_err *e)
 		 * written (kept in s) never undoes that. */
 		if (data != NULL)
 			saop_event(s, c->task_id, o->turn,
-			    "TOOL_OUTPUT_PRUNED", data, NULL);
+			    SAOP_EVENT_TOOL_OUTPUT_PRUNED, data, NULL);
 		json_decref(data);
 	}
 	ckpt_restore(saop__store_db(s), ckpt);

@@ -1,7 +1,9 @@
 /* record.c: NDJSON turn records in and out. */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -664,10 +666,154 @@ saop_record_raw(const json_t *rec, size_t *len)
 	return json_string_value(raw);
 }
 
-/* Set rec.state to state (see saop.h).  Returns 0, or -SAOP_ENOMEM. */
-int
-saop_record_set_state(json_t *rec, const char *state)
+/* The words of enum saop_state, in its order: the one table of them. */
+static const char *const state_names[] = {
+	NULL, "OK", "TRUNCATED", "INVALID", "RESUME_EXHAUSTED",
+	"USER_ESCALATION", "PAUSED_FOR_INTERVENTION"
+};
+
+/* See saop.h.  Returns the word of s, or NULL for NONE or out of range. */
+const char *
+saop_state_name(enum saop_state s)
 {
-	return json_object_set_new(rec, "state", json_string(state)) == 0 ?
+	if ((unsigned)s >= sizeof(state_names) / sizeof(state_names[0]))
+		return NULL;
+	return state_names[s];
+}
+
+/* See saop.h.  Returns the state named word, else SAOP_STATE_NONE. */
+enum saop_state
+saop_state_of(const char *word)
+{
+	size_t i;
+
+	for (i = 1; word != NULL &&
+	    i < sizeof(state_names) / sizeof(state_names[0]); i++)
+		if (strcmp(word, state_names[i]) == 0)
+			return (enum saop_state)i;
+	return SAOP_STATE_NONE;
+}
+
+/* See saop.h.  Returns rec's state, or SAOP_STATE_NONE. */
+enum saop_state
+saop_record_state(const json_t *rec)
+{
+	return saop_state_of(json_string_value(json_object_get(rec,
+	    "state")));
+}
+
+/* See saop.h.  Returns 0, or -SAOP_ENOMEM (or -SAOP_EINTERNAL for NONE). */
+int
+saop_record_set_state(json_t *rec, enum saop_state s)
+{
+	const char *w = saop_state_name(s);
+
+	assert(w != NULL);
+	if (w == NULL)
+		return -SAOP_EINTERNAL;
+	return json_object_set_new(rec, "state", json_string(w)) == 0 ?
 	    0 : -SAOP_ENOMEM;
+}
+
+/* See saop.h.  Returns the task id as text, or NULL. */
+const char *
+saop_record_task_id(const json_t *rec, char buf[32])
+{
+	const json_t *t = json_object_get(rec, "task_id");
+
+	if (json_is_string(t))
+		return json_string_value(t);
+	if (json_is_integer(t)) {
+		snprintf(buf, 32, "%" JSON_INTEGER_FORMAT,
+		    json_integer_value(t));
+		return buf;
+	}
+	return NULL;
+}
+
+/* See saop.h.  Returns the turn, or -1. */
+long
+saop_record_turn(const json_t *rec)
+{
+	const json_t *t = json_object_get(rec, "turn");
+
+	if (!json_is_integer(t) || json_integer_value(t) < 0 ||
+	    json_integer_value(t) > LONG_MAX)
+		return -1;
+	return (long)json_integer_value(t);
+}
+
+/* See saop.h.  Returns the request object, or NULL. */
+const json_t *
+saop_record_request(const json_t *rec)
+{
+	const json_t *r = json_object_get(rec, "request");
+
+	return json_is_object(r) ? r : NULL;
+}
+
+/* See saop.h.  Returns the finish reason, or NULL. */
+const char *
+saop_record_finish_reason(const json_t *rec)
+{
+	return json_string_value(json_object_get(rec, "finish_reason"));
+}
+
+/* See saop.h.  Returns the member name of rec, or NULL. */
+const json_t *
+saop_record_member(const json_t *rec, const char *name)
+{
+	return json_object_get(rec, name);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EDATA (not UTF-8) or -SAOP_ENOMEM. */
+int
+saop_record_set_raw(json_t *rec, const char *raw, size_t n)
+{
+	json_t *s;
+
+	if (saop_utf8_valid(raw, n) < n)
+		return -SAOP_EDATA;
+	if ((s = json_stringn(raw, n)) == NULL ||
+	    json_object_set_new(rec, "raw", s) != 0)
+		return -SAOP_ENOMEM;
+	return 0;
+}
+
+/* See saop.h.  Returns 0, or -SAOP_ENOMEM. */
+int
+saop_record_set_error(json_t *rec, const char *program,
+    const struct saop_err *e)
+{
+	json_t *err;
+
+	err = json_pack("{s:s, s:s}", "program", program, "message",
+	    e->msg[0] ? e->msg : "unknown error");
+	if (err == NULL)
+		return -SAOP_ENOMEM;
+	if (e->line > 0)
+		json_object_set_new(err, "line", json_integer(e->line));
+	if (e->has_offset)
+		json_object_set_new(err, "byte", json_integer(e->offset));
+	if (e->field[0] != '\0')
+		json_object_set_new(err, "field", json_string(e->field));
+	json_object_set_new(err, "status", json_integer(
+	    saop_err_exit_status(e->code)));
+	return json_object_set_new(rec, "error", err) == 0 ? 0 :
+	    -SAOP_ENOMEM;
+}
+
+/* See saop.h.  Returns 0: an event is a log (saop_event()). */
+int
+saop_record_event(struct saop_store *s, const json_t *rec,
+    const char *fallback_task, const char *event, const json_t *data)
+{
+	const char *task;
+	char buf[32];
+
+	if (s == NULL)
+		return 0;
+	if ((task = saop_record_task_id(rec, buf)) == NULL)
+		task = fallback_task != NULL ? fallback_task : "";
+	return saop_event(s, task, saop_record_turn(rec), event, data, NULL);
 }

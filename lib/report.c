@@ -192,16 +192,16 @@ row_events(json_t *rep, sqlite3_stmt *st)
 	if (ev == NULL)
 		return 0;
 	cost = json_object_get(json_object_get(t, "recovery"), "correction");
-	if (strcmp(ev, "MALFORMED_RESPONSE") == 0)
+	if (strcmp(ev, SAOP_EVENT_MALFORMED_RESPONSE) == 0)
 		rc = add(t, "corrections", n);
-	else if (strcmp(ev, "MAX_RETRIES_EXCEEDED") == 0)
+	else if (strcmp(ev, SAOP_EVENT_MAX_RETRIES_EXCEEDED) == 0)
 		rc = add(t, "escalations", n);
-	else if (strcmp(ev, "TOOL_OUTPUT_PRUNED") == 0) {
+	else if (strcmp(ev, SAOP_EVENT_TOOL_OUTPUT_PRUNED) == 0) {
 		pr = json_object_get(t, "pruned");
 		rc = add(pr, "outputs", n) | add(pr, "bytes", col_int(st, 3));
 	}
 	/* What a correction turn cost, when saop-validate logs it. */
-	if (strcmp(ev, "MALFORMED_RESPONSE") == 0 ||
+	if (strcmp(ev, SAOP_EVENT_MALFORMED_RESPONSE) == 0 ||
 	    strcmp(ev, "CORRECTION_ANSWERED") == 0)
 		rc |= add(cost, "sent_bytes", col_int(st, 4)) |
 		    add(cost, "received_bytes", col_int(st, 5)) |
@@ -284,12 +284,13 @@ static const struct query queries[] = {
 	  " coalesce(back, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
 	  " - julianday(time)) * 86400000.0)) FROM (SELECT task_id, time,"
 	  " (SELECT min(r.time) FROM events r WHERE r.task_id = l.task_id"
-	  " AND r.id > l.id AND r.event = 'NETWORK_RESTORED') AS back"
-	  " FROM events l WHERE l.event = 'NETWORK_LOST'"
+	  " AND r.id > l.id AND r.event = '" SAOP_EVENT_NETWORK_RESTORED
+	  "') AS back FROM events l WHERE l.event = '" SAOP_EVENT_NETWORK_LOST
+	  "'"
 	  " AND (?1 IS NULL OR l.task_id = ?1)) GROUP BY task_id",
 	  row_suspend },
 	{ "SELECT task_id, count(*) FROM (SELECT task_id, turn FROM events"
-	  " WHERE event = 'PARTIAL_COMPLETION_DETECTED' UNION"
+	  " WHERE event = '" SAOP_EVENT_PARTIAL_COMPLETION_DETECTED "' UNION"
 	  " SELECT task_id, turn_number FROM partial_completion_log)"
 	  " WHERE ?1 IS NULL OR task_id = ?1 GROUP BY task_id", row_detected },
 	{ "SELECT task_id, count(*) FROM agent_turn_states"

@@ -733,17 +733,17 @@ insert_row(sqlite3 *db, void *arg, struct saop_err *e)
 	return 0;
 }
 
-/* Record event name with data (stolen) when there is a store. */
+/*
+ * Record event name for rec with data (stolen) when there is a store.
+ * Returns 0: an event is a log (saop_record_event()).
+ */
 static int
-event(const struct saop_resume_opts *o, const char *task, long turn,
-    const char *name, json_t *data, struct saop_err *e)
+event(const struct saop_resume_opts *o, const json_t *rec, const char *name,
+    json_t *data)
 {
-	int rc = 0;
-
-	if (o->store != NULL)
-		rc = saop_event(o->store, task, turn, name, data, e);
+	saop_record_event(o->store, rec, o->task_id, name, data);
 	json_decref(data);
-	return rc;
+	return 0;
 }
 
 /* A JSON integer of n, or null when n is negative (not reported). */
@@ -774,7 +774,7 @@ set_resume(json_t *rec, const struct saop_resume_outcome *o,
 static int
 finish(json_t *rec, const char *raw, size_t len,
     const struct saop_detect_result *r, const struct saop_resume_outcome *o,
-    enum saop_resume_status st, const char *state, struct saop_err *e)
+    enum saop_resume_status st, enum saop_state state, struct saop_err *e)
 {
 	struct saop_detect_result cut;
 	json_t *s, *d;
@@ -851,10 +851,11 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	struct progress pg;
 	struct saop_err ce;
 	struct log_row row;
-	const json_t *req, *jt;
-	const char *raw, *task, *state;
+	const json_t *req;
+	const char *raw, *task;
+	enum saop_state state;
 	json_t *cr;
-	char *m;
+	char *m, tbuf[32];
 	size_t len, mlen;
 	long turn;
 	int max, rc, v, done = 0, call_rc = 0;
@@ -867,26 +868,24 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 		return rc;
 	out->verdict = r.verdict;
 	if (r.verdict != SAOP_TRUNCATED) {
-		state = json_string_value(json_object_get(rec, "state"));
+		state = saop_record_state(rec);
 		saop_detect_result_free(&r);
 		out->prompt_tokens = out->completion_tokens = -1;
 		if (set_resume(rec, out, SAOP_RESUME_SKIPPED, e) != 0)
 			return -e->code;
 		if (out->verdict == SAOP_INVALID)
-			state = "INVALID";
-		else if (state != NULL && strcmp(state, "TRUNCATED") == 0)
-			state = "OK";
+			state = SAOP_STATE_INVALID;
+		else if (state == SAOP_STATE_TRUNCATED)
+			state = SAOP_STATE_OK;
 		else
 			return 0;
 		if (saop_record_set_state(rec, state) != 0)
 			return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
 		return 0;
 	}
-	task = json_string_value(json_object_get(rec, "task_id"));
-	if (task == NULL)
+	if ((task = saop_record_task_id(rec, tbuf)) == NULL)
 		task = opts->task_id != NULL ? opts->task_id : "";
-	jt = json_object_get(rec, "turn");
-	turn = json_is_integer(jt) ? (long)json_integer_value(jt) : -1;
+	turn = saop_record_turn(rec);
 	row.task_id = task;
 	row.turn = turn >= 0 ? turn : 0;
 	row.truncation_index = r.truncation_index;
@@ -896,17 +895,13 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	if (opts->no_call) {
 		out->status = SAOP_RESUME_SUSPENDED;
 		rc = finish(rec, raw, len, &r, out, SAOP_RESUME_SUSPENDED,
-		    "TRUNCATED", e);
+		    SAOP_STATE_TRUNCATED, e);
 		saop_detect_result_free(&r);
 		return rc;
 	}
-	if (event(opts, task, turn, "PARTIAL_COMPLETION_DETECTED",
+	event(opts, rec, SAOP_EVENT_PARTIAL_COMPLETION_DETECTED,
 	    json_pack("{s:I,s:I}", "truncation_index",
-	    (json_int_t)r.truncation_index, "length", (json_int_t)len),
-	    e) != 0) {
-		saop_detect_result_free(&r);
-		return -e->code;
-	}
+	    (json_int_t)r.truncation_index, "length", (json_int_t)len));
 	max = opts->max_attempts > 0 ? opts->max_attempts :
 	    SAOP_MAX_RESUME_ATTEMPTS;
 	pg.buf = malloc(len + 1);
@@ -978,27 +973,26 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 		out->status = SAOP_RESUME_RESOLVED;
 		out->verdict = SAOP_COMPLETE;
 		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out,
-		    SAOP_RESUME_RESOLVED, "OK", e)) != 0)
+		    SAOP_RESUME_RESOLVED, SAOP_STATE_OK, e)) != 0)
 			goto out;
 	} else if (call_rc < 0) {
 		out->status = SAOP_RESUME_SUSPENDED;
 		out->verdict = pg.res.verdict;
 		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out,
-		    SAOP_RESUME_SUSPENDED, "TRUNCATED", e)) != 0)
+		    SAOP_RESUME_SUSPENDED, SAOP_STATE_TRUNCATED, e)) != 0)
 			goto out;
-		rc = event(opts, task, turn, "RESUME_FAILED",
+		event(opts, rec, SAOP_EVENT_RESUME_FAILED,
 		    json_pack("{s:i,s:s,s:s}", "attempts", out->attempts,
-		    "status", "SUSPENDED", "error", ce.msg), e);
-		if (rc == 0) {
-			*e = ce;
-			rc = call_rc;
-		}
+		    "status", saop_resume_status_name(SAOP_RESUME_SUSPENDED),
+		    "error", ce.msg));
+		*e = ce;
+		rc = call_rc;
 		goto out;
 	} else {
 		out->status = SAOP_RESUME_EXHAUSTED;
 		out->verdict = pg.res.verdict;
 		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out,
-		    SAOP_RESUME_EXHAUSTED, "RESUME_EXHAUSTED", e)) != 0)
+		    SAOP_RESUME_EXHAUSTED, SAOP_STATE_RESUME_EXHAUSTED, e)) != 0)
 			goto out;
 	}
 	row.attempts = out->attempts;
@@ -1006,13 +1000,13 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	if (opts->store != NULL &&
 	    (rc = saop__store_tx(opts->store, 0, insert_row, &row, e)) != 0)
 		goto out;
-	rc = event(opts, task, turn, done ? "RESUME_SUCCEEDED" :
-	    "RESUME_FAILED", json_pack("{s:i,s:s,s:I,s:I,s:I,s:o,s:o}",
+	rc = event(opts, rec, done ? SAOP_EVENT_RESUME_SUCCEEDED :
+	    SAOP_EVENT_RESUME_FAILED, json_pack("{s:i,s:s,s:I,s:I,s:I,s:o,s:o}",
 	    "attempts", out->attempts, "status", row.status, "length",
 	    (json_int_t)pg.len, "sent_bytes", (json_int_t)out->sent_bytes,
 	    "received_bytes", (json_int_t)out->received_bytes,
 	    "prompt_tokens", count_or_null(out->prompt_tokens),
-	    "completion_tokens", count_or_null(out->completion_tokens)), e);
+	    "completion_tokens", count_or_null(out->completion_tokens)));
 out:
 	free(pg.buf);
 	saop_detect_result_free(&pg.res);

@@ -166,8 +166,63 @@ int saop_record_write(FILE *f, const json_t *rec, struct saop_err *e);
  */
 const char *saop_record_raw(const json_t *rec, size_t *len);
 
-/* Set rec.state to state (one of the SAOP states).  Returns 0 or ENOMEM. */
-int saop_record_set_state(json_t *rec, const char *state);
+/*
+ * The record's verdict, its "state" (saop(7)); saop_state_name() is the
+ * one table of the words.  SAOP_STATE_NONE: no state yet, or a word saop
+ * does not know.
+ */
+enum saop_state {
+	SAOP_STATE_NONE = 0,
+	SAOP_STATE_OK,
+	SAOP_STATE_TRUNCATED,
+	SAOP_STATE_INVALID,
+	SAOP_STATE_RESUME_EXHAUSTED,
+	SAOP_STATE_USER_ESCALATION,
+	SAOP_STATE_PAUSED_FOR_INTERVENTION
+};
+
+/* The word of state s ("OK", ...); NULL for SAOP_STATE_NONE. */
+const char *saop_state_name(enum saop_state s);
+
+/* The state named word (NULL allowed); SAOP_STATE_NONE when none is. */
+enum saop_state saop_state_of(const char *word);
+
+/* rec's state (borrowed rec); SAOP_STATE_NONE when it has none. */
+enum saop_state saop_record_state(const json_t *rec);
+
+/* Set rec.state to s (not NONE).  Returns 0, or -SAOP_ENOMEM. */
+int saop_record_set_state(json_t *rec, enum saop_state s);
+
+/*
+ * The fields of a record (saop(7)), read one way everywhere.  Each takes
+ * a borrowed record and returns a borrowed value, or the "none" it names.
+ *  - saop_record_task_id(): the task id as text (a string, or a number's
+ *    decimal digits written into buf), else NULL.
+ *  - saop_record_turn(): turn, or -1 when it is not an integer >= 0.
+ *  - saop_record_request(): request when it is an object, else NULL.
+ *  - saop_record_finish_reason(): finish_reason when a string, else NULL.
+ *  - saop_record_member(): any other member (detect, resume, validate,
+ *    envelope, error, tool_call...), or NULL.
+ */
+const char *saop_record_task_id(const json_t *rec, char buf[32]);
+long saop_record_turn(const json_t *rec);
+const json_t *saop_record_request(const json_t *rec);
+const char *saop_record_finish_reason(const json_t *rec);
+const json_t *saop_record_member(const json_t *rec, const char *name);
+
+/*
+ * Set rec.raw to the n bytes at raw (UTF-8).  Returns 0, -SAOP_EDATA when
+ * they are not UTF-8, or -SAOP_ENOMEM.
+ */
+int saop_record_set_raw(json_t *rec, const char *raw, size_t n);
+
+/*
+ * Set rec.error from e and the name of the program that met it:
+ * {program, message, line, byte, field, status} (saop(7)).  Returns 0 or
+ * -SAOP_ENOMEM.
+ */
+int saop_record_set_error(json_t *rec, const char *program,
+    const struct saop_err *e);
 
 /*
  * The length of the longest prefix of s (n bytes) that is strict UTF-8:
@@ -361,12 +416,48 @@ int saop_event(struct saop_store *s, const char *task_id, long turn,
  */
 int saop_store_error(struct saop_store *s, struct saop_err *e);
 
+/* The events of state.sqlite's events table and --log (saop(7)). */
+#define SAOP_EVENT_PARTIAL_COMPLETION_DETECTED	"PARTIAL_COMPLETION_DETECTED"
+#define SAOP_EVENT_RESUME_SUCCEEDED	"RESUME_SUCCEEDED"
+#define SAOP_EVENT_RESUME_FAILED	"RESUME_FAILED"
+#define SAOP_EVENT_MALFORMED_RESPONSE	"MALFORMED_RESPONSE"
+#define SAOP_EVENT_MAX_RETRIES_EXCEEDED	"MAX_RETRIES_EXCEEDED"
+#define SAOP_EVENT_NETWORK_LOST		"NETWORK_LOST"
+#define SAOP_EVENT_NETWORK_RESTORED	"NETWORK_RESTORED"
+#define SAOP_EVENT_TURN_RESUMED		"TURN_RESUMED"
+#define SAOP_EVENT_TOOL_OUTPUT_PRUNED	"TOOL_OUTPUT_PRUNED"
+
 /*
- * Set the task's status (IN_PROGRESS, PAUSED_FOR_INTERVENTION,
- * USER_ESCALATION, DONE) and reason (may be NULL), creating the row.
+ * Record event for the record rec (its task id and turn; fallback_task
+ * when it has no task id) with data (borrowed, may be NULL), as
+ * saop_event() does: a failure is kept in s, never returned.  s may be
+ * NULL (nothing is written).  Returns 0.
+ */
+int saop_record_event(struct saop_store *s, const json_t *rec,
+    const char *fallback_task, const char *event, const json_t *data);
+
+/* A task's status in the tasks table; saop_task_status_name() words it. */
+enum saop_task_status {
+	SAOP_TASK_IN_PROGRESS = 0,
+	SAOP_TASK_PAUSED_FOR_INTERVENTION,
+	SAOP_TASK_USER_ESCALATION,
+	SAOP_TASK_DONE
+};
+
+/* Why a task is in its status (the tasks table's reason). */
+#define SAOP_REASON_NETWORK_LOSS	"NETWORK_LOSS"
+#define SAOP_REASON_MAX_RETRIES_EXCEEDED	"MAX_RETRIES_EXCEEDED"
+
+/* The word of status st ("IN_PROGRESS", ...), or NULL when unknown. */
+const char *saop_task_status_name(enum saop_task_status st);
+
+/*
+ * Set the task's status and reason (may be NULL), creating the row.
+ * Returns 0, or -SAOP_EDB / -SAOP_EIO, or -SAOP_EINTERNAL for a status
+ * outside the enum.
  */
 int saop_task_set_status(struct saop_store *s, const char *task_id,
-    const char *status, const char *reason, struct saop_err *e);
+    enum saop_task_status status, const char *reason, struct saop_err *e);
 
 /* The current UTC time as ISO 8601 with milliseconds, into buf[32]. */
 void saop_now_iso8601(char buf[32]);

@@ -603,20 +603,37 @@ upsert_status(sqlite3 *db, void *arg, struct saop_err *e)
 	return 0;
 }
 
+/* The words of enum saop_task_status, in its order. */
+static const char *const task_status_names[] = {
+	"IN_PROGRESS", "PAUSED_FOR_INTERVENTION", "USER_ESCALATION", "DONE"
+};
+
+/* See saop.h.  Returns the word of st, or NULL when it is unknown. */
+const char *
+saop_task_status_name(enum saop_task_status st)
+{
+	if ((unsigned)st >= sizeof(task_status_names) /
+	    sizeof(task_status_names[0]))
+		return NULL;
+	return task_status_names[st];
+}
+
 /*
  * See saop.h.  Returns 0, or a negative code with e filled
  * (saop__store_tx()).
  */
 int
 saop_task_set_status(struct saop_store *s, const char *task_id,
-    const char *status, const char *reason, struct saop_err *e)
+    enum saop_task_status status, const char *reason, struct saop_err *e)
 {
 	struct status_arg a;
 	char now[32];
 
+	if ((a.status = saop_task_status_name(status)) == NULL)
+		return saop__fail(e, SAOP_EINTERNAL, 0,
+		    "task status %d is not one", (int)status);
 	saop_now_iso8601(now);
 	a.task_id = task_id;
-	a.status = status;
 	a.reason = reason;
 	a.now = now;
 	return saop__store_tx(s, 0, upsert_status, &a, e);

@@ -695,7 +695,7 @@ restore(struct turn *t, const json_t *state, struct saop_err *e)
 /* The task goes to status (reason may be NULL); failures are kept. */
 static int
 set_status(const struct turn *t, const struct saop_suspend_opts *o,
-    const char *status, const char *reason, struct saop_err *e)
+    enum saop_task_status status, const char *reason, struct saop_err *e)
 {
 	return saop_task_set_status(o->store, t->task_id, status, reason, e);
 }
@@ -715,12 +715,12 @@ lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
 	int rc;
 
 	if ((rc = save(t, o, &se)) != 0 ||
-	    (rc = set_status(t, o, "PAUSED_FOR_INTERVENTION",
-	    "NETWORK_LOSS", &se)) != 0) {
+	    (rc = set_status(t, o, SAOP_TASK_PAUSED_FOR_INTERVENTION,
+	    SAOP_REASON_NETWORK_LOSS, &se)) != 0) {
 		*e = se;
 		return rc;
 	}
-	event(t, o, "NETWORK_LOST", json_pack("{s:s, s:I, s:i, s:i}",
+	event(t, o, SAOP_EVENT_NETWORK_LOST, json_pack("{s:s, s:I, s:i, s:i}",
 	    "error", loss.msg, "received", (json_int_t)t->plen, "http_status",
 	    loss.http_status, "resumes", t->resumes));
 	if (o->no_wait || t->resumes >= o->max_resumes ||
@@ -745,14 +745,14 @@ lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
 		    loss.msg);
 		return 0;
 	}
-	event(t, o, "NETWORK_RESTORED", NULL);
-	if ((rc = set_status(t, o, "IN_PROGRESS", NULL, &se)) != 0) {
+	event(t, o, SAOP_EVENT_NETWORK_RESTORED, NULL);
+	if ((rc = set_status(t, o, SAOP_TASK_IN_PROGRESS, NULL, &se)) != 0) {
 		*e = se;
 		return rc;
 	}
 	t->resumes++;
 	out->resumes++;
-	event(t, o, "TURN_RESUMED", json_pack("{s:i, s:I}", "resumes",
+	event(t, o, SAOP_EVENT_TURN_RESUMED, json_pack("{s:i, s:I}", "resumes",
 	    t->resumes, "received", (json_int_t)t->plen));
 	return 1;
 }
@@ -846,7 +846,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 	for (;;) {
 		/* Before the call: the turn can be resumed whatever happens. */
 		if ((rc = save(&t, o, e)) != 0 ||
-		    (rc = set_status(&t, o, "IN_PROGRESS", NULL, e)) != 0)
+		    (rc = set_status(&t, o, SAOP_TASK_IN_PROGRESS, NULL, e)) != 0)
 			goto out;
 		if ((req = next_request(&t, o, e)) == NULL) {
 			rc = -e->code;
@@ -914,8 +914,8 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 			goto out;
 		}
 		if (again == 0) {
-			json_object_set_new(rec, "state",
-			    json_string("PAUSED_FOR_INTERVENTION"));
+			saop_record_set_state(rec,
+			    SAOP_STATE_PAUSED_FOR_INTERVENTION);
 			goto out;	/* rc: the loss's code */
 		}
 	}

@@ -464,27 +464,23 @@ set_validate(json_t *rec, int valid, int attempts, json_t *repairs,
 }
 
 /*
- * Log the event name with data (stolen) for rec's task, when there is a
- * store: 0, or a negative code.
+ * Log the event name with data (stolen) for rec, when there is a store.
+ * Returns 0, or -SAOP_ENOMEM when data could not be made; a failure to
+ * write it is kept in the store (saop_record_event()).
  */
 static int
 event(const struct saop_validate_opts *o, const json_t *rec,
     const char *name, json_t *data, struct saop_err *e)
 {
-	const char *task = json_string_value(json_object_get(rec, "task_id"));
-	json_t *turn = json_object_get(rec, "turn");
-	int rc;
-
 	if (o->store == NULL) {
 		json_decref(data);
 		return 0;
 	}
 	if (data == NULL)
 		return nomem(e);
-	rc = saop_event(o->store, task ? task : "", json_is_integer(turn) ?
-	    (long)json_integer_value(turn) : -1, name, data, e);
+	saop_record_event(o->store, rec, NULL, name, data);
 	json_decref(data);
-	return rc;
+	return 0;
 }
 
 /*
@@ -525,18 +521,21 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 {
 	struct saop_llm_answer a;
 	json_t *v = NULL, *errors = NULL, *repairs = NULL, *req, *orig = NULL;
-	const char *raw, *state;
+	const char *raw;
+	enum saop_state state;
+	char tbuf[32];
 	size_t len, max = o->max_answer ? o->max_answer :
 	    SAOP_MAX_RECORD_BYTES;
 	int rc, attempts = 0, ret = 0;
 
 	saop_err_clear(e);
-	state = json_string_value(json_object_get(rec, "state"));
+	state = saop_record_state(rec);
 	if ((raw = saop_record_raw(rec, &len)) == NULL) {
 		errors = json_pack("[{s:s, s:s, s:s}]", "path", "", "keyword",
 		    "raw", "message", "the record has no raw text to validate");
 		if (errors == NULL || set_validate(rec, 0, 0, NULL, errors,
-		    NULL) != 0 || saop_record_set_state(rec, "INVALID") != 0)
+		    NULL) != 0 || saop_record_set_state(rec,
+		    SAOP_STATE_INVALID) != 0)
 			goto oom;
 		json_decref(errors);
 		return 1;
@@ -553,7 +552,7 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 			v = NULL;
 			if (rc != 0 || set_validate(rec, 1, attempts, repairs,
 			    NULL, orig) != 0 || saop_record_set_state(rec,
-			    "OK") != 0)
+			    SAOP_STATE_OK) != 0)
 				goto oom;
 			ret = 0;
 			goto out;
@@ -564,34 +563,35 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 			goto oom;
 		/* A bare truncation is saop-resume's to fix, not ours. */
 		if (o->model.call == NULL) {
-			if (saop_record_set_state(rec, state != NULL &&
-			    strcmp(state, "TRUNCATED") == 0 ? "TRUNCATED" :
-			    "INVALID") != 0)
+			if (saop_record_set_state(rec, state ==
+			    SAOP_STATE_TRUNCATED ? SAOP_STATE_TRUNCATED :
+			    SAOP_STATE_INVALID) != 0)
 				goto oom;
 			ret = 1;
 			goto out;
 		}
-		if (state != NULL && strcmp(state, "TRUNCATED") == 0) {
+		if (state == SAOP_STATE_TRUNCATED) {
 			ret = 1;
 			goto out;
 		}
 		if (attempts >= o->max_retries) {
-			if (saop_record_set_state(rec, "USER_ESCALATION") != 0)
+			if (saop_record_set_state(rec,
+			    SAOP_STATE_USER_ESCALATION) != 0)
 				goto oom;
-			if ((rc = event(o, rec, "MAX_RETRIES_EXCEEDED",
+			if ((rc = event(o, rec, SAOP_EVENT_MAX_RETRIES_EXCEEDED,
 			    json_pack("{s:i, s:O}", "attempts", attempts,
 			    "errors", errors), e)) < 0)
 				goto out;
 			if (o->store != NULL && (rc = saop_task_set_status(
-			    o->store, json_string_value(json_object_get(rec,
-			    "task_id")), "USER_ESCALATION",
-			    "MAX_RETRIES_EXCEEDED", e)) < 0)
+			    o->store, saop_record_task_id(rec, tbuf),
+			    SAOP_TASK_USER_ESCALATION,
+			    SAOP_REASON_MAX_RETRIES_EXCEEDED, e)) < 0)
 				goto out;
 			ret = 3;
 			goto out;
 		}
 		attempts++;
-		if ((rc = event(o, rec, "MALFORMED_RESPONSE",
+		if ((rc = event(o, rec, SAOP_EVENT_MALFORMED_RESPONSE,
 		    json_pack("{s:i, s:O}", "attempt", attempts, "errors",
 		    errors), e)) < 0)
 			goto out;
@@ -613,7 +613,7 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 			/* The record stays as it stands: the turns answered. */
 			if (set_validate(rec, 0, attempts - 1, repairs, errors,
 			    orig) != 0 || saop_record_set_state(rec,
-			    "INVALID") != 0)
+			    SAOP_STATE_INVALID) != 0)
 				goto oom;
 			goto out;
 		}

@@ -244,13 +244,17 @@ cli_worse(int a, int b)
 int
 cli_state_status(const char *state)
 {
-	if (state == NULL || strcmp(state, "OK") == 0)
+	switch (saop_state_of(state)) {
+	case SAOP_STATE_NONE:	/* none, or a word of the caller's own */
+	case SAOP_STATE_OK:
 		return CLI_OK;
-	if (strcmp(state, "USER_ESCALATION") == 0)
+	case SAOP_STATE_USER_ESCALATION:
 		return CLI_ESCALATE;
-	if (strcmp(state, "PAUSED_FOR_INTERVENTION") == 0)
+	case SAOP_STATE_PAUSED_FOR_INTERVENTION:
 		return EX_TEMPFAIL;
-	return CLI_FLAGGED;	/* TRUNCATED, INVALID, RESUME_EXHAUSTED */
+	default:		/* TRUNCATED, INVALID, RESUME_EXHAUSTED */
+		return CLI_FLAGGED;
+	}
 }
 
 /*
@@ -405,21 +409,7 @@ cli_store(const struct cli *o)
 int
 cli_record_error(json_t *rec, const struct saop_err *e)
 {
-	json_t *err;
-
-	err = json_pack("{s:s, s:s}", "program", prog, "message",
-	    e->msg[0] ? e->msg : "unknown error");
-	if (err == NULL)
-		return -1;
-	if (e->line > 0)
-		json_object_set_new(err, "line", json_integer(e->line));
-	if (e->has_offset)
-		json_object_set_new(err, "byte", json_integer(e->offset));
-	if (e->field[0] != '\0')
-		json_object_set_new(err, "field", json_string(e->field));
-	json_object_set_new(err, "status", json_integer(
-	    saop_err_exit_status(e->code)));
-	return json_object_set_new(rec, "error", err) == 0 ? 0 : -1;
+	return saop_record_set_error(rec, prog, e) == 0 ? 0 : -1;
 }
 
 /*

@@ -89,23 +89,11 @@ put(const void *p, size_t n)
 static void
 event(const struct cli *o, const json_t *rec, const json_t *detect)
 {
-	const char *task = NULL;
-	long turn = -1;
 	struct saop_err e;
 	json_t *data;
 
 	if (o->db == NULL && o->log == NULL)
 		return;
-	if (rec != NULL) {
-		const json_t *t;
-
-		if (json_is_string(t = json_object_get(rec, "task_id")))
-			task = json_string_value(t);
-		if (json_is_integer(t = json_object_get(rec, "turn")))
-			turn = (long)json_integer_value(t);
-	}
-	if (task == NULL)
-		task = cli_task_id(o);
 	data = json_pack("{s:O,s:O,s:O,s:O}",
 	    "length", json_object_get(detect, "length"),
 	    "truncation_index", json_object_get(detect, "truncation_index"),
@@ -115,8 +103,12 @@ event(const struct cli *o, const json_t *rec, const json_t *detect)
 		die_nomem();
 	/* A failure is kept in the store: cli_run() puts it on the record,
 	 * which is written all the same. */
-	saop_event(cli_store(o), task, turn, "PARTIAL_COMPLETION_DETECTED",
-	    data, &e);
+	if (rec != NULL)
+		saop_record_event(cli_store(o), rec, cli_task_id(o),
+		    SAOP_EVENT_PARTIAL_COMPLETION_DETECTED, data);
+	else
+		saop_event(cli_store(o), cli_task_id(o), -1,
+		    SAOP_EVENT_PARTIAL_COMPLETION_DETECTED, data, &e);
 	json_decref(data);
 }
 
@@ -180,7 +172,8 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		free(closed);
 	}
 	if (json_object_set_new(rec, "detect", detect) != 0 ||
-	    saop_record_set_state(rec, saop_verdict_state(res.verdict)) != 0)
+	    saop_record_set_state(rec, saop_state_of(saop_verdict_state(
+	    res.verdict))) != 0)
 		die_nomem();
 	if ((v = res.verdict) == SAOP_TRUNCATED)
 		event(o, rec, detect);

@@ -102,8 +102,7 @@ defer(struct suspend_run *r, json_t *rec, struct saop_err *e)
 		}
 		json_decref(st);
 	}
-	json_object_set_new(rec, "state",
-	    json_string("PAUSED_FOR_INTERVENTION"));
+	saop_record_set_state(rec, SAOP_STATE_PAUSED_FOR_INTERVENTION);
 	saop_err_clear(e);
 	e->code = SAOP_ENETWORK;
 	snprintf(e->msg, sizeof(e->msg), rc == 0 && task != NULL ?

@@ -444,13 +444,13 @@ START_TEST(task_status_is_upserted)
 
 	s = saop_store_open(db_path("t.sqlite"), &e);
 	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(saop_task_set_status(s, "t1", "IN_PROGRESS", NULL,
-	    &e), 0);
-	ck_assert_int_eq(saop_task_set_status(s, "t1", "USER_ESCALATION",
-	    "MAX_RETRIES_EXCEEDED", &e), 0);
-	ck_assert_int_lt(saop_task_set_status(s, "t1", "NOT_A_STATUS", NULL,
-	    &e), 0);
-	ck_assert_int_eq(e.code, SAOP_EDB);
+	ck_assert_int_eq(saop_task_set_status(s, "t1", SAOP_TASK_IN_PROGRESS,
+	    NULL, &e), 0);
+	ck_assert_int_eq(saop_task_set_status(s, "t1",
+	    SAOP_TASK_USER_ESCALATION, SAOP_REASON_MAX_RETRIES_EXCEEDED, &e), 0);
+	ck_assert_int_lt(saop_task_set_status(s, "t1",
+	    (enum saop_task_status)99, NULL, &e), 0);
+	ck_assert_int_eq(e.code, SAOP_EINTERNAL);
 	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(s),
 	    "SELECT count(*), status, reason FROM tasks", -1, &q, NULL),
 	    SQLITE_OK);
@@ -462,6 +462,96 @@ START_TEST(task_status_is_upserted)
 	    "MAX_RETRIES_EXCEEDED");
 	sqlite3_finalize(q);
 	saop_store_close(s);
+}
+END_TEST
+
+/* The record's fields, read one way: every accessor, and its "none". */
+START_TEST(record_accessors_read_every_field_and_say_none)
+{
+	json_t *r = json_loads("{\"task_id\":42,\"turn\":3,\"request\":{\"m\":1},"
+	    "\"raw\":\"{}\",\"finish_reason\":\"length\",\"state\":\"TRUNCATED\","
+	    "\"detect\":{\"complete\":false}}", 0, NULL);
+	json_t *bad = json_loads("{\"task_id\":[1],\"turn\":-1,\"request\":5,"
+	    "\"finish_reason\":null,\"state\":\"MAYBE\"}", 0, NULL);
+	struct saop_err e;
+	char buf[32];
+	int s;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_nonnull(bad);
+	ck_assert_str_eq(saop_record_task_id(r, buf), "42");
+	ck_assert_int_eq(saop_record_turn(r), 3);
+	ck_assert_ptr_nonnull(saop_record_request(r));
+	ck_assert_str_eq(saop_record_finish_reason(r), "length");
+	ck_assert_int_eq(saop_record_state(r), SAOP_STATE_TRUNCATED);
+	ck_assert_ptr_nonnull(saop_record_member(r, "detect"));
+	ck_assert_ptr_null(saop_record_task_id(bad, buf));
+	ck_assert_int_eq(saop_record_turn(bad), -1);
+	ck_assert_ptr_null(saop_record_request(bad));
+	ck_assert_ptr_null(saop_record_finish_reason(bad));
+	ck_assert_int_eq(saop_record_state(bad), SAOP_STATE_NONE);
+	ck_assert_ptr_null(saop_record_member(bad, "detect"));
+	/* Every state has one word and reads back as itself. */
+	for (s = SAOP_STATE_OK; s <= SAOP_STATE_PAUSED_FOR_INTERVENTION; s++) {
+		ck_assert_int_eq(saop_record_set_state(bad,
+		    (enum saop_state)s), 0);
+		ck_assert_int_eq(saop_record_state(bad), s);
+	}
+	ck_assert_ptr_null(saop_state_name(SAOP_STATE_NONE));
+	ck_assert_ptr_null(saop_state_name((enum saop_state)99));
+	ck_assert_str_eq(saop_task_status_name(SAOP_TASK_DONE), "DONE");
+	ck_assert_ptr_null(saop_task_status_name((enum saop_task_status)99));
+	/* raw: UTF-8 only. */
+	ck_assert_int_eq(saop_record_set_raw(r, "[1", 2), 0);
+	ck_assert_str_eq(saop_record_raw(r, NULL), "[1");
+	ck_assert_int_eq(saop_record_set_raw(r, "\xc3\x28", 2), -SAOP_EDATA);
+	ck_assert_str_eq(saop_record_raw(r, NULL), "[1");
+	/* error: every part that is known. */
+	saop_err_clear(&e);
+	e.code = SAOP_EDATA;
+	e.line = 7;
+	e.offset = 3;
+	e.has_offset = 1;
+	snprintf(e.field, sizeof(e.field), "/raw");
+	snprintf(e.msg, sizeof(e.msg), "bad");
+	ck_assert_int_eq(saop_record_set_error(r, "saop-x", &e), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+	    json_object_get(r, "error"), "status")), 65);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+	    json_object_get(r, "error"), "byte")), 3);
+	json_decref(r);
+	json_decref(bad);
+}
+END_TEST
+
+/* saop_record_event: the record's task (a number's text) and turn. */
+START_TEST(record_event_takes_task_and_turn_from_the_record)
+{
+	struct saop_err e;
+	struct saop_store *s;
+	sqlite3_stmt *q;
+	json_t *r = json_loads("{\"task_id\":42,\"turn\":3}", 0, NULL);
+	json_t *none = json_object();
+
+	s = saop_store_open(db_path("ev.sqlite"), &e);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(saop_record_event(s, r, "fb",
+	    SAOP_EVENT_RESUME_FAILED, NULL), 0);
+	ck_assert_int_eq(saop_record_event(s, none, "fb",
+	    SAOP_EVENT_TURN_RESUMED, NULL), 0);
+	ck_assert_int_eq(saop_record_event(NULL, r, "fb",
+	    SAOP_EVENT_TURN_RESUMED, NULL), 0);
+	ck_assert_int_eq(saop_store_error(s, &e), 0);
+	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(s),
+	    "SELECT group_concat(task_id || '/' || coalesce(turn, '-') || '/'"
+	    " || event, ' ') FROM events", -1, &q, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 0),
+	    "42/3/RESUME_FAILED fb/-/TURN_RESUMED");
+	sqlite3_finalize(q);
+	saop_store_close(s);
+	json_decref(r);
+	json_decref(none);
 }
 END_TEST
 
@@ -501,6 +591,8 @@ main(void)
 	tcase_add_test(tc, event_goes_to_table_and_log);
 	tcase_add_test(tc, task_status_is_upserted);
 	tcase_add_test(tc, store_open_on_unwritable_path_is_an_io_error);
+	tcase_add_test(tc, record_accessors_read_every_field_and_say_none);
+	tcase_add_test(tc, record_event_takes_task_and_turn_from_the_record);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
