@@ -906,6 +906,15 @@ int saop_suspend_opts_from_env(struct saop_suspend_opts *o,
  */
 void saop_suspend_catch_signals(struct saop_suspend_opts *o);
 
+/*
+ * For a program whose stage (its name) calls the model of cfg (borrowed,
+ * for as long as o is used): catch the signals
+ * (saop_suspend_catch_signals()) and set o's stage, provider, model and
+ * endpoint.
+ */
+void saop_suspend_opts_for(struct saop_suspend_opts *o, const char *stage,
+    struct saop_llm_config *cfg);
+
 /* ======================================================================
  * Schema: JSON Schema 2020-12 / draft-07 validation (lib/schema.c).
  * ====================================================================== */

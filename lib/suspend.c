@@ -1075,6 +1075,18 @@ on_signal(int sig)
 	}
 }
 
+/* See saop.h: a program's suspend options in one call.  Returns nothing. */
+void
+saop_suspend_opts_for(struct saop_suspend_opts *o, const char *stage,
+    struct saop_llm_config *cfg)
+{
+	saop_suspend_catch_signals(o);
+	o->stage = stage;
+	o->provider = cfg->provider;
+	o->model = saop_llm_model(cfg);
+	o->endpoint = cfg->base;
+}
+
 /*
  * Catch SIGINT and SIGTERM and point o's stop and waiting flags at the
  * ones the handler uses (see saop.h).  Returns nothing.

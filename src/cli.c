@@ -148,6 +148,22 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 	}
 }
 
+/* See cli.h.  Returns optind. */
+int
+cli_getopt(struct cli *o, int argc, char *argv[],
+    const struct option *longopts,
+    int (*own)(void *arg, int ch, const char *optarg), void *arg)
+{
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
+	    NULL)) != -1)
+		if ((own == NULL || !own(arg, ch, optarg)) &&
+		    !cli_common_opt(o, ch, optarg))
+			cli_usage(EX_USAGE);
+	return optind;
+}
+
 /* Print the usage line and "Try --help" on stderr; exit status. */
 _Noreturn void
 cli_usage(int status)

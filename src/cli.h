@@ -73,6 +73,17 @@ const char *cli_name(void);
  */
 int cli_common_opt(struct cli *o, int ch, const char *arg);
 
+/*
+ * Read the options of argv (longopts: CLI_LONGOPTS and the program's
+ * own): each of the program's own goes to own(arg, ch, optarg), which
+ * returns 1 when it took it (and may exit on a bad value); a common one
+ * sets o (-h and -V print and exit); anything else is a usage error.
+ * Returns optind: the index of the first operand.
+ */
+int cli_getopt(struct cli *o, int argc, char *argv[],
+    const struct option *longopts,
+    int (*own)(void *arg, int ch, const char *optarg), void *arg);
+
 /* Print the usage line (and "try --help") on stderr and exit status. */
 void cli_usage(int status) __attribute__((__noreturn__));
 

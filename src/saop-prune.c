@@ -372,6 +372,74 @@ get(long long id, const char *tool)
  * --get-latest, --list, --entries, -r, or records through cli_run()).
  * Returns the exit status of the run.
  */
+static const char own_help[] =
+"      --threshold N   prune outputs larger than N bytes (51200)\n"
+"      --min-age N     ... whose turn age is at least N (2)\n"
+"      --keep N        characters of the output kept (500)\n"
+"      --entries       read and write NDJSON tool-output entries\n"
+"      --get ID        write stored output ID back, byte for byte\n"
+"      --get-latest T  write the latest stored output of tool T\n"
+"      --list          list the stored outputs (of a task)\n";
+
+/* What the options ask for. */
+struct prune_run {
+	struct saop_prune_opts po;
+	int entries, list;	/* --entries, --list */
+	long long get_id;	/* --get */
+	const char *tool;	/* --get-latest */
+};
+
+/*
+ * The program's own options, for cli_getopt(): 1 when ch was one of
+ * them (set in the run arg), else 0.
+ */
+static int
+own_opt(void *arg, int ch, const char *val)
+{
+	struct prune_run *r = arg;
+
+	switch (ch) {
+	case OPT_THRESHOLD:
+		r->po.threshold = (size_t)cli_count("--threshold", val,
+		    LONG_MAX);
+		return 1;
+	case OPT_MIN_AGE:
+		r->po.min_age = cli_count("--min-age", val, LONG_MAX);
+		return 1;
+	case OPT_KEEP:
+		r->po.keep = (size_t)cli_count("--keep", val, LONG_MAX);
+		return 1;
+	case OPT_ENTRIES:
+		r->entries = 1;
+		return 1;
+	case OPT_GET:
+		if ((r->get_id = cli_count("--get", val, LONG_MAX)) == 0)
+			cli_usage_error("--get: ids start at 1");
+		return 1;
+	case OPT_GET_LATEST:
+		if (*val == '\0')
+			cli_usage_error("--get-latest: no tool name");
+		r->tool = val;
+		return 1;
+	case OPT_LIST:
+		r->list = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* --list [TASK]: the stored outputs, a line each.  Returns 0 (or exits). */
+static int
+list_outputs(const char *task)
+{
+	struct saop_err e;
+
+	if (saop_tool_output_list(cli_store(&opt), task, stdout, &e) != 0)
+		cli_die(&e);
+	return CLI_OK;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -386,94 +454,47 @@ main(int argc, char *argv[])
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct saop_prune_opts po;
+	static struct prune_run r;
 	struct cli_loop loop = { 0 };
-	struct saop_err e;
-	const char *path, *tool = NULL;
-	long long get_id = 0;
-	int ch, entries = 0, list = 0, modes, status;
+	const char *path;
+	int status;
 
 	cli_init("saop-prune", "[-hqRrVv] [--threshold bytes] [--min-age turns]"
 	    " [--keep chars] [--entries] [--db path] [--task id] [file]\n"
 	    "       saop-prune --get id | --get-latest tool | --list [task]",
 	    "Store old, large tool outputs of the conversation in state.sqlite"
-	    " and replace\nthem by a summary.",
-	    "      --threshold N   prune outputs larger than N bytes (51200)\n"
-	    "      --min-age N     ... whose turn age is at least N (2)\n"
-	    "      --keep N        characters of the output kept (500)\n"
-	    "      --entries       read and write NDJSON tool-output entries\n"
-	    "      --get ID        write stored output ID back, byte for byte\n"
-	    "      --get-latest T  write the latest stored output of tool T\n"
-	    "      --list          list the stored outputs (of a task)\n");
-	saop_prune_opts_init(&po);
-	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case OPT_THRESHOLD:
-			po.threshold = (size_t)cli_count("--threshold", optarg,
-			    LONG_MAX);
-			break;
-		case OPT_MIN_AGE:
-			po.min_age = cli_count("--min-age", optarg, LONG_MAX);
-			break;
-		case OPT_KEEP:
-			po.keep = (size_t)cli_count("--keep", optarg,
-			    LONG_MAX);
-			break;
-		case OPT_ENTRIES:
-			entries = 1;
-			break;
-		case OPT_GET:
-			get_id = cli_count("--get", optarg, LONG_MAX);
-			if (get_id == 0)
-				cli_usage_error("--get: ids start at 1");
-			break;
-		case OPT_GET_LATEST:
-			if (*optarg == '\0')
-				cli_usage_error("--get-latest: no tool name");
-			tool = optarg;
-			break;
-		case OPT_LIST:
-			list = 1;
-			break;
-		default:
-			if (!cli_common_opt(&opt, ch, optarg))
-				cli_usage(EX_USAGE);
-		}
-	}
-	modes = (get_id != 0) + (tool != NULL) + list + entries + opt.raw_in;
-	if (modes > 1)
+	    " and replace\nthem by a summary.", own_help);
+	saop_prune_opts_init(&r.po);
+	cli_getopt(&opt, argc, argv, longopts, own_opt, &r);
+	if ((r.get_id != 0) + (r.tool != NULL) + r.list + r.entries +
+	    opt.raw_in > 1)
 		cli_usage_error("--get, --get-latest, --list, --entries and -r"
 		    " go alone");
-	if (entries && opt.raw_out)
+	if (r.entries && opt.raw_out)
 		cli_usage_error("-R does not apply to --entries");
-	if (argc - optind > 1 || ((get_id || tool) && argc - optind > 0))
+	if (argc - optind > 1 || ((r.get_id || r.tool) && argc - optind > 0))
 		cli_usage(EX_USAGE);
 	path = optind < argc ? argv[optind] : "-";
-	if (get_id != 0 || tool != NULL)
-		return get(get_id, tool);
-	if (list) {
-		if (saop_tool_output_list(cli_store(&opt), optind < argc ?
-		    argv[optind] : NULL, stdout, &e) != 0)
-			cli_die(&e);
-		return CLI_OK;
-	}
-	po.dry_run = opt.dry_run;
-	po.task_id = cli_task_id(&opt);
-	po.field = "/request/messages";
+	if (r.get_id != 0 || r.tool != NULL)
+		return get(r.get_id, r.tool);
+	if (r.list)
+		return list_outputs(optind < argc ? argv[optind] : NULL);
+	r.po.dry_run = opt.dry_run;
+	r.po.task_id = cli_task_id(&opt);
+	r.po.field = "/request/messages";
 	/* Made now, opened only when an output is to be stored. */
-	po.store = cli_store(&opt);
-	po.on_output = told;
-	if (entries) {
-		status = prune_entries(path, &po);
+	r.po.store = cli_store(&opt);
+	r.po.on_output = told;
+	if (r.entries) {
+		status = prune_entries(path, &r.po);
 	} else if (opt.raw_in) {
-		status = prune_raw(path, &po);
+		status = prune_raw(path, &r.po);
 	} else {
 		loop.o = &opt;
 		loop.path = path;
 		loop.record = prune_one;
 		loop.raw_out = raw_out;
-		loop.arg = &po;
+		loop.arg = &r.po;
 		status = cli_run(&loop);
 	}
 	if (opt.verbose > 0)

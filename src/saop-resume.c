@@ -117,6 +117,55 @@ resume_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
  * environment and resume each record (cli_run()).  Returns the exit status
  * of the run.
  */
+/*
+ * The program's own options, for cli_getopt(): 1 when ch was one of
+ * them (set in the run arg), else 0.
+ */
+static int
+own_opt(void *arg, int ch, const char *val)
+{
+	struct resume_run *r = arg;
+
+	switch (ch) {
+	case OPT_MAX_ATTEMPTS:
+		r->ro.max_attempts = (int)cli_count("--max-attempts",
+		    val, 100);
+		if (r->ro.max_attempts == 0)
+			cli_usage_error("--max-attempts: must be at "
+			    "least 1");
+		return 1;
+	case OPT_CONTINUATION:
+		if (strcmp(val, "auto") == 0)
+			r->ro.form = SAOP_RESUME_AUTO;
+		else if (strcmp(val, "prefill") == 0)
+			r->ro.form = SAOP_RESUME_PREFILL;
+		else if (strcmp(val, "user") == 0)
+			r->ro.form = SAOP_RESUME_USER;
+		else
+			cli_usage_error("--continuation: '%s' is not "
+			    "prefill, user or auto", val);
+		return 1;
+	case OPT_CONTEXT:
+		if (strcmp(val, "full") == 0)
+			r->ro.context = SAOP_RESUME_FULL;
+		else if (strcmp(val, "tail") == 0)
+			r->ro.context = SAOP_RESUME_TAIL;
+		else
+			cli_usage_error("--context: '%s' is not full "
+			    "or tail", val);
+		return 1;
+	case OPT_MAX_RESUMES:
+		r->guard.opts.max_resumes = (int)cli_count(
+		    "--max-resumes", val, 1000);
+		return 1;
+	case OPT_NO_WAIT:
+		r->guard.opts.no_wait = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -133,7 +182,7 @@ main(int argc, char *argv[])
 	struct cli opt = { 0 };
 	struct cli_loop loop = { 0 };
 	struct saop_err e;
-	int ch, status;
+	int status;
 
 	cli_init("saop-resume", "[-hqRrVv] [--max-attempts n] "
 	    "[--continuation prefill|user|auto] [--context full|tail] "
@@ -143,59 +192,13 @@ main(int argc, char *argv[])
 	r.ro.max_attempts = SAOP_MAX_RESUME_ATTEMPTS;
 	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
 		cli_die(&e);
-	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case OPT_MAX_ATTEMPTS:
-			r.ro.max_attempts = (int)cli_count("--max-attempts",
-			    optarg, 100);
-			if (r.ro.max_attempts == 0)
-				cli_usage_error("--max-attempts: must be at "
-				    "least 1");
-			continue;
-		case OPT_CONTINUATION:
-			if (strcmp(optarg, "auto") == 0)
-				r.ro.form = SAOP_RESUME_AUTO;
-			else if (strcmp(optarg, "prefill") == 0)
-				r.ro.form = SAOP_RESUME_PREFILL;
-			else if (strcmp(optarg, "user") == 0)
-				r.ro.form = SAOP_RESUME_USER;
-			else
-				cli_usage_error("--continuation: '%s' is not "
-				    "prefill, user or auto", optarg);
-			continue;
-		case OPT_CONTEXT:
-			if (strcmp(optarg, "full") == 0)
-				r.ro.context = SAOP_RESUME_FULL;
-			else if (strcmp(optarg, "tail") == 0)
-				r.ro.context = SAOP_RESUME_TAIL;
-			else
-				cli_usage_error("--context: '%s' is not full "
-				    "or tail", optarg);
-			continue;
-		case OPT_MAX_RESUMES:
-			r.guard.opts.max_resumes = (int)cli_count(
-			    "--max-resumes", optarg, 1000);
-			continue;
-		case OPT_NO_WAIT:
-			r.guard.opts.no_wait = 1;
-			continue;
-		default:
-			break;
-		}
-		if (!cli_common_opt(&opt, ch, optarg))
-			cli_usage(EX_USAGE);
-	}
+	cli_getopt(&opt, argc, argv, longopts, own_opt, &r);
 	if (argc - optind > 1 || (opt.raw_in && argc - optind > 0))
 		cli_usage(EX_USAGE);
 	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
 		cli_die(&e);
 	r.ro.provider = r.cfg.provider;
-	saop_suspend_catch_signals(&r.guard.opts);
-	r.guard.opts.stage = "saop-resume";
-	r.guard.opts.provider = r.cfg.provider;
-	r.guard.opts.model = saop_llm_model(&r.cfg);
-	r.guard.opts.endpoint = r.cfg.base;
+	saop_suspend_opts_for(&r.guard.opts, "saop-resume", &r.cfg);
 	r.ro.model = saop_suspend_model(&r.guard);
 	r.ro.task_id = cli_task_id(&opt);
 	loop.o = &opt;

@@ -33,6 +33,8 @@ struct suspend_run {
 	struct saop_llm_config cfg;
 	struct saop_suspend_opts so;
 	int resumed;		/* --resume: turns done */
+	int resume, list;	/* --resume, --list */
+	const char *clear;	/* --clear TASK */
 };
 
 /* -R: write rec's raw text, LF-terminated. */
@@ -292,6 +294,37 @@ resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
  * call the model for each record (cli_run()) under the suspend policy.
  * Returns the exit status of the run.
  */
+/*
+ * The program's own options, for cli_getopt(): 1 when ch was one of
+ * them (set in the run arg), else 0.
+ */
+static int
+own_opt(void *arg, int ch, const char *val)
+{
+	struct suspend_run *r = arg;
+
+	switch (ch) {
+	case OPT_MAX_RESUMES:
+		r->so.max_resumes = (int)cli_count("--max-resumes",
+		    val, 1000);
+		return 1;
+	case OPT_NO_WAIT:
+		r->so.no_wait = 1;
+		return 1;
+	case OPT_RESUME:
+		r->resume = 1;
+		return 1;
+	case OPT_LIST:
+		r->list = 1;
+		return 1;
+	case OPT_CLEAR:
+		r->clear = val;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -308,8 +341,7 @@ main(int argc, char *argv[])
 	struct cli opt = { 0 };
 	struct cli_loop loop = { 0 };
 	struct saop_err e;
-	const char *clear = NULL;
-	int ch, status, resume = 0, list = 0;
+	int status;
 
 	cli_init("saop-suspend", "[-hqRrVv] [--max-resumes n] [--no-wait] "
 	    "[--db path] [--log file] [--task id] [--dry-run] [file] | "
@@ -318,48 +350,20 @@ main(int argc, char *argv[])
 	    "turn, wait for the endpoint and resume.", own_help);
 	if (saop_suspend_opts_from_env(&r.so, &e) != 0)
 		cli_die(&e);
-	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case OPT_MAX_RESUMES:
-			r.so.max_resumes = (int)cli_count("--max-resumes",
-			    optarg, 1000);
-			continue;
-		case OPT_NO_WAIT:
-			r.so.no_wait = 1;
-			continue;
-		case OPT_RESUME:
-			resume = 1;
-			continue;
-		case OPT_LIST:
-			list = 1;
-			continue;
-		case OPT_CLEAR:
-			clear = optarg;
-			continue;
-		default:
-			break;
-		}
-		if (!cli_common_opt(&opt, ch, optarg))
-			cli_usage(EX_USAGE);
-	}
-	if (resume + list + (clear != NULL) > 1)
+	cli_getopt(&opt, argc, argv, longopts, own_opt, &r);
+	if (r.resume + r.list + (r.clear != NULL) > 1)
 		cli_usage_error("--resume, --list and --clear go alone");
-	if (argc - optind > 1 || ((opt.raw_in || list || clear != NULL) &&
+	if (argc - optind > 1 || ((opt.raw_in || r.list || r.clear != NULL) &&
 	    argc - optind > 0))
 		cli_usage(EX_USAGE);
-	if (list)
+	if (r.list)
 		return list_turns(&opt);
-	if (clear != NULL)
-		return clear_turn(&opt, clear);
+	if (r.clear != NULL)
+		return clear_turn(&opt, r.clear);
 	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
 		cli_die(&e);
-	saop_suspend_catch_signals(&r.so);
-	r.so.stage = "saop-suspend";
-	r.so.provider = r.cfg.provider;
-	r.so.model = saop_llm_model(&r.cfg);
-	r.so.endpoint = r.cfg.base;
-	if (resume) {
+	saop_suspend_opts_for(&r.so, "saop-suspend", &r.cfg);
+	if (r.resume) {
 		status = resume_turns(&opt, &r, optind < argc ? argv[optind] :
 		    NULL);
 	} else {

@@ -41,6 +41,11 @@ struct validate_run {
 	struct saop_suspend_guard guard;	/* the correction calls, under
 						   the suspend policy */
 	int model;		/* correction turns are asked for */
+	struct saop_schema_opts so;	/* --format-assert, --ref-dir */
+	const char *schema_path;	/* --schema */
+	const char **refs;		/* --ref-dir URI=DIR, argc at most */
+	size_t nrefs;
+	int no_retry;		/* --no-retry */
 };
 
 /* Print the errors of an invalid record on stderr, one line each. */
@@ -140,6 +145,50 @@ validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
  * configuration from the environment and validate each record (cli_run()).
  * Returns the exit status of the run.
  */
+/*
+ * The program's own options, for cli_getopt(): 1 when ch was one of
+ * them (set in the run arg), else 0.
+ */
+static int
+own_opt(void *arg, int ch, const char *val)
+{
+	struct validate_run *r = arg;
+
+	switch (ch) {
+	case OPT_SCHEMA:
+		r->schema_path = val;
+		return 1;
+	case OPT_REF_DIR:
+		if (strchr(val, '=') == NULL)
+			cli_usage_error("--ref-dir: '%s' is not "
+			    "URI=DIR", val);
+		r->refs[r->nrefs++] = val;
+		return 1;
+	case OPT_FORMAT_ASSERT:
+		r->so.format_assert = 1;
+		return 1;
+	case OPT_MAX_RETRIES:
+		r->vo.max_retries = (int)cli_count("--max-retries",
+		    val, 100);
+		return 1;
+	case OPT_NO_REPAIR:
+		r->vo.no_repair = 1;
+		return 1;
+	case OPT_NO_RETRY:
+		r->no_retry = 1;
+		return 1;
+	case OPT_MAX_RESUMES:
+		r->guard.opts.max_resumes = (int)cli_count(
+		    "--max-resumes", val, 1000);
+		return 1;
+	case OPT_NO_WAIT:
+		r->guard.opts.no_wait = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -158,12 +207,10 @@ main(int argc, char *argv[])
 	static struct validate_run r;
 	struct cli opt = { 0 };
 	struct cli_loop loop = { 0 };
-	struct saop_schema_opts so = { 0 };
 	struct saop_schema *schema;
 	struct saop_err e;
-	const char *schema_path = NULL, *env, **refs;
-	size_t nrefs = 0;
-	int ch, status, no_retry = 0;
+	const char *env;
+	int status;
 
 	cli_init("saop-validate", "[-hqRrVv] [--schema file] "
 	    "[--ref-dir uri=dir] [--format-assert] [--max-retries n] "
@@ -173,7 +220,7 @@ main(int argc, char *argv[])
 	    "Validate model output against a JSON Schema (the SAOP envelope "
 	    "by default);\nrepair it locally, else ask the model to correct "
 	    "it, else escalate.", own_help);
-	if ((refs = calloc((size_t)argc + 1, sizeof(*refs))) == NULL)
+	if ((r.refs = calloc((size_t)argc + 1, sizeof(*r.refs))) == NULL)
 		abort();
 	r.vo.max_retries = SAOP_MAX_CORRECTION_RETRIES;
 	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
@@ -182,62 +229,21 @@ main(int argc, char *argv[])
 	    *env != '\0')
 		r.vo.max_retries = (int)cli_count(
 		    "SAOP_MAX_CORRECTION_RETRIES", env, 100);
-	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case OPT_SCHEMA:
-			schema_path = optarg;
-			continue;
-		case OPT_REF_DIR:
-			if (strchr(optarg, '=') == NULL)
-				cli_usage_error("--ref-dir: '%s' is not "
-				    "URI=DIR", optarg);
-			refs[nrefs++] = optarg;
-			continue;
-		case OPT_FORMAT_ASSERT:
-			so.format_assert = 1;
-			continue;
-		case OPT_MAX_RETRIES:
-			r.vo.max_retries = (int)cli_count("--max-retries",
-			    optarg, 100);
-			continue;
-		case OPT_NO_REPAIR:
-			r.vo.no_repair = 1;
-			continue;
-		case OPT_NO_RETRY:
-			no_retry = 1;
-			continue;
-		case OPT_MAX_RESUMES:
-			r.guard.opts.max_resumes = (int)cli_count(
-			    "--max-resumes", optarg, 1000);
-			continue;
-		case OPT_NO_WAIT:
-			r.guard.opts.no_wait = 1;
-			continue;
-		default:
-			break;
-		}
-		if (!cli_common_opt(&opt, ch, optarg))
-			cli_usage(EX_USAGE);
-	}
+	cli_getopt(&opt, argc, argv, longopts, own_opt, &r);
 	if (argc - optind > 1 || (opt.raw_in && argc - optind > 0))
 		cli_usage(EX_USAGE);
-	so.ref_dirs = refs;
-	schema = schema_path != NULL ? saop_schema_load(schema_path, &so, &e) :
-	    saop_schema_envelope_v1(&e);
+	r.so.ref_dirs = r.refs;
+	schema = r.schema_path != NULL ? saop_schema_load(r.schema_path,
+	    &r.so, &e) : saop_schema_envelope_v1(&e);
 	if (schema == NULL)
 		cli_die(&e);
 	r.vo.schema = schema;
 	r.vo.max_answer = opt.max_record;
 	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
 		cli_die(&e);
-	r.model = !no_retry && (opt.dry_run || saop_llm_configured(&r.cfg));
-	saop_suspend_catch_signals(&r.guard.opts);
-	r.guard.opts.stage = "saop-validate";
-	r.guard.opts.provider = r.cfg.provider;
-	r.guard.opts.model = saop_llm_model(&r.cfg);
-	r.guard.opts.endpoint = r.cfg.base;
-	if (!no_retry && !r.model && opt.verbose)
+	r.model = !r.no_retry && (opt.dry_run || saop_llm_configured(&r.cfg));
+	saop_suspend_opts_for(&r.guard.opts, "saop-validate", &r.cfg);
+	if (!r.no_retry && !r.model && opt.verbose)
 		cli_warn("no model configured (set SAOP_API_KEY or "
 		    "SAOP_API_BASE): only validating");
 	loop.o = &opt;
@@ -249,6 +255,6 @@ main(int argc, char *argv[])
 	status = cli_run(&loop);
 	saop_schema_free(schema);
 	saop_llm_config_free(&r.cfg);
-	free(refs);
+	free(r.refs);
 	return status;
 }
