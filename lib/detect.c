@@ -1232,19 +1232,6 @@ saop_detect_result_free(struct saop_detect_result *res)
 	memset(res, 0, sizeof(*res));
 }
 
-const char *
-saop_verdict_state(enum saop_verdict v)
-{
-	switch (v) {
-	case SAOP_COMPLETE:
-		return saop_state_name(SAOP_STATE_OK);
-	case SAOP_TRUNCATED:
-		return saop_state_name(SAOP_STATE_TRUNCATED);
-	default:
-		return saop_state_name(SAOP_STATE_INVALID);
-	}
-}
-
 /* A new JSON string of s, or null for NULL. */
 static json_t *
 str_or_null(const char *s)

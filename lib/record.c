@@ -681,6 +681,23 @@ saop_state_name(enum saop_state s)
 	return state_names[s];
 }
 
+/*
+ * The state word of a scanner verdict (see saop.h): the detect module's
+ * verdicts, worded here where the state words live.
+ */
+const char *
+saop_verdict_state(enum saop_verdict v)
+{
+	switch (v) {
+	case SAOP_COMPLETE:
+		return saop_state_name(SAOP_STATE_OK);
+	case SAOP_TRUNCATED:
+		return saop_state_name(SAOP_STATE_TRUNCATED);
+	default:
+		return saop_state_name(SAOP_STATE_INVALID);
+	}
+}
+
 /* See saop.h.  Returns the state named word, else SAOP_STATE_NONE. */
 enum saop_state
 saop_state_of(const char *word)
