@@ -450,9 +450,24 @@ cli_call_failed(const struct saop_err *e)
 	}
 }
 
-/* Exit 70, saying "out of memory": nothing can go on. */
-static _Noreturn void
-die_nomem(void)
+/* See cli.h.  Returns nothing: writes rec's raw text with an LF. */
+void
+cli_raw_out(const struct cli_loop *l, const json_t *rec)
+{
+	const char *raw;
+	size_t len;
+
+	(void)l;
+	if ((raw = saop_record_raw(rec, &len)) != NULL) {
+		fwrite(raw, 1, len, stdout);
+		if (len == 0 || raw[len - 1] != '\n')
+			putchar('\n');
+	}
+}
+
+/* See cli.h: exit 70, saying "out of memory". */
+_Noreturn void
+cli_die_nomem(void)
 {
 	struct saop_err e;
 
@@ -473,7 +488,7 @@ record_trouble(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		e->line = l->line;
 	cli_warn_err(e);
 	if (cli_record_error(rec, e) != 0)
-		die_nomem();
+		cli_die_nomem();
 	return saop_err_exit_status(e->code);
 }
 

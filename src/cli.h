@@ -94,6 +94,9 @@ void cli_usage_error(const char *fmt, ...)
 /* Print e as "name: line L, byte B: msg" and exit its status. */
 void cli_die(const struct saop_err *e) __attribute__((__noreturn__));
 
+/* Print "name: out of memory" and exit 70: nothing can go on. */
+_Noreturn void cli_die_nomem(void);
+
 /* Print e as cli_die() does, without exiting. */
 void cli_warn_err(const struct saop_err *e);
 
@@ -209,6 +212,12 @@ struct cli_loop {
 
 /* Run the loop; returns the exit status of the run. */
 int cli_run(struct cli_loop *l);
+
+/*
+ * A raw_out for programs whose result is the record's raw text (-R):
+ * write it, and an LF when it does not end in one.
+ */
+void cli_raw_out(const struct cli_loop *l, const json_t *rec);
 
 /*
  * Set rec.error from e: {program, message, line, byte, field, status}.

@@ -25,18 +25,6 @@ static const char own_help[] =
 static int close_opt;		/* --close */
 static size_t max_depth;	/* --max-depth, 0: the default */
 
-/* Exit 70, saying "out of memory". */
-static _Noreturn void
-die_nomem(void)
-{
-	struct saop_err e;
-
-	saop_err_clear(&e);
-	e.code = SAOP_ENOMEM;
-	snprintf(e.msg, sizeof(e.msg), "out of memory");
-	cli_die(&e);
-}
-
 /* Exit 74, saying "write error" and why (errno). */
 static _Noreturn void
 die_write(void)
@@ -57,7 +45,7 @@ xmalloc(size_t n)
 	void *p = malloc(n);
 
 	if (p == NULL)
-		die_nomem();
+		cli_die_nomem();
 	return p;
 }
 
@@ -68,7 +56,7 @@ xdumps(const json_t *j, size_t flags)
 	char *s = json_dumps(j, flags);
 
 	if (s == NULL)
-		die_nomem();
+		cli_die_nomem();
 	return s;
 }
 
@@ -100,7 +88,7 @@ event(const struct cli *o, const json_t *rec, const json_t *detect)
 	    "last_valid_token", json_object_get(detect, "last_valid_token"),
 	    "expected", json_object_get(detect, "expected"));
 	if (data == NULL)
-		die_nomem();
+		cli_die_nomem();
 	/* A failure is kept in the store: cli_run() puts it on the record,
 	 * which is written all the same. */
 	if (rec != NULL)
@@ -122,7 +110,7 @@ detect_json(const struct saop_detect_result *res)
 	json_t *j;
 
 	if ((j = saop_detect_result_json(res)) == NULL)
-		die_nomem();
+		cli_die_nomem();
 	return j;
 }
 
@@ -151,7 +139,7 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		return -1;
 	}
 	if (saop_detect_buffer(raw, len, max_depth, &res) != 0)
-		die_nomem();
+		cli_die_nomem();
 	detect = detect_json(&res);
 	if (close_opt && res.verdict == SAOP_TRUNCATED && res.has_close) {
 		json_t *nraw;
@@ -168,13 +156,13 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		    json_object_set_new(rec, "raw", nraw) != 0 ||
 		    json_object_set(detect, "closed",
 		    json_object_get(detect, "closing")) != 0)
-			die_nomem();
+			cli_die_nomem();
 		free(closed);
 	}
 	if (json_object_set_new(rec, "detect", detect) != 0 ||
 	    saop_record_set_state(rec, saop_state_of(saop_verdict_state(
 	    res.verdict))) != 0)
-		die_nomem();
+		cli_die_nomem();
 	if ((v = res.verdict) == SAOP_TRUNCATED)
 		event(o, rec, detect);
 	saop_detect_result_free(&res);
@@ -231,7 +219,7 @@ keep_input(struct kept *k, const unsigned char *p, size_t n, size_t max)
 	if (k->len + n > k->cap) {
 		k->cap = (k->len + n) * 2;
 		if ((nb = realloc(k->buf, k->cap)) == NULL)
-			die_nomem();
+			cli_die_nomem();
 		k->buf = nb;
 	}
 	memcpy(k->buf + k->len, p, n);
@@ -280,14 +268,14 @@ run_raw(const struct cli *o, const char *path)
 	(void)fcntl(fileno(f), F_SETPIPE_SZ, 1 << 20);
 #endif
 	if ((d = saop_detector_new(max_depth)) == NULL)
-		die_nomem();
+		cli_die_nomem();
 	/* A record: the raw input goes out as a JSON string as it streams
 	 * by (invalid UTF-8 as U+FFFD, counted in detect.replaced). */
 	if (record && (x = saop_escaper_new(esc_write, NULL)) == NULL)
-		die_nomem();
+		cli_die_nomem();
 	if (record) {
 		if ((tid = json_string(cli_task_id(o))) == NULL)
-			die_nomem();
+			cli_die_nomem();
 		s = xdumps(tid, JSON_ENCODE_ANY);
 		put("{\"task_id\":", 11);
 		put(s, strlen(s));
@@ -303,7 +291,7 @@ run_raw(const struct cli *o, const char *path)
 			break;
 		}
 		if (saop_detector_feed(d, (const char *)buf, (size_t)n) < 0)
-			die_nomem();
+			cli_die_nomem();
 		if (close_opt)
 			keep_input(&kept, buf, (size_t)n, o->max_record);
 		else if (record)
@@ -322,7 +310,7 @@ run_raw(const struct cli *o, const char *path)
 	if (f != stdin)
 		fclose(f);
 	if (saop_detector_finish(d, &res) != 0)
-		die_nomem();
+		cli_die_nomem();
 	saop_detector_free(d);
 	detect = detect_json(&res);
 	if (close_opt) {
@@ -335,7 +323,7 @@ run_raw(const struct cli *o, const char *path)
 			clen = strlen(res.closing);
 			if (json_object_set(detect, "closed",
 			    json_object_get(detect, "closing")) != 0)
-				die_nomem();
+				cli_die_nomem();
 		}
 		if (record) {
 			(void)saop_escaper_feed(x, kept.buf, upto);
@@ -356,7 +344,7 @@ run_raw(const struct cli *o, const char *path)
 		if (saop_escaper_replaced(x) > 0 &&
 		    json_object_set_new(detect, "replaced",
 		    json_integer((json_int_t)saop_escaper_replaced(x))) != 0)
-			die_nomem();
+			cli_die_nomem();
 		saop_escaper_free(x);
 		s = xdumps(detect, JSON_COMPACT);
 		put("\",\"detect\":", 11);
@@ -369,7 +357,7 @@ run_raw(const struct cli *o, const char *path)
 		if (!logged) {
 			if ((err = json_object()) == NULL ||
 			    cli_record_error(err, &e) != 0)
-				die_nomem();
+				cli_die_nomem();
 			s = xdumps(json_object_get(err, "error"),
 			    JSON_COMPACT);
 			put(",\"error\":", 9);

@@ -33,24 +33,6 @@ struct resume_run {
 };
 
 /*
- * -R: write rec's raw text (the merged output), ending it with an LF when
- * it has none.
- */
-static void
-raw_out(const struct cli_loop *l, const json_t *rec)
-{
-	const char *raw;
-	size_t len;
-
-	(void)l;
-	if ((raw = saop_record_raw(rec, &len)) != NULL) {
-		fwrite(raw, 1, len, stdout);
-		if (len == 0 || raw[len - 1] != '\n')
-			putchar('\n');
-	}
-}
-
-/*
  * --dry-run: print what would be sent for rec (nothing when it needs no
  * call).  Returns CLI_OK, or -1 with e filled.
  */
@@ -204,7 +186,7 @@ main(int argc, char *argv[])
 	loop.o = &opt;
 	loop.path = optind < argc ? argv[optind] : "-";
 	loop.record = resume_one;
-	loop.raw_out = raw_out;
+	loop.raw_out = cli_raw_out;
 	loop.no_write = opt.dry_run;
 	loop.arg = &r;
 	status = cli_run(&loop);

@@ -37,21 +37,6 @@ struct suspend_run {
 	const char *clear;	/* --clear TASK */
 };
 
-/* -R: write rec's raw text, LF-terminated. */
-static void
-raw_out(const struct cli_loop *l, const json_t *rec)
-{
-	const char *raw;
-	size_t len;
-
-	(void)l;
-	if ((raw = saop_record_raw(rec, &len)) != NULL) {
-		fwrite(raw, 1, len, stdout);
-		if (len == 0 || raw[len - 1] != '\n')
-			putchar('\n');
-	}
-}
-
 /* -r: rec's raw is a bare chat request: make it rec.request.  0 or -1. */
 static int
 raw_request(json_t *rec, struct saop_err *e)
@@ -276,7 +261,7 @@ resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
 		if (o->quiet)
 			;
 		else if (o->raw_out)
-			raw_out(NULL, rec);
+			cli_raw_out(NULL, rec);
 		else if (saop_record_write(stdout, rec, &e) != 0)
 			cli_die(&e);
 		json_decref(rec);
@@ -370,7 +355,7 @@ main(int argc, char *argv[])
 		loop.o = &opt;
 		loop.path = optind < argc ? argv[optind] : "-";
 		loop.record = suspend_one;
-		loop.raw_out = raw_out;
+		loop.raw_out = cli_raw_out;
 		loop.no_write = opt.dry_run;
 		loop.arg = &r;
 		status = cli_run(&loop);
