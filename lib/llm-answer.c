@@ -16,42 +16,6 @@
 
 #include "llm-int.h"
 
-/* ---- small buffers ---- */
-
-/*
- * Append the n bytes at s to b, keeping it NUL-terminated.  Returns 0,
- * -SAOP_ELIMIT when b would pass limit bytes, or -SAOP_ENOMEM.
- */
-int
-saop__llm_buf_add(struct buf *b, const char *s, size_t n, size_t limit)
-{
-	if (n > limit || b->len > limit - n)
-		return -SAOP_ELIMIT;
-	if (b->len + n + 1 > b->cap) {
-		size_t ncap = b->cap ? b->cap : 256;
-		char *np;
-
-		while (ncap < b->len + n + 1)
-			ncap *= 2;
-		if ((np = realloc(b->p, ncap)) == NULL)
-			return -SAOP_ENOMEM;
-		b->p = np;
-		b->cap = ncap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return 0;
-}
-
-/* Free what b holds and zero it. */
-void
-saop__llm_buf_free(struct buf *b)
-{
-	free(b->p);
-	memset(b, 0, sizeof(*b));
-}
-
 /* Free what a holds and zero it. */
 void
 saop_llm_answer_free(struct saop_llm_answer *a)
@@ -203,7 +167,7 @@ add_text(struct saop__llm_parser *p, const json_t *s)
 
 	if (!json_is_string(s) || p->fail || p->err)
 		return;
-	r = saop__llm_buf_add(&p->text, json_string_value(s),
+	r = saop__buf_append_max(&p->text, json_string_value(s),
 	    json_string_length(s), p->limit);
 	if (r != 0)
 		p->fail = -r;
@@ -252,7 +216,7 @@ tool_args(struct saop__llm_parser *p, struct tool *t, const json_t *v)
 
 	if (t == NULL || !json_is_string(v) || p->fail || p->err)
 		return;
-	r = saop__llm_buf_add(&t->args, json_string_value(v),
+	r = saop__buf_append_max(&t->args, json_string_value(v),
 	    json_string_length(v), p->limit);
 	if (r != 0)
 		p->fail = -r;
@@ -523,7 +487,7 @@ anthropic_message(struct saop__llm_parser *p, const json_t *o)
 			in = json_object_get(b, "input");
 			s = in != NULL ? json_dumps(in, JSON_COMPACT |
 			    JSON_ENCODE_ANY) : NULL;
-			if (s != NULL && saop__llm_buf_add(&t->args, s,
+			if (s != NULL && saop__buf_append_max(&t->args, s,
 			    strlen(s), p->limit) != 0)
 				p->fail = SAOP_ELIMIT;
 			free(s);
@@ -626,15 +590,15 @@ sse_dispatch(struct saop__llm_parser *p)
 		return;
 	p->has_data = 0;
 	p->units++;
-	for (i = 0; i < p->data.len && isspace((unsigned char)p->data.p[i]);
+	for (i = 0; i < p->data.len && isspace((unsigned char)p->data.data[i]);
 	    i++)
 		;
 	if (i == p->data.len)
 		;			/* "data:" with nothing: keep-alive */
-	else if (p->data.len == 6 && memcmp(p->data.p, "[DONE]", 6) == 0)
+	else if (p->data.len == 6 && memcmp(p->data.data, "[DONE]", 6) == 0)
 		p->done = 1;
 	else
-		handle_json(p, p->data.p, p->data.len, 0);
+		handle_json(p, p->data.data, p->data.len, 0);
 	p->data.len = 0;
 }
 
@@ -675,12 +639,12 @@ sse_line(struct saop__llm_parser *p, const char *s, size_t n)
 		}
 	}
 	if (p->has_data &&
-	    (r = saop__llm_buf_add(&p->data, "\n", 1, p->limit)) != 0)
+	    (r = saop__buf_append_max(&p->data, "\n", 1, p->limit)) != 0)
 		p->fail = -r;
-	else if ((r = saop__llm_buf_add(&p->data, s, n, p->limit)) != 0)
+	else if ((r = saop__buf_append_max(&p->data, s, n, p->limit)) != 0)
 		p->fail = -r;
-	if (p->data.p == NULL &&
-	    saop__llm_buf_add(&p->data, "", 0, p->limit) != 0)
+	if (p->data.data == NULL &&
+	    saop__buf_append_max(&p->data, "", 0, p->limit) != 0)
 		p->fail = SAOP_ENOMEM;
 	p->has_data = 1;
 }
@@ -805,12 +769,12 @@ feed_lines(struct saop__llm_parser *p, const char *s, size_t n)
 		}
 		p->skip_lf = s[i] == '\r';
 		if (p->line.len > 0) {
-			if ((r = saop__llm_buf_add(&p->line, s + start,
+			if ((r = saop__buf_append_max(&p->line, s + start,
 			    i - start, p->limit)) != 0) {
 				p->fail = -r;
 				break;
 			}
-			do_line(p, p->line.p, p->line.len, p->line_start);
+			do_line(p, p->line.data, p->line.len, p->line_start);
 			p->line.len = 0;
 		} else
 			do_line(p, s + start, i - start, base + start);
@@ -819,7 +783,7 @@ feed_lines(struct saop__llm_parser *p, const char *s, size_t n)
 	if (!p->fail && start < n) {
 		if (p->line.len == 0)
 			p->line_start = base + start;
-		if ((r = saop__llm_buf_add(&p->line, s + start, n - start,
+		if ((r = saop__buf_append_max(&p->line, s + start, n - start,
 		    p->limit)) != 0)
 			p->fail = -r;
 	}
@@ -847,11 +811,11 @@ saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
 		 */
 		if ((p->mode == M_SSE || p->mode == M_NDJSON) &&
 		    p->body.len > 0) {
-			struct buf held = p->body;
+			struct saop__buf held = p->body;
 
 			memset(&p->body, 0, sizeof(p->body));
-			r = feed_lines(p, held.p, held.len);
-			free(held.p);
+			r = feed_lines(p, held.data, held.len);
+			free(held.data);
 			if (r != 0)
 				return r;
 		}
@@ -861,7 +825,7 @@ saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
 
 		if (p->mode == M_OTHER && p->body.len + n > lim)
 			n = p->body.len < lim ? lim - p->body.len : 0;
-		if ((r = saop__llm_buf_add(&p->body, s, n, p->limit)) != 0)
+		if ((r = saop__buf_append_max(&p->body, s, n, p->limit)) != 0)
 			p->fail = -r;
 		return -p->fail;
 	}
@@ -880,9 +844,7 @@ saop__llm_fill_answer(struct saop__llm_parser *p, struct saop_llm_answer *a)
 	json_t *tc;
 
 	free(a->raw);
-	a->raw = p->text.p != NULL ? p->text.p : strdup("");
-	a->raw_len = p->text.len;
-	memset(&p->text, 0, sizeof(p->text));
+	a->raw = saop__buf_steal(&p->text, &a->raw_len);
 	snprintf(a->finish_reason, sizeof(a->finish_reason), "%s", p->finish);
 	a->prompt_tokens = p->prompt;
 	a->completion_tokens = p->completion;
@@ -896,8 +858,8 @@ saop__llm_fill_answer(struct saop__llm_parser *p, struct saop_llm_answer *a)
 			t = json_pack("{s:s?, s:s, s:{s:s?, s:s%}}", "id",
 			    p->tools[i].id, "type", "function", "function",
 			    "name", p->tools[i].name, "arguments",
-			    p->tools[i].args.p != NULL ? p->tools[i].args.p :
-			    "", p->tools[i].args.len);
+			    p->tools[i].args.data != NULL ?
+			    p->tools[i].args.data : "", p->tools[i].args.len);
 			if (t != NULL)
 				json_array_append_new(tc, t);
 		}
@@ -922,32 +884,33 @@ saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 	if (clean && !p->fail) {
 		if (p->mode == M_SSE || p->mode == M_NDJSON) {
 			if (p->line.len > 0)
-				do_line(p, p->line.p, p->line.len,
+				do_line(p, p->line.data, p->line.len,
 				    p->line_start);
 			p->line.len = 0;
 			if (p->mode == M_SSE)
 				sse_dispatch(p);
 		} else if (p->mode == M_JSON && p->body.len > 0) {
 			json_error_t je;
-			json_t *o = saop__llm_load(p->body.p, p->body.len, &je);
+			json_t *o = saop__llm_load(p->body.data, p->body.len,
+			    &je);
 
 			if (o != NULL) {
 				handle_obj(p, o, 1);
 				json_decref(o);
-			} else if (memchr(p->body.p, '\n', p->body.len) !=
+			} else if (memchr(p->body.data, '\n', p->body.len) !=
 			    NULL) {
 				int r;
 
 				/* Several JSON lines: Ollama NDJSON. */
 				p->mode = M_NDJSON;
-				r = saop__llm_parser_feed(p, p->body.p,
+				r = saop__llm_parser_feed(p, p->body.data,
 				    p->body.len);
 				p->received -= p->body.len;
 				if (r == 0 && p->line.len > 0)
-					do_line(p, p->line.p, p->line.len,
+					do_line(p, p->line.data, p->line.len,
 					    p->line_start);
 			} else
-				handle_json(p, p->body.p, p->body.len, 1);
+				handle_json(p, p->body.data, p->body.len, 1);
 		}
 	}
 	if (saop__llm_fill_answer(p, a) != 0)
@@ -1001,14 +964,14 @@ saop__llm_parser_free(struct saop__llm_parser *p)
 
 	if (p == NULL)
 		return;
-	saop__llm_buf_free(&p->line);
-	saop__llm_buf_free(&p->data);
-	saop__llm_buf_free(&p->body);
-	saop__llm_buf_free(&p->text);
+	saop__buf_free(&p->line);
+	saop__buf_free(&p->data);
+	saop__buf_free(&p->body);
+	saop__buf_free(&p->text);
 	for (i = 0; i < p->ntools; i++) {
 		free(p->tools[i].id);
 		free(p->tools[i].name);
-		saop__llm_buf_free(&p->tools[i].args);
+		saop__buf_free(&p->tools[i].args);
 	}
 	free(p->tools);
 	free(p);

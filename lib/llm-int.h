@@ -1,9 +1,12 @@
 /*
- * llm-int.h: what the four files of the model client share, and nothing
- * else includes: lib/llm-config.c (configuration, the endpoint, the key
- * kept out of what is shown), lib/llm-request.c (the wire body),
- * lib/llm-answer.c (the answer parser) and lib/llm.c (the transfer over
- * libcurl and the classification of failures).  Never installed.
+ * llm-int.h: what the five files of the model client share, and nothing
+ * else includes.  Bottom up (each calls only those above it in this
+ * list): lib/llm-shown.c (what of a failure may be shown: the key masked,
+ * messages clipped, URLs redacted; the kind of failure an error object
+ * names), lib/llm-config.c (configuration, the endpoint),
+ * lib/llm-request.c (the wire body), lib/llm-answer.c (the answer parser)
+ * and lib/llm.c (the transfer over libcurl, which uses them all).  Their
+ * growable buffers are lib/buf.c's struct saop__buf.  Never installed.
  */
 #ifndef SAOP_LLM_INT_H
 #define SAOP_LLM_INT_H
@@ -32,27 +35,22 @@
 /* What kind of body the answer is: decided by sniffing its first bytes. */
 enum mode { M_UNKNOWN, M_SSE, M_JSON, M_NDJSON, M_OTHER };
 
-struct buf {
-	char *p;
-	size_t len, cap;
-};
-
 struct tool {
 	long key;		/* OpenAI tool index or Anthropic block index */
 	char *id, *name;
-	struct buf args;
+	struct saop__buf args;
 };
 
 struct saop__llm_parser {
 	int status;
 	enum mode mode;
 	char ctype[128];
-	struct buf line;	/* an incomplete SSE or NDJSON line */
+	struct saop__buf line;	/* an incomplete SSE or NDJSON line */
 	int skip_lf;		/* the last line ended with CR */
-	struct buf data;	/* the SSE event being read */
+	struct saop__buf data;	/* the SSE event being read */
 	int has_data;
-	struct buf body;	/* a JSON body, or an error body */
-	struct buf text;	/* the answer text */
+	struct saop__buf body;	/* a JSON body, or an error body */
+	struct saop__buf text;	/* the answer text */
 	struct tool *tools;
 	size_t ntools;
 	char finish[16];
@@ -74,31 +72,10 @@ struct saop__llm_parser {
 	int in_event;		/* a line of the current SSE event came */
 };
 
-/* ---- lib/llm-answer.c: small buffers and JSON ---- */
-
 /*
- * Append the n bytes at s to b, keeping it NUL-terminated.  Returns 0,
- * -SAOP_ELIMIT when b would pass limit bytes, or -SAOP_ENOMEM.
+ * ---- lib/llm-shown.c: what may be shown, and the kind of failure ----
+ * (saop__llm_url_redact() is in saop-private.h, for the tests.)
  */
-int saop__llm_buf_add(struct buf *b, const char *s, size_t n, size_t limit);
-
-/* Free what b holds and zero it. */
-void saop__llm_buf_free(struct buf *b);
-
-/*
- * Parse the n bytes at s as one JSON text (integers beyond 64 bits read
- * as reals).  Returns a new reference, or NULL with je filled.
- */
-json_t *saop__llm_load(const char *s, size_t n, json_error_t *je);
-
-/*
- * Move what p gathered into a: the text, the finish reason, the token
- * counts, the status and the tool calls.  Returns 0, or -SAOP_ENOMEM.
- */
-int saop__llm_fill_answer(struct saop__llm_parser *p,
-    struct saop_llm_answer *a);
-
-/* ---- lib/llm-config.c: the endpoint and what may be shown ---- */
 
 /*
  * Replace in s every run of KEY_RUN_MIN or more bytes of key by "****"
@@ -119,14 +96,6 @@ void saop__llm_clip(char *out, size_t outsz, const char *src, size_t max);
 int saop__llm_fail_masked(struct saop_err *e, int code, const char *key,
     const char *fmt, ...) SAOP__PRINTF(4, 5);
 
-/*
- * The endpoint URL of cfg (base URL plus the provider's path, before any
- * query).  A new string (free()), or NULL on ENOMEM.
- */
-char *saop__llm_endpoint(const struct saop_llm_config *cfg);
-
-/* ---- lib/llm.c: failure classification ---- */
-
 /* Copy s into out as one printable line of at most outsz - 1 bytes. */
 void saop__llm_one_line(char *out, size_t outsz, const char *s);
 
@@ -137,5 +106,28 @@ void saop__llm_one_line(char *out, size_t outsz, const char *s);
  */
 int saop__llm_classify_error(const json_t *err, int status, char *msg,
     size_t msgsz);
+
+/* ---- lib/llm-config.c: the endpoint ---- */
+
+/*
+ * The endpoint URL of cfg (base URL plus the provider's path, before any
+ * query).  A new string (free()), or NULL on ENOMEM.
+ */
+char *saop__llm_endpoint(const struct saop_llm_config *cfg);
+
+/* ---- lib/llm-answer.c: JSON and the answer ---- */
+
+/*
+ * Parse the n bytes at s as one JSON text (integers beyond 64 bits read
+ * as reals).  Returns a new reference, or NULL with je filled.
+ */
+json_t *saop__llm_load(const char *s, size_t n, json_error_t *je);
+
+/*
+ * Move what p gathered into a: the text, the finish reason, the token
+ * counts, the status and the tool calls.  Returns 0, or -SAOP_ENOMEM.
+ */
+int saop__llm_fill_answer(struct saop__llm_parser *p,
+    struct saop_llm_answer *a);
 
 #endif /* SAOP_LLM_INT_H */

@@ -32,18 +32,18 @@ set(json_t *o, const char *k, json_t *v)
  * {"type":"text","text"} blocks.  Returns 0, or a negative code on ENOMEM.
  */
 static int
-text_of(const json_t *c, struct buf *b)
+text_of(const json_t *c, struct saop__buf *b)
 {
 	size_t i;
 	json_t *x;
 
 	if (json_is_string(c))
-		return saop__llm_buf_add(b, json_string_value(c),
+		return saop__buf_append_max(b, json_string_value(c),
 		    json_string_length(c), SIZE_MAX / 2);
 	json_array_foreach(c, i, x) {
 		const json_t *t = json_object_get(x, "text");
 
-		if (json_is_string(t) && saop__llm_buf_add(b,
+		if (json_is_string(t) && saop__buf_append_max(b,
 		    json_string_value(t), json_string_length(t),
 		    SIZE_MAX / 2) != 0)
 			return -1;
@@ -280,12 +280,12 @@ body_anthropic(json_t *out, const json_t *req, int stream)
 	static const char *const keep[] = { "temperature", "top_p", "top_k",
 	    "metadata", "thinking", "service_tier", NULL };
 	json_t *msgs, *m, *sys, *stop, *mt, *x;
-	struct buf st = { 0 };
+	struct saop__buf st = { NULL, 0, 0 };
 	size_t i;
 	int r = -1;
 
 	sys = json_object_get(req, "system");
-	if (json_is_string(sys) && saop__llm_buf_add(&st,
+	if (json_is_string(sys) && saop__buf_append_max(&st,
 	    json_string_value(sys), json_string_length(sys),
 	    SIZE_MAX / 2) != 0)
 		goto out;
@@ -296,7 +296,7 @@ body_anthropic(json_t *out, const json_t *req, int stream)
 		    "role"));
 
 		if (role != NULL && strcmp(role, "system") == 0) {
-			if (st.len > 0 && saop__llm_buf_add(&st, "\n\n", 2,
+			if (st.len > 0 && saop__buf_append_max(&st, "\n\n", 2,
 			    SIZE_MAX / 2) != 0)
 				goto out;
 			if (text_of(json_object_get(m, "content"), &st) != 0)
@@ -310,7 +310,7 @@ body_anthropic(json_t *out, const json_t *req, int stream)
 	if (json_is_array(sys) && st.len == 0)
 		json_object_set(out, "system", sys);
 	else if (st.len > 0 && set(out, "system",
-	    json_stringn(st.p, st.len)) != 0)
+	    json_stringn(st.data, st.len)) != 0)
 		goto out;
 	mt = json_object_get(req, "max_tokens");
 	if (mt == NULL)
@@ -342,7 +342,7 @@ body_anthropic(json_t *out, const json_t *req, int stream)
 		goto out;
 	r = 0;
 out:
-	saop__llm_buf_free(&st);
+	saop__buf_free(&st);
 	return r;
 }
 

@@ -1,7 +1,9 @@
 /*
  * llm.c: the HTTP transfer of a model call over libcurl (loaded with
- * dlopen() on the first call) and the classification of every failure
- * (network, rate limit, refusal, protocol) into a SAOP code.
+ * dlopen() on the first call), and what a failed transfer or an error
+ * status means (network, rate limit, refusal, protocol) as a SAOP code;
+ * an error object is read by lib/llm-shown.c.  The top of the model
+ * client: it calls the other llm files, none calls it.
  */
 #include "config.h"
 
@@ -22,87 +24,6 @@
 #include <curl/curl.h>
 
 #include "llm-int.h"
-
-/* Copy s into out as one printable line of at most outsz - 1 bytes. */
-void
-saop__llm_one_line(char *out, size_t outsz, const char *s)
-{
-	size_t i, n = 0;
-
-	for (i = 0; s != NULL && s[i] != '\0' && n + 1 < outsz; i++)
-		out[n++] = (unsigned char)s[i] < 0x20 ? ' ' : s[i];
-	out[n] = '\0';
-}
-
-/* 1 when s is not NULL and holds w, case ignored; else 0. */
-static int
-has_word(const char *s, const char *w)
-{
-	return s != NULL && strcasestr(s, w) != NULL;
-}
-
-/*
- * Classify an error object (or string) from an error body or inside a
- * stream: by its type or code, then by the HTTP status.  Its message goes
- * to msg as one line.  Returns the SAOP code (positive).
- */
-int
-saop__llm_classify_error(const json_t *err, int status, char *msg,
-    size_t msgsz)
-{
-	const char *type = NULL, *code = NULL, *m = NULL;
-	json_t *c;
-	long n = status;
-
-	if (json_is_string(err)) {
-		m = json_string_value(err);
-	} else if (json_is_object(err)) {
-		type = json_string_value(json_object_get(err, "type"));
-		c = json_object_get(err, "code");
-		if (json_is_string(c))
-			code = json_string_value(c);
-		else if (json_is_integer(c))
-			n = (long)json_integer_value(c);
-		m = json_string_value(json_object_get(err, "message"));
-	}
-	saop__llm_one_line(msg, msgsz, m != NULL ? m : type != NULL ? type :
-	    code != NULL ? code : "no message");
-	if (has_word(m, "does not support assistant message prefill") ||
-	    has_word(m, "final assistant content cannot end with trailing "
-	    "whitespace"))
-		return SAOP_EPREFILL;
-	if (has_word(type, "insufficient_quota") ||
-	    has_word(code, "insufficient_quota") ||
-	    has_word(m, "spend limit") || has_word(m, "exceeded your current "
-	    "quota") || has_word(type, "billing") || has_word(code, "billing"))
-		return SAOP_EREFUSED;
-	if (type != NULL || code != NULL) {
-		const char *t = type != NULL ? type : code;
-
-		if (has_word(t, "rate_limit"))
-			return SAOP_ERATELIMIT;
-		if (has_word(t, "overloaded") || has_word(t, "api_error") ||
-		    has_word(t, "server_error") || has_word(t, "unavailable") ||
-		    has_word(t, "timeout"))
-			return SAOP_ENETWORK;
-		if (has_word(t, "authentication") ||
-		    has_word(t, "permission") ||
-		    has_word(t, "not_found") || has_word(t, "invalid_api_key"))
-			return SAOP_EREFUSED;
-		if (has_word(t, "invalid_request") && (n == 0 || n == 400))
-			return SAOP_EBADREQ;
-	}
-	if (n == 429)
-		return SAOP_ERATELIMIT;
-	if (n == 401 || n == 403 || n == 404)
-		return SAOP_EREFUSED;
-	if (n == 408 || n == 409 || n >= 500)
-		return SAOP_ENETWORK;
-	if (n >= 400)
-		return SAOP_EBADREQ;
-	/* An error with no kind named, inside a 200: the server failed. */
-	return SAOP_ENETWORK;
-}
 
 /*
  * ---- libcurl, loaded on the first call ----
@@ -313,7 +234,7 @@ http_error(struct call *c, const char *shown, const char *key,
 	int code;
 
 	if (p->body.len > 0)
-		o = saop__llm_load(p->body.p, p->body.len, &je);
+		o = saop__llm_load(p->body.data, p->body.len, &je);
 	if (json_is_object(o)) {
 		err = json_object_get(o, "error");
 		if (err == NULL)
@@ -337,7 +258,7 @@ http_error(struct call *c, const char *shown, const char *key,
 		code = saop__llm_classify_error(NULL, c->status, full,
 		    sizeof(full));
 		saop__llm_one_line(full, sizeof(full), p->body.len > 0 ?
-		    p->body.p : "empty body");
+		    p->body.data : "empty body");
 		saop__llm_mask_secret(full, key);
 		saop__llm_clip(msg, sizeof(msg), full, 120);
 	}

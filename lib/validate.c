@@ -288,81 +288,64 @@ saop_validate_error_text(const json_t *err)
 	return out;
 }
 
-/* Every error joined by "; " (see saop.h): new string or NULL. */
+/*
+ * Every error joined by "; " (see saop.h), without the full stops at its
+ * end.  Returns a new string (free()), "" for none, or NULL on ENOMEM.
+ */
 char *
 saop_validate_errors_text(const json_t *errors)
 {
-	size_t i, cap = 0, len = 0;
-	char *out = NULL, *p;
+	struct saop__buf b;
 	const json_t *err;
+	size_t i;
 
+	saop__buf_init(&b);
 	json_array_foreach(errors, i, err) {
 		char *one;
-		size_t need;
+		int r;
 
 		if ((one = saop_validate_error_text(err)) == NULL) {
-			free(out);
+			saop__buf_free(&b);
 			return NULL;
 		}
-		need = strlen(one) + 3;
-		if (len + need > cap) {
-			cap = (len + need) * 2;
-			if ((p = realloc(out, cap)) == NULL) {
-				free(one);
-				free(out);
-				return NULL;
-			}
-			out = p;
-		}
-		len += (size_t)snprintf(out + len, cap - len, "%s%s",
-		    i > 0 ? "; " : "", one);
+		r = i > 0 ? saop__buf_append(&b, "; ", 2) : 0;
+		if (r == 0)
+			r = saop__buf_append(&b, one, strlen(one));
 		free(one);
+		if (r != 0) {
+			saop__buf_free(&b);
+			return NULL;
+		}
 	}
-	if (out == NULL)
-		return strdup("");
 	/* The prompt puts its own full stop after the list. */
-	while (len > 0 && out[len - 1] == '.')
-		out[--len] = '\0';
-	return out;
+	while (b.len > 0 && b.data[b.len - 1] == '.')
+		b.data[--b.len] = '\0';
+	return saop__buf_steal(&b, NULL);
 }
 
 /*
- * A JSON string of text that may not be UTF-8 (a model's bytes): invalid
- * sequences become U+FFFD.  New reference or NULL.
+ * A JSON string of text that may not be UTF-8 (a model's bytes): each
+ * byte that does not start a strict UTF-8 character (saop__utf8_seq())
+ * becomes U+FFFD.  Returns a new reference, or NULL on ENOMEM.
  */
 static json_t *
 string_lossy(const char *text, size_t len)
 {
+	struct saop__buf b;
 	json_t *s;
-	char *buf, *p;
-	size_t i;
+	size_t i, n;
+	int r = 0;
 
 	if ((s = json_stringn(text, len)) != NULL)
 		return s;
-	if ((buf = malloc(len * 3 + 1)) == NULL)
-		return NULL;
-	p = buf;
-	for (i = 0; i < len; ) {
-		unsigned char c = (unsigned char)text[i];
-		size_t n = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 :
-		    (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-		json_t *t = NULL;
-
-		if (n > 0 && i + n <= len)
-			t = json_stringn(text + i, n);
-		if (t != NULL) {
-			memcpy(p, text + i, n);
-			p += n;
-			i += n;
-			json_decref(t);
-		} else {
-			memcpy(p, "\xef\xbf\xbd", 3);
-			p += 3;
-			i++;
-		}
+	saop__buf_init(&b);
+	for (i = 0; i < len && r == 0; i += n > 0 ? n : 1) {
+		n = saop__utf8_seq((const unsigned char *)text + i, len - i);
+		r = n > 0 ? saop__buf_append(&b, text + i, n) :
+		    saop__buf_append(&b, "\xef\xbf\xbd", 3);
 	}
-	s = json_stringn(buf, (size_t)(p - buf));
-	free(buf);
+	s = r == 0 && b.data != NULL ? json_stringn(b.data, b.len) : NULL;
+	saop__buf_free(&b);
 	return s;
 }
 

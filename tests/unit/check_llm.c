@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "saop-private.h"
+#include "llm-int.h"
 
 #define KEY "sk-test-check-llm-0123456789abcdef"
 
@@ -1919,6 +1920,34 @@ START_TEST(url_redact_hides_userinfo_query_values_and_fragment)
 }
 END_TEST
 
+START_TEST(a_clipped_message_never_cuts_a_character_in_two)
+{
+	/* 1-, 2-, 3- and 4-byte characters, and one stray continuation. */
+	static const char src[] = "ab\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+	    "cd\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+	char out[64];
+	size_t max, n;
+
+	for (max = 0; max < sizeof(src) - 1; max++) {
+		saop__llm_clip(out, sizeof(out), src, max);
+		n = strlen(out);
+		ck_assert_uint_le(n, max < 3 ? 3 : max);
+		ck_assert_uint_ge(n, 3);
+		ck_assert_str_eq(out + n - 3, "...");
+		/* A whole-character prefix of src, at most 3 bytes short. */
+		ck_assert_int_eq(memcmp(out, src, n - 3), 0);
+		ck_assert_uint_eq(saop_utf8_valid(out, n), n);
+		/* Backed up by at most the 3 bytes of a cut character. */
+		ck_assert_uint_ge(n, max < 3 ? 3 : max - 3);
+	}
+	saop__llm_clip(out, sizeof(out), src, sizeof(src) - 1);
+	ck_assert_str_eq(out, src);
+	/* A stray continuation byte is not a character to keep whole. */
+	saop__llm_clip(out, sizeof(out), "abcd\x80\x80xyz", 8);
+	ck_assert_str_eq(out, "abcd\x80...");
+}
+END_TEST
+
 START_TEST(credentials_in_the_base_url_are_not_shown)
 {
 	const char *steps[] = { "{\"status\": 404}", "{\"status\": 500, "
@@ -2074,6 +2103,7 @@ llm_suite(void)
 	tcase_add_test(flt, credentials_in_the_base_url_are_not_shown);
 	tcase_add_test(flt,
 	    url_redact_hides_userinfo_query_values_and_fragment);
+	tcase_add_test(cf, a_clipped_message_never_cuts_a_character_in_two);
 	suite_add_tcase(s, flt);
 	tcase_add_test(cf, config_reads_the_environment);
 	tcase_add_test(cf,
