@@ -200,9 +200,8 @@ row_events(json_t *rep, sqlite3_stmt *st)
 		pr = json_object_get(t, "pruned");
 		rc = add(pr, "outputs", n) | add(pr, "bytes", col_int(st, 3));
 	}
-	/* What a correction turn cost, when saop-validate logs it. */
-	if (strcmp(ev, SAOP_EVENT_MALFORMED_RESPONSE) == 0 ||
-	    strcmp(ev, "CORRECTION_ANSWERED") == 0)
+	/* What the correction turns cost: saop-validate logs each answer. */
+	if (strcmp(ev, SAOP_EVENT_CORRECTION_ANSWERED) == 0)
 		rc |= add(cost, "sent_bytes", col_int(st, 4)) |
 		    add(cost, "received_bytes", col_int(st, 5)) |
 		    add(cost, "prompt_tokens", col_int(st, 6)) |

@@ -422,6 +422,8 @@ int saop_store_error(struct saop_store *s, struct saop_err *e);
 #define SAOP_EVENT_RESUME_FAILED	"RESUME_FAILED"
 #define SAOP_EVENT_MALFORMED_RESPONSE	"MALFORMED_RESPONSE"
 #define SAOP_EVENT_MAX_RETRIES_EXCEEDED	"MAX_RETRIES_EXCEEDED"
+/* After each correction answer: attempt and what that call cost. */
+#define SAOP_EVENT_CORRECTION_ANSWERED	"CORRECTION_ANSWERED"
 #define SAOP_EVENT_NETWORK_LOST		"NETWORK_LOST"
 #define SAOP_EVENT_NETWORK_RESTORED	"NETWORK_RESTORED"
 #define SAOP_EVENT_TURN_RESUMED		"TURN_RESUMED"
@@ -1059,7 +1061,11 @@ struct saop_validate_opts {
  * Validate the record rec (changed in place) and run the correction
  * protocol on it: set "validate", "state" and, when valid, "envelope";
  * a corrected answer replaces "raw" (the first one is kept as
- * validate.original_raw).  A record in state TRUNCATED is only validated.
+ * validate.original_raw).  Each correction turn answered is logged as
+ * CORRECTION_ANSWERED with what its call cost, and their sum goes on
+ * validate.sent_bytes, received_bytes, prompt_tokens, completion_tokens
+ * (null tokens when none was reported).  A record in state TRUNCATED is
+ * only validated.
  * Returns 0 (OK), 1 (flagged: INVALID, TRUNCATED) or 3 (USER_ESCALATION),
  * or a negative code when a call failed (the record is then left as it
  * stands, valid false, attempts the turns answered) or a store write did.
@@ -1211,7 +1217,8 @@ int saop_tool_output_list(struct saop_store *s, const char *task, FILE *f,
  * escalations (MAX_RETRIES_EXCEEDED), suspensions (NETWORK_LOST, those
  * followed by NETWORK_RESTORED, the milliseconds down, turns still saved),
  * pruned outputs and their bytes (TOOL_OUTPUT_PRUNED), and what recovery
- * cost (bytes and tokens of resumes; of correction turns when logged).
+ * cost (bytes and tokens of resumes; of the correction turns answered,
+ * from CORRECTION_ANSWERED).
  * Returns 0 with *report new (json_decref()), or SAOP_EDB / SAOP_ENOMEM.
  */
 int saop_report_new(struct saop_store *s, const char *task, json_t **report,

@@ -350,12 +350,14 @@ string_lossy(const char *text, size_t len)
 }
 
 /*
- * The correction request for the answer raw and its errors (see saop.h):
- * new reference, or NULL with e filled.
+ * The correction request for the answer raw and its errors (see
+ * saop_correction_request() in saop.h); when sent is not NULL, the bytes
+ * of the two turns it adds (the answer, lossy, and the correction text)
+ * are added to *sent.  Returns a new reference, or NULL with e filled.
  */
-json_t *
-saop_correction_request(const json_t *request, const char *raw,
-    size_t raw_len, const json_t *errors, struct saop_err *e)
+static json_t *
+correction_counted(const json_t *request, const char *raw, size_t raw_len,
+    const json_t *errors, size_t *sent, struct saop_err *e)
 {
 	json_t *req, *msgs, *old, *content;
 	char *text = NULL, *list = NULL, *words;
@@ -399,7 +401,9 @@ saop_correction_request(const json_t *request, const char *raw,
 	    SAOP_CORRECTION_PROMPT_TAIL, SAOP_CORRECTION_LIST_HEAD, list,
 	    SAOP_CORRECTION_LIST_TAIL);
 	free(words);
-	if ((content = string_lossy(raw, raw_len)) == NULL ||
+	if ((content = string_lossy(raw, raw_len)) != NULL && sent != NULL)
+		*sent += json_string_length(content) + strlen(text);
+	if (content == NULL ||
 	    json_array_append_new(msgs, json_pack("{s:s, s:o}", "role",
 	    "assistant", "content", content)) != 0 ||
 	    json_array_append_new(msgs, json_pack("{s:s, s:s}", "role",
@@ -414,6 +418,105 @@ oom:
 	json_decref(req);
 	nomem(e);
 	return NULL;
+}
+
+/*
+ * The correction request for the answer raw and its errors (see saop.h):
+ * new reference, or NULL with e filled.
+ */
+json_t *
+saop_correction_request(const json_t *request, const char *raw,
+    size_t raw_len, const json_t *errors, struct saop_err *e)
+{
+	return correction_counted(request, raw, raw_len, errors, NULL, e);
+}
+
+/* Add n (when reported, n >= 0) to the count *sum (-1: none yet). */
+static void
+add_tokens(long *sum, long n)
+{
+	if (n >= 0)
+		*sum = (*sum < 0 ? 0 : *sum) + n;
+}
+
+/*
+ * What the correction turns of one record cost, summed over the calls
+ * answered (validate.sent_bytes...); a token count is -1 while no call
+ * reported it.
+ */
+struct cost {
+	int calls;		/* the calls answered */
+	size_t sent_bytes;	/* the turns sent: the answer and the text */
+	size_t received_bytes;	/* the answers' text */
+	long prompt_tokens, completion_tokens;
+};
+
+/* Add to c what one call cost: sent bytes and its answer a. */
+static void
+count_call(struct cost *c, size_t sent, const struct saop_llm_answer *a)
+{
+	c->calls++;
+	c->sent_bytes += sent;
+	c->received_bytes += a->raw_len;
+	add_tokens(&c->prompt_tokens, a->prompt_tokens);
+	add_tokens(&c->completion_tokens, a->completion_tokens);
+}
+
+/* A JSON integer of n, or null when n is negative (not reported). */
+static json_t *
+count_or_null(long n)
+{
+	return n < 0 ? json_null() : json_integer((json_int_t)n);
+}
+
+/*
+ * The four counts of c as a new object {sent_bytes, received_bytes,
+ * prompt_tokens, completion_tokens}, or NULL out of memory.
+ */
+static json_t *
+cost_json(const struct cost *c)
+{
+	return json_pack("{s:I, s:I, s:o, s:o}", "sent_bytes",
+	    (json_int_t)c->sent_bytes, "received_bytes",
+	    (json_int_t)c->received_bytes, "prompt_tokens",
+	    count_or_null(c->prompt_tokens), "completion_tokens",
+	    count_or_null(c->completion_tokens));
+}
+
+/*
+ * Put the counts of c into rec.validate (made by set_validate()).
+ * Returns 0, or -1 out of memory.
+ */
+static int
+set_cost(json_t *rec, const struct cost *c)
+{
+	json_t *v = json_object_get(rec, "validate"), *cj = cost_json(c);
+
+	if (cj == NULL || !json_is_object(v) ||
+	    json_object_update(v, cj) != 0) {
+		json_decref(cj);
+		return -1;
+	}
+	json_decref(cj);
+	return 0;
+}
+
+/*
+ * The data of a CORRECTION_ANSWERED event: the attempt and what its call
+ * cost (one).  Returns a new object, or NULL out of memory.
+ */
+static json_t *
+answered_data(int attempt, const struct cost *one)
+{
+	json_t *d = json_pack("{s:i}", "attempt", attempt);
+	json_t *cj = cost_json(one);
+
+	if (d == NULL || cj == NULL || json_object_update(d, cj) != 0) {
+		json_decref(d);
+		d = NULL;
+	}
+	json_decref(cj);
+	return d;
 }
 
 /*
@@ -503,11 +606,12 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
     struct saop_err *e)
 {
 	struct saop_llm_answer a;
+	struct cost cost = { 0, 0, 0, -1, -1 }, one;
 	json_t *v = NULL, *errors = NULL, *repairs = NULL, *req, *orig = NULL;
 	const char *raw;
 	enum saop_state state;
 	char tbuf[32];
-	size_t len, max = o->max_answer ? o->max_answer :
+	size_t sent, len, max = o->max_answer ? o->max_answer :
 	    SAOP_MAX_RECORD_BYTES;
 	int rc, attempts = 0, ret = 0;
 
@@ -578,12 +682,14 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 		    json_pack("{s:i, s:O}", "attempt", attempts, "errors",
 		    errors), e)) < 0)
 			goto out;
-		if ((req = saop_correction_request(json_object_get(rec,
-		    "request"), raw, len, errors, e)) == NULL) {
+		sent = 0;
+		if ((req = correction_counted(json_object_get(rec, "request"),
+		    raw, len, errors, &sent, e)) == NULL) {
 			rc = -e->code;
 			goto out;
 		}
 		memset(&a, 0, sizeof(a));
+		a.prompt_tokens = a.completion_tokens = -1;
 		rc = saop_model_call(&o->model, req, &a, e);
 		json_decref(req);
 		if (rc == 0 && a.raw_len > max)
@@ -600,9 +706,21 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 				goto oom;
 			goto out;
 		}
+		/* What this turn cost: on the record and in an event. */
+		memset(&one, 0, sizeof(one));
+		one.prompt_tokens = one.completion_tokens = -1;
+		count_call(&one, sent, &a);
+		count_call(&cost, sent, &a);
+		if ((rc = event(o, rec, SAOP_EVENT_CORRECTION_ANSWERED,
+		    answered_data(attempts, &one), e)) < 0) {
+			saop_llm_answer_free(&a);
+			goto out;
+		}
 		if (orig == NULL && (orig = json_incref(json_object_get(rec,
-		    "raw"))) == NULL)
+		    "raw"))) == NULL) {
+			saop_llm_answer_free(&a);
 			goto oom;
+		}
 		if (json_object_set_new(rec, "raw", string_lossy(a.raw,
 		    a.raw_len)) != 0) {
 			saop_llm_answer_free(&a);
@@ -617,6 +735,9 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 oom:
 	rc = nomem(e);
 out:
+	/* The cost goes on whatever validate the record ended with. */
+	if (cost.calls > 0 && set_cost(rec, &cost) != 0 && rc >= 0)
+		rc = nomem(e);
 	json_decref(v);
 	json_decref(errors);
 	json_decref(repairs);

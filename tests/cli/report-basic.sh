@@ -2,8 +2,12 @@
 # saop-report: the sums per task and overall, from the rows the programs
 # write (made here by the programs where no model is needed, and by hand
 # for the rows of the model stages), in text and --json; --task; records
-# given add turns, states and repairs; no database: 66, never made.
+# given add turns, states and repairs; what correction turns cost, as
+# saop-validate logs it against the stand-in model (and "not in
+# state.sqlite" for corrections logged without it); no database: 66,
+# never made.
 . "$top_srcdir/tests/cli/lib.sh"
+. "$top_srcdir/tests/cli/llm-lib.sh"
 
 ex="$top_srcdir/examples"
 cd "$tmp"
@@ -76,6 +80,34 @@ grep -q '^  correction cost  not in state.sqlite' rep.txt ||
 grep -q '^  resume cost      sent 800 B, received 100 B, 50+22 tokens$' rep.txt ||
     fail "text resume cost: $(cat rep.txt)"
 grep -q '^overall: 2 tasks$' rep.txt || fail "text overall: $(cat rep.txt)"
+
+# What two correction turns cost, from saop-validate's CORRECTION_ANSWERED
+# events: the bytes and tokens the stand-in got and sent.
+good=$(jq -c . "$top_srcdir/tests/data/validate/good.json")
+fake_llm_start '{"text": "{\"saop\": 1}", "usage": [11, 5]}' \
+    "$(jq -nc --arg t "$good" '{text: $t, usage: [13, 7]}')"
+jq -nc '{task_id: "v", turn: 1, request: {messages: [{role: "user",
+    content: "Go on."}]}, raw: "not json"}' |
+    expect_status 0 saop-validate >vout
+fake_llm_requests | jq -s --arg g "$good" '{sent_bytes: (map(.body.messages
+    | (.[-2].content | utf8bytelength) + (.[-1].content | utf8bytelength))
+    | add), received_bytes: (("{\"saop\": 1}" | utf8bytelength) +
+    ($g | utf8bytelength)), prompt_tokens: 24, completion_tokens: 12}' \
+    >want-cost.json
+saop-report --json --task v >repv.json
+jq -e --slurpfile w want-cost.json '.tasks[0] | .corrections == 2 and
+    .recovery.correction == $w[0] and .recovery_tokens == 36' repv.json \
+    >/dev/null || fail "correction cost: $(jq -c .tasks repv.json) want \
+$(cat want-cost.json)"
+# The record says the same.
+jq -e --slurpfile w want-cost.json '.validate | {sent_bytes, received_bytes,
+    prompt_tokens, completion_tokens} == $w[0]' vout >/dev/null ||
+    fail "record cost: $(jq -c .validate vout)"
+saop-report --task v >repv.txt
+want=$(jq -r '"  correction cost  sent \(.sent_bytes) B, received " +
+    "\(.received_bytes) B, \(.prompt_tokens)+\(.completion_tokens) tokens"' \
+    want-cost.json)
+grep -qxF "$want" repv.txt || fail "text correction cost: $(cat repv.txt)"
 
 # A line that is not a record: named, skipped, 65; the rest counted.
 printf '{"task_id": "c", "state": "OK"}\nnot json\n' >bad

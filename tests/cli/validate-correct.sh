@@ -18,10 +18,12 @@ bad_json='{"saop": "1.0", "turn_index": 0,, "thought": "x"}'
 bad_schema='{"saop": "1.0", "turn_index": "zero", "agent_role": "developer", "thought": "x", "action": null}'
 
 # 1. Invalid JSON, then schema-invalid, then valid: recovers in 2 turns.
-fake_llm_start "$(jq -nc --arg t "$bad_schema" '{text: $t}')" \
-    "$(jq -nc --arg t "$good" '{text: $t}')"
+#    The stand-in reports usage 11+5 and 13+7 tokens.
+fake_llm_start "$(jq -nc --arg t "$bad_schema" '{text: $t, usage: [11, 5]}')" \
+    "$(jq -nc --arg t "$good" '{text: $t, usage: [13, 7]}')"
 record "$bad_json" | expect_status 0 saop-validate >"$tmp/out"
-jq -e --arg raw "$bad_json" '.state == "OK" and .validate == {"valid": true,
+jq -e --arg raw "$bad_json" '.state == "OK" and (.validate | del(.sent_bytes,
+    .received_bytes, .prompt_tokens, .completion_tokens)) == {"valid": true,
     "attempts": 2, "repairs": [], "original_raw": $raw} and
     .envelope.action.tool == "ls"' "$tmp/out" >/dev/null ||
     fail "not recovered: $(cat "$tmp/out")"
@@ -73,6 +75,31 @@ sql "SELECT data FROM events WHERE event = 'MALFORMED_RESPONSE'
 [ "$(sql "SELECT count(*) FROM events WHERE event = 'MAX_RETRIES_EXCEEDED'")" \
     -eq 0 ] || fail "MAX_RETRIES_EXCEEDED after a recovery"
 
+# What the two turns cost, as the stand-in saw it: sent, the bytes of the
+# two turns each request adds (the answer, the correction text); received,
+# the bytes of its answers; the tokens, its usage.  On the record summed,
+# in a CORRECTION_ANSWERED event each.
+jq -s --arg a1 "$bad_schema" --arg a2 "$good" '[.[] |
+    (.messages[1].content | utf8bytelength) +
+    (.messages[2].content | utf8bytelength)] as $sent |
+    [{attempt: 1, sent_bytes: $sent[0], received_bytes: ($a1 |
+    utf8bytelength), prompt_tokens: 11, completion_tokens: 5},
+    {attempt: 2, sent_bytes: $sent[1], received_bytes: ($a2 |
+    utf8bytelength), prompt_tokens: 13, completion_tokens: 7}]' \
+    "$tmp/bodies" >"$tmp/want-cost"
+sql "SELECT data FROM events WHERE event = 'CORRECTION_ANSWERED' AND
+    task_id = 't-fix' AND turn = 5 ORDER BY rowid" | jq -s . >"$tmp/ev-cost"
+diff -u "$tmp/want-cost" "$tmp/ev-cost" || fail "CORRECTION_ANSWERED data"
+jq -e --slurpfile w "$tmp/want-cost" '.validate | .sent_bytes ==
+    ($w[0] | map(.sent_bytes) | add) and .received_bytes ==
+    ($w[0] | map(.received_bytes) | add) and .prompt_tokens == 24 and
+    .completion_tokens == 12' "$tmp/out" >/dev/null ||
+    fail "validate cost: $(jq -c .validate "$tmp/out")"
+[ "$(sql "SELECT group_concat(event, ' ') FROM (SELECT event FROM events
+    WHERE task_id = 't-fix' ORDER BY id)")" = "MALFORMED_RESPONSE \
+CORRECTION_ANSWERED MALFORMED_RESPONSE CORRECTION_ANSWERED" ] ||
+    fail "events: $(sql 'SELECT event FROM events')"
+
 # 2. Valid the first time (or after a local repair): no call at all.
 fake_llm_start '{"text": "{}"}'
 { record "$good"; record "\`\`\`json
@@ -80,7 +107,8 @@ $good
 \`\`\`"; } | expect_status 0 saop-validate >"$tmp/out"
 [ ! -s "$FAKE_LLM_LOG" ] || fail "a call was made: $(fake_llm_requests)"
 jq -s -e '[.[].validate.attempts] == [0, 0] and
-    .[1].validate.repairs == ["code_fence"]' "$tmp/out" >/dev/null ||
+    .[1].validate.repairs == ["code_fence"] and
+    ([.[].validate.sent_bytes] == [null, null])' "$tmp/out" >/dev/null ||
     fail "valid records: $(cat "$tmp/out")"
 
 # 3. A record saop-resume gave up on is corrected too.

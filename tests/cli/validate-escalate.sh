@@ -23,6 +23,12 @@ jqf '.state == "USER_ESCALATION" and .validate.valid == false and
     .raw == "{\"saop\": \"2.0\"}" and (.envelope | not) and
     ([.validate.errors[].path] | index("/saop") != null)' "$tmp/out"
 [ "$(fake_llm_requests | wc -l)" -eq 2 ] || fail "not 2 correction turns"
+# An escalated record says what its two turns cost too: the stand-in's
+# default usage is 7 prompt tokens and one completion token a piece of 4
+# characters (8 and 4 pieces here).
+jqf '.validate.received_bytes == 46 and .validate.prompt_tokens == 14 and
+    .validate.completion_tokens == 12 and .validate.sent_bytes > 0' \
+    "$tmp/out"
 # The last errors are on stderr too.
 grep -q '^saop-validate: line 1: /saop' "$tmp/err" ||
     fail "stderr: $(cat "$tmp/err")"
@@ -31,7 +37,8 @@ grep -q '^saop-validate: line 1: /saop' "$tmp/err" ||
     fail "tasks row: $(sql 'SELECT * FROM tasks')"
 [ "$(sql "SELECT group_concat(event, ' ') FROM (SELECT event FROM events
     WHERE task_id = 't-esc' AND turn = 7 ORDER BY rowid)")" = \
-    "MALFORMED_RESPONSE MALFORMED_RESPONSE MAX_RETRIES_EXCEEDED" ] ||
+    "MALFORMED_RESPONSE CORRECTION_ANSWERED MALFORMED_RESPONSE \
+CORRECTION_ANSWERED MAX_RETRIES_EXCEEDED" ] ||
     fail "events: $(sql 'SELECT event, data FROM events')"
 sql "SELECT data FROM events WHERE event = 'MAX_RETRIES_EXCEEDED'" |
     jq -e '.attempts == 2 and any(.errors[]; .path == "/saop")' >/dev/null ||

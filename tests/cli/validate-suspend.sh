@@ -27,7 +27,7 @@ jqf '.state == "OK" and .validate.valid and .validate.attempts == 1' \
 # is lost again): one pause or more, each resumed.
 [ "$(posts)" -ge 2 ] || fail "requests: $(posts)"
 sql "SELECT group_concat(event, ',') FROM (SELECT event FROM events
-    ORDER BY id)" | grep -Eq '^MALFORMED_RESPONSE(,NETWORK_LOST,NETWORK_RESTORED,TURN_RESUMED)+$' ||
+    ORDER BY id)" | grep -Eq '^MALFORMED_RESPONSE(,NETWORK_LOST,NETWORK_RESTORED,TURN_RESUMED)+,CORRECTION_ANSWERED$' ||
     fail "events: $(sql 'SELECT event FROM events')"
 [ "$(sql 'SELECT count(*) FROM agent_turn_states')" -eq 0 ] || fail "row kept"
 

@@ -254,8 +254,33 @@ struct script {
 	const char *const *answers;
 	int calls;
 	int fail_at;		/* fail the call with this number (from 1) */
+	int usage;		/* report call n as 10n prompt, n completion
+				   tokens; 0: report no usage */
+	size_t sent;		/* the bytes of the turns it got, answered */
+	size_t received;	/* the bytes it answered */
 };
 
+/*
+ * The bytes of the last two turns of request (the answer and the
+ * correction text, the turns a correction adds).
+ */
+static size_t
+turn_bytes(const json_t *request)
+{
+	const json_t *m = json_object_get(request, "messages");
+	size_t n = json_array_size(m);
+
+	ck_assert_uint_ge(n, 2);
+	return json_string_length(json_object_get(json_array_get(m, n - 2),
+	    "content")) + json_string_length(json_object_get(
+	    json_array_get(m, n - 1), "content"));
+}
+
+/*
+ * The stand-in model of struct script: answers, in order, the next answer
+ * (or fails the call fail_at); keeps the bytes it got and sent.  Returns 0
+ * or -SAOP_ENETWORK.
+ */
 static int
 fake_call(void *arg, const json_t *request, struct saop_llm_answer *a,
     struct saop_err *e)
@@ -263,7 +288,6 @@ fake_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 	struct script *s = arg;
 	const char *t;
 
-	(void)request;
 	s->calls++;
 	if (s->calls == s->fail_at)
 		return saop__fail(e, SAOP_ENETWORK, 0, "connection reset");
@@ -271,6 +295,12 @@ fake_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 	a->raw = strdup(t);
 	a->raw_len = strlen(t);
 	strcpy(a->finish_reason, "stop");
+	if (s->usage) {
+		a->prompt_tokens = 10L * s->calls;
+		a->completion_tokens = s->calls;
+	}
+	s->sent += turn_bytes(request);
+	s->received += a->raw_len;
 	return 0;
 }
 
@@ -293,11 +323,27 @@ run(const char *raw, struct script *sc, int max, json_t **rec)
 	return rc;
 }
 
+/* rec.validate.attempts.  Returns it, 0 when there is none. */
 static int
 attempts(const json_t *rec)
 {
 	return (int)json_integer_value(json_object_get(json_object_get(rec,
 	    "validate"), "attempts"));
+}
+
+/* rec.validate's member name (borrowed), or NULL. */
+static const json_t *
+vmember(const json_t *rec, const char *name)
+{
+	return json_object_get(json_object_get(rec, "validate"), name);
+}
+
+/* rec.validate's member name as an integer (asserted to be one). */
+static json_int_t
+vcount(const json_t *rec, const char *name)
+{
+	ck_assert_msg(json_is_integer(vmember(rec, name)), "%s", name);
+	return json_integer_value(vmember(rec, name));
 }
 
 /* The record without its envelope, as text, for comparing. */
@@ -367,12 +413,15 @@ END_TEST
 
 START_TEST(a_valid_answer_makes_no_call)
 {
-	struct script sc = { NULL, 0, 0 };
+	struct script sc = { NULL, 0, 0, 0, 0, 0 };
 	json_t *rec;
 
 	ck_assert_int_eq(run(good, &sc, 2, &rec), 0);
 	ck_assert_int_eq(sc.calls, 0);
 	ck_assert_int_eq(attempts(rec), 0);
+	/* No call, no cost. */
+	ck_assert_ptr_null(vmember(rec, "sent_bytes"));
+	ck_assert_ptr_null(vmember(rec, "prompt_tokens"));
 	ck_assert_str_eq(json_string_value(json_object_get(rec, "state")),
 	    "OK");
 	json_decref(rec);
@@ -382,7 +431,7 @@ END_TEST
 START_TEST(a_corrected_answer_counts_its_attempts_and_replaces_raw)
 {
 	static const char *const answers[] = { "{\"saop\": 1}", good };
-	struct script sc = { answers, 0, 0 };
+	struct script sc = { answers, 0, 0, 0, 0, 0 };
 	json_t *rec;
 
 	ck_assert_int_eq(run("nope", &sc, 2, &rec), 0);
@@ -396,10 +445,132 @@ START_TEST(a_corrected_answer_counts_its_attempts_and_replaces_raw)
 }
 END_TEST
 
+START_TEST(the_cost_of_the_correction_turns_is_what_the_model_saw)
+{
+	static const char *const answers[] = { "{\"saop\": 1}", good };
+	struct script sc = { answers, 0, 0, 1, 0, 0 };
+	json_t *rec;
+
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), 0);
+	ck_assert_int_eq(sc.calls, 2);
+	ck_assert_uint_gt(sc.sent, 0);
+	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)sc.sent);
+	ck_assert_int_eq(vcount(rec, "received_bytes"),
+	    (json_int_t)sc.received);
+	ck_assert_int_eq(vcount(rec, "received_bytes"),
+	    (json_int_t)(strlen(answers[0]) + strlen(good)));
+	ck_assert_int_eq(vcount(rec, "prompt_tokens"), 10 + 20);
+	ck_assert_int_eq(vcount(rec, "completion_tokens"), 1 + 2);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(a_model_that_reports_no_usage_leaves_the_tokens_null)
+{
+	static const char *const answers[] = { good };
+	struct script sc = { answers, 0, 0, 0, 0, 0 };
+	json_t *rec;
+
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), 0);
+	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)sc.sent);
+	ck_assert_int_eq(vcount(rec, "received_bytes"),
+	    (json_int_t)strlen(good));
+	ck_assert(json_is_null(vmember(rec, "prompt_tokens")));
+	ck_assert(json_is_null(vmember(rec, "completion_tokens")));
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(an_escalated_record_and_a_failed_call_count_the_turns_answered)
+{
+	static const char *const no[] = { "no", "{\"saop\": 1}" };
+	static const char *const one[] = { "{\"saop\": 1}" };
+	struct script esc = { no, 0, 0, 1, 0, 0 };
+	struct script cut = { one, 0, 2, 1, 0, 0 };
+	json_t *rec;
+
+	ck_assert_int_eq(run("nope", &esc, 2, &rec), 3);
+	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)esc.sent);
+	ck_assert_int_eq(vcount(rec, "received_bytes"),
+	    (json_int_t)esc.received);
+	ck_assert_int_eq(vcount(rec, "prompt_tokens"), 30);
+	json_decref(rec);
+	/* The second call fails: the first is what the record cost. */
+	ck_assert_int_eq(run("nope", &cut, 2, &rec), -SAOP_ENETWORK);
+	ck_assert_int_eq(attempts(rec), 1);
+	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)cut.sent);
+	ck_assert_int_eq(vcount(rec, "received_bytes"),
+	    (json_int_t)strlen(one[0]));
+	ck_assert_int_eq(vcount(rec, "prompt_tokens"), 10);
+	ck_assert_int_eq(vcount(rec, "completion_tokens"), 1);
+	json_decref(rec);
+}
+END_TEST
+
+START_TEST(each_correction_answer_is_an_event_with_its_own_cost)
+{
+	static const char *const answers[] = { "{\"saop\": 1}", good };
+	struct script sc = { answers, 0, 0, 1, 0, 0 };
+	char dir[] = "/tmp/check_validate.XXXXXX", path[64], cmd[96];
+	struct saop_validate_opts o;
+	struct saop_err e;
+	sqlite3_stmt *st;
+	json_t *rec;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state.sqlite", dir);
+	memset(&o, 0, sizeof(o));
+	o.schema = saop_schema_envelope_v1(&e);
+	o.max_retries = 2;
+	o.model.call = fake_call;
+	o.model.arg = &sc;
+	ck_assert_ptr_nonnull(o.store = saop_store_open(path, &e));
+	rec = json_pack("{s:s, s:i, s:s}", "task_id", "t", "turn", 3, "raw",
+	    "nope");
+	ck_assert_int_eq(saop_validate_record(rec, &o, &e), 0);
+	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(o.store),
+	    "SELECT turn, json_extract(data, '$.attempt'),"
+	    " json_extract(data, '$.sent_bytes'),"
+	    " json_extract(data, '$.received_bytes'),"
+	    " json_extract(data, '$.prompt_tokens'),"
+	    " json_extract(data, '$.completion_tokens')"
+	    " FROM events WHERE event = '" SAOP_EVENT_CORRECTION_ANSWERED "'"
+	    " ORDER BY rowid", -1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		n++;
+		ck_assert_int_eq(sqlite3_column_int(st, 0), 3);
+		ck_assert_int_eq(sqlite3_column_int(st, 1), n);
+		ck_assert_int_gt(sqlite3_column_int(st, 2), 0);
+		ck_assert_int_eq(sqlite3_column_int(st, 3),
+		    (int)strlen(answers[n - 1]));
+		ck_assert_int_eq(sqlite3_column_int(st, 4), 10 * n);
+		ck_assert_int_eq(sqlite3_column_int(st, 5), n);
+	}
+	sqlite3_finalize(st);
+	ck_assert_int_eq(n, 2);
+	/* The events sum to what the record says. */
+	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(o.store),
+	    "SELECT total(json_extract(data, '$.sent_bytes')) FROM events"
+	    " WHERE event = '" SAOP_EVENT_CORRECTION_ANSWERED "'", -1, &st,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+	ck_assert_int_eq(sqlite3_column_int64(st, 0),
+	    vcount(rec, "sent_bytes"));
+	ck_assert_int_eq(sqlite3_column_int64(st, 0), (sqlite3_int64)sc.sent);
+	sqlite3_finalize(st);
+	saop_store_close(o.store);
+	saop_schema_free((struct saop_schema *)o.schema);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	json_decref(rec);
+}
+END_TEST
+
 START_TEST(exhausted_retries_escalate_with_the_last_errors)
 {
 	static const char *const answers[] = { "no", "{\"saop\": 1}" };
-	struct script sc = { answers, 0, 0 };
+	struct script sc = { answers, 0, 0, 0, 0, 0 };
 	json_t *rec, *errors;
 
 	ck_assert_int_eq(run("nope", &sc, 2, &rec), 3);
@@ -415,7 +586,7 @@ END_TEST
 
 START_TEST(zero_retries_escalate_without_a_call)
 {
-	struct script sc = { NULL, 0, 0 };
+	struct script sc = { NULL, 0, 0, 0, 0, 0 };
 	json_t *rec;
 
 	ck_assert_int_eq(run("nope", &sc, 0, &rec), 3);
@@ -427,7 +598,7 @@ END_TEST
 START_TEST(a_failed_call_leaves_the_record_as_it_stands)
 {
 	static const char *const answers[] = { "{\"saop\": 1}" };
-	struct script sc = { answers, 0, 2 };
+	struct script sc = { answers, 0, 2, 0, 0, 0 };
 	json_t *rec;
 
 	ck_assert_int_eq(run("nope", &sc, 2, &rec), -SAOP_ENETWORK);
@@ -606,6 +777,13 @@ validate_suite(void)
 	tcase_add_test(tc, a_valid_answer_makes_no_call);
 	tcase_add_test(tc,
 	    a_corrected_answer_counts_its_attempts_and_replaces_raw);
+	tcase_add_test(tc,
+	    the_cost_of_the_correction_turns_is_what_the_model_saw);
+	tcase_add_test(tc,
+	    a_model_that_reports_no_usage_leaves_the_tokens_null);
+	tcase_add_test(tc,
+	    an_escalated_record_and_a_failed_call_count_the_turns_answered);
+	tcase_add_test(tc, each_correction_answer_is_an_event_with_its_own_cost);
 	tcase_add_test(tc, exhausted_retries_escalate_with_the_last_errors);
 	tcase_add_test(tc, zero_retries_escalate_without_a_call);
 	tcase_add_test(tc, a_failed_call_leaves_the_record_as_it_stands);
