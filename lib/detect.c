@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -855,7 +856,9 @@ string_slow:
 			st = ST_STR_U;
 			break;
 		default:
-			goto out;	/* not reached */
+			/* Every state has its case above. */
+			assert(!"a scanner state without a case");
+			goto out;
 		}
 	}
 	goto out;
@@ -933,7 +936,9 @@ number:
 			TOKEN(d->cur_start, OFF(p));
 			AFTER_VALUE();
 		default:
-			goto out;	/* not reached */
+			/* Every state has its case above. */
+			assert(!"a scanner state without a case");
+			goto out;
 		}
 	}
 	goto out;
