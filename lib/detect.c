@@ -113,6 +113,7 @@ static const unsigned char cls[256] = {
 static unsigned char hexval[256];
 static int hex_ready;
 
+/* Fill hexval[] (16 for a byte that is not a hex digit) once. */
 static void
 hex_init(void)
 {
@@ -131,6 +132,7 @@ hex_init(void)
 	hex_ready = 1;
 }
 
+/* See saop.h.  Returns a new detector, or NULL out of memory. */
 struct saop_detector *
 saop_detector_new(size_t max_depth)
 {
@@ -150,6 +152,7 @@ saop_detector_new(size_t max_depth)
 	return d;
 }
 
+/* See saop.h.  Frees d (NULL: nothing); returns nothing. */
 void
 saop_detector_free(struct saop_detector *d)
 {
@@ -445,6 +448,7 @@ skip_string(const unsigned char *p, const unsigned char *end)
 #define skip_string skip_plain
 #endif
 
+/* 1 when st is inside a string, number or literal token, else 0. */
 static int
 in_token(enum state st)
 {
@@ -1015,6 +1019,10 @@ verdict(const struct saop_detector *d)
 	}
 }
 
+/*
+ * See saop.h: scan len more bytes.  Returns the verdict so far (as
+ * verdict()), or a negative code out of memory.
+ */
 int
 saop_detector_feed(struct saop_detector *d, const char *buf, size_t len)
 {
@@ -1152,6 +1160,11 @@ open_stack(const struct saop_detector *d)
 	return s;
 }
 
+/*
+ * See saop.h: the verdict of all the bytes fed, with where and how a
+ * truncated text stops and closes, into res.  Returns 0, or -1 out of
+ * memory.
+ */
 int
 saop_detector_finish(struct saop_detector *d, struct saop_detect_result *res)
 {
@@ -1210,6 +1223,7 @@ nomem:
 	return -SAOP_ENOMEM;
 }
 
+/* See saop.h: scan buf whole into res.  Returns 0, or -1 out of memory. */
 int
 saop_detect_buffer(const char *buf, size_t len, size_t max_depth,
     struct saop_detect_result *res)
@@ -1226,6 +1240,7 @@ saop_detect_buffer(const char *buf, size_t len, size_t max_depth,
 	return rc < 0 ? rc : 0;
 }
 
+/* See saop.h.  Frees what res holds and clears it; returns nothing. */
 void
 saop_detect_result_free(struct saop_detect_result *res)
 {
@@ -1244,6 +1259,7 @@ str_or_null(const char *s)
 	return s != NULL ? json_string(s) : json_null();
 }
 
+/* See saop.h.  Returns res as a new detect object, or NULL (ENOMEM). */
 json_t *
 saop_detect_result_json(const struct saop_detect_result *res)
 {

@@ -17,6 +17,7 @@
  * merges (see short_repeat_unneeded()). */
 #define MIN_REPEAT	4
 
+/* See saop.h.  Returns the word of resume status s. */
 const char *
 saop_resume_status_name(enum saop_resume_status s)
 {
@@ -33,6 +34,7 @@ saop_resume_status_name(enum saop_resume_status s)
 	}
 }
 
+/* 1 when c is JSON white space, else 0. */
 static int
 is_ws(unsigned char c)
 {
@@ -226,6 +228,10 @@ nomem:
 	return NULL;
 }
 
+/*
+ * See saop.h: the continuation request for prefix.  Returns it (new), or
+ * NULL with e filled.
+ */
 json_t *
 saop_resume_request(const json_t *request, const char *prefix, size_t len,
     const char *token, enum saop_resume_form form,
@@ -242,6 +248,7 @@ struct span {
 	size_t off, len;
 };
 
+/* The first needle in hay[0..hlen) (needle NUL-terminated), or NULL. */
 static const char *
 find_n(const char *hay, size_t hlen, const char *needle)
 {
@@ -253,6 +260,7 @@ find_n(const char *hay, size_t hlen, const char *needle)
 	return NULL;
 }
 
+/* 1 when c is an ASCII letter, else 0. */
 static int
 is_alpha(unsigned char c)
 {
@@ -386,6 +394,7 @@ overlaps(const char *p, size_t plen, const char *c, size_t clen, size_t *ks,
 	return n;
 }
 
+/* How good a verdict is for a merge: complete 3, truncated 2, else 1. */
 static int
 rank(enum saop_verdict v)
 {
@@ -603,6 +612,10 @@ merge(const char *prefix, size_t plen, size_t unseen, const char *cont,
 	return rc;
 }
 
+/*
+ * See saop.h: prefix and continuation merged, the best candidate kept.
+ * Returns 0 with *out (new) and res, or a negative code.
+ */
 int
 saop_resume_merge(const char *prefix, size_t plen, const char *cont,
     size_t clen, size_t max_depth, char **out, size_t *outlen,
@@ -629,6 +642,7 @@ record_request(const json_t *rec, const json_t **req, struct saop_err *e)
 	return 0;
 }
 
+/* rec's raw text and its length, or NULL with SAOP_EDATA in e. */
 static const char *
 record_raw(const json_t *rec, size_t *len, struct saop_err *e)
 {
@@ -651,6 +665,10 @@ form_now(const struct saop_resume_opts *o)
 	    SAOP_RESUME_USER;
 }
 
+/*
+ * See saop.h: what a resume of rec would send first.  Returns 1 with
+ * *request (new), 0 when rec needs no call, or a negative code.
+ */
 int
 saop_resume_plan(const json_t *rec, const struct saop_resume_opts *opts,
     json_t **request, struct saop_err *e)
@@ -699,6 +717,10 @@ bind_count(sqlite3_stmt *st, int i, long long n)
 		sqlite3_bind_int64(st, i, n);
 }
 
+/*
+ * Transaction body: one partial_completion_log row (arg: struct log_row).
+ * Returns 0, or -SAOP_EDB.
+ */
 static int
 insert_row(sqlite3 *db, void *arg, struct saop_err *e)
 {
@@ -842,6 +864,10 @@ count_call(struct saop_resume_outcome *o, size_t sent,
 		    o->completion_tokens) + a->completion_tokens;
 }
 
+/*
+ * See saop.h: resume rec in place.  Returns 0 with out filled, or a
+ * negative code (rec keeps the progress made).
+ */
 int
 saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
     struct saop_resume_outcome *out, struct saop_err *e)

@@ -590,6 +590,7 @@ cli_count(const char *name, const char *arg, long max)
 static const struct saop_reader *progress_in;
 static unsigned long long progress_size;
 
+/* See cli.h: where the ETA of the progress line is measured from. */
 void
 cli_progress_input(const struct saop_reader *r, const char *path)
 {
