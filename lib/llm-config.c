@@ -1,6 +1,7 @@
 /*
  * llm-config.c: how to reach the model (SAOP_PROVIDER, SAOP_API_BASE, the
- * key, SAOP_MODEL, SAOP_TIMEOUT_MS) and the endpoint URL.  What keeps the
+ * key, SAOP_MODEL, SAOP_TIMEOUT_MS, SAOP_HEADERS, SAOP_AUTH_HEADER) and the
+ * endpoint URL.  What keeps the
  * key out of everything shown is in lib/llm-shown.c.
  */
 #include "config.h"
@@ -52,6 +53,84 @@ config_problem(struct saop_llm_config *cfg, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return (cfg->problem = strdup(msg)) != NULL ? 0 : -1;
+}
+
+/*
+ * The length of the HTTP token (RFC 9110: a header name) at the start of
+ * s.  Returns 0 when s does not start with one.
+ */
+static size_t
+token_len(const char *s)
+{
+	static const char extra[] = "!#$%&'*+-.^_`|~";
+	size_t n = 0;
+
+	while (s[n] != '\0' && ((s[n] >= 'a' && s[n] <= 'z') ||
+	    (s[n] >= 'A' && s[n] <= 'Z') || (s[n] >= '0' && s[n] <= '9') ||
+	    strchr(extra, s[n]) != NULL))
+		n++;
+	return n;
+}
+
+/* See saop.h.  Returns 0, -SAOP_EUSAGE or -SAOP_ENOMEM. */
+int
+saop_llm_config_add_header(struct saop_llm_config *cfg, const char *line,
+    struct saop_err *e)
+{
+	size_t n = token_len(line);
+	char **h, *copy;
+
+	if (n == 0 || line[n] != ':')
+		return saop__fail(e, SAOP_EUSAGE, 0, "'%.64s' is not "
+		    "'Name: value' (a header name, then a colon)", line);
+	if (strpbrk(line, "\r\n") != NULL)
+		return saop__fail(e, SAOP_EUSAGE, 0, "a header may not hold "
+		    "a line break");
+	if ((copy = strdup(line)) == NULL ||
+	    (h = realloc(cfg->headers, (cfg->nheaders + 1) *
+	    sizeof(*h))) == NULL) {
+		free(copy);
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	}
+	h[cfg->nheaders++] = copy;
+	cfg->headers = h;
+	return 0;
+}
+
+/*
+ * The header lines of SAOP_HEADERS (one a line; blank lines skipped) into
+ * cfg; a bad one becomes cfg->problem.  Returns 0, or -1 on ENOMEM.
+ */
+static int
+env_headers(struct saop_llm_config *cfg)
+{
+	const char *v = getenv("SAOP_HEADERS"), *p, *nl;
+	struct saop_err e;
+	char line[1024];
+
+	for (p = v; p != NULL && *p != '\0'; p = nl != NULL ? nl + 1 : NULL) {
+		size_t n;
+
+		nl = strchr(p, '\n');
+		n = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		if (n > 0 && p[n - 1] == '\r')
+			n--;
+		if (n == 0)
+			continue;
+		if (n >= sizeof(line)) {
+			if (config_problem(cfg, "SAOP_HEADERS: a line of "
+			    "more than %zu bytes", sizeof(line) - 1) != 0)
+				return -1;
+			continue;
+		}
+		memcpy(line, p, n);
+		line[n] = '\0';
+		if (saop_llm_config_add_header(cfg, line, &e) != 0 &&
+		    (e.code == SAOP_ENOMEM ||
+		    config_problem(cfg, "SAOP_HEADERS: %s", e.msg) != 0))
+			return -1;
+	}
+	return 0;
 }
 
 /*
@@ -108,6 +187,14 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 	    !known))
 		cfg->key = env_dup("ANTHROPIC_API_KEY");
 	cfg->model = env_dup("SAOP_MODEL");
+	if ((v = getenv("SAOP_AUTH_HEADER")) != NULL && *v != '\0') {
+		if (token_len(v) != strlen(v))
+			bad |= config_problem(cfg, "SAOP_AUTH_HEADER: '%.64s' "
+			    "is not a header name", v);
+		else if ((cfg->auth_header = strdup(v)) == NULL)
+			bad = 1;
+	}
+	bad |= env_headers(cfg);
 	if (cfg->base == NULL || bad) {
 		saop_llm_config_free(cfg);
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
@@ -146,7 +233,13 @@ saop_llm_config_free(struct saop_llm_config *cfg)
 	free(cfg->key);
 	free(cfg->model);
 	free(cfg->problem);
+	free(cfg->auth_header);
+	while (cfg->nheaders > 0)
+		free(cfg->headers[--cfg->nheaders]);
+	free(cfg->headers);
+	cfg->headers = NULL;
 	cfg->base = cfg->key = cfg->model = cfg->problem = NULL;
+	cfg->auth_header = NULL;
 }
 
 /*
@@ -177,4 +270,44 @@ saop__llm_endpoint(const struct saop_llm_config *cfg)
 	strcpy(u + n, path);
 	strcat(u, query);
 	return u;
+}
+
+/*
+ * The key's header line for cfg ("Authorization: Bearer KEY", "x-api-key:
+ * KEY", or with SAOP_AUTH_HEADER "NAME: KEY"), with shown_key in place of
+ * the key.  Returns a new string (free(), wipe first when it holds the
+ * key), or NULL on ENOMEM.
+ */
+char *
+saop__llm_auth_line(const struct saop_llm_config *cfg, const char *shown_key)
+{
+	const char *name = cfg->auth_header;
+	size_t n;
+	char *s;
+
+	if (name == NULL)
+		name = cfg->provider == SAOP_PROVIDER_ANTHROPIC ? "x-api-key" :
+		    "Authorization";
+	n = strlen(name) + strlen(shown_key) + 16;
+	if ((s = malloc(n)) == NULL)
+		return NULL;
+	snprintf(s, n, "%s: %s%s", name, strcasecmp(name, "Authorization") ==
+	    0 ? "Bearer " : "", shown_key);
+	return s;
+}
+
+/*
+ * 1 when one of cfg's own headers is named as the header line hdr ("Name:
+ * ..." or "Name"), which it then replaces; else 0.
+ */
+int
+saop__llm_header_given(const struct saop_llm_config *cfg, const char *hdr)
+{
+	size_t i, n = strcspn(hdr, ":");
+
+	for (i = 0; i < cfg->nheaders; i++)
+		if (strncasecmp(cfg->headers[i], hdr, n) == 0 &&
+		    cfg->headers[i][n] == ':')
+			return 1;
+	return 0;
 }

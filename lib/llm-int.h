@@ -115,6 +115,18 @@ int saop__llm_classify_error(const json_t *err, int status, char *msg,
  */
 char *saop__llm_endpoint(const struct saop_llm_config *cfg);
 
+/*
+ * The key's header line for cfg with shown_key as the key ("Authorization:
+ * Bearer ...", "x-api-key: ...", "$SAOP_AUTH_HEADER: ...").  New string
+ * (free()), or NULL on ENOMEM.
+ */
+char *saop__llm_auth_line(const struct saop_llm_config *cfg,
+    const char *shown_key);
+
+/* 1 when cfg's own headers replace the one named as hdr ("Name: ..."). */
+int saop__llm_header_given(const struct saop_llm_config *cfg,
+    const char *hdr);
+
 /* ---- lib/llm-answer.c: JSON and the answer ---- */
 
 /*

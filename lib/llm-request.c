@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -403,6 +404,52 @@ mask_key(const char *key, char out[32])
 		snprintf(out, 32, "****");
 }
 
+/* Print saop's own header line h, unless one of cfg's replaces it. */
+static void
+print_header(FILE *f, const struct saop_llm_config *cfg, const char *h)
+{
+	if (!saop__llm_header_given(cfg, h))
+		fprintf(f, "%s\n", h);
+}
+
+/*
+ * Print the user's header line h; one that can carry a secret (the key's
+ * header, Authorization, a name with "key", "token" or "secret" in it)
+ * has its value masked.
+ */
+static void
+print_shown_header(FILE *f, const struct saop_llm_config *cfg, const char *h)
+{
+	static const char *const secret[] = { "authorization", "key", "token",
+	    "secret", "cookie" };
+	size_t n = strcspn(h, ":"), i;
+	char name[128], masked[32];
+	const char *v;
+
+	snprintf(name, sizeof(name), "%.*s", (int)n, h);
+	for (i = 0; name[i] != '\0'; i++)
+		name[i] = (char)tolower((unsigned char)name[i]);
+	for (i = 0; i < sizeof(secret) / sizeof(secret[0]); i++)
+		if (strstr(name, secret[i]) != NULL)
+			break;
+	if (i == sizeof(secret) / sizeof(secret[0]) && (cfg->auth_header ==
+	    NULL || strncasecmp(cfg->auth_header, h, n) != 0 ||
+	    cfg->auth_header[n] != '\0')) {
+		fprintf(f, "%s\n", h);
+		return;
+	}
+	v = h + n + (h[n] == ':');
+	v += strspn(v, " \t");
+	/* "Bearer KEY": the scheme shown, the credentials masked. */
+	if (strncasecmp(v, "Bearer ", 7) == 0) {
+		mask_key(v + 7, masked);
+		fprintf(f, "%.*s: Bearer %s\n", (int)n, h, masked);
+	} else {
+		mask_key(v, masked);
+		fprintf(f, "%.*s: %s\n", (int)n, h, masked);
+	}
+}
+
 /*
  * Write what saop_llm_call() would send to f, the key masked (see saop.h).
  * Returns 0, or -SAOP_ECONFIG, -SAOP_EDATA, -SAOP_ENOMEM or -SAOP_EIO with
@@ -414,7 +461,8 @@ saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 {
 	struct saop_err dummy;
 	json_t *body;
-	char *url, *shown = NULL, *text, masked[32];
+	char *url, *shown = NULL, *text, masked[32], *auth;
+	size_t i;
 	int r = 0;
 
 	if (e == NULL)
@@ -432,18 +480,22 @@ saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 		goto out;
 	}
 	fprintf(f, "POST %s\n", shown);
-	fprintf(f, "Content-Type: application/json\n");
-	fprintf(f, "Accept: %s\n", cfg->stream ? "text/event-stream" :
-	    "application/json");
+	print_header(f, cfg, "Content-Type: application/json");
+	print_header(f, cfg, cfg->stream ? "Accept: text/event-stream" :
+	    "Accept: application/json");
+	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
+		print_header(f, cfg, "anthropic-version: " ANTHROPIC_VERSION);
+	for (i = 0; i < cfg->nheaders; i++)
+		print_shown_header(f, cfg, cfg->headers[i]);
 	if (cfg->key != NULL && *cfg->key != '\0') {
 		mask_key(cfg->key, masked);
-		if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
-			fprintf(f, "x-api-key: %s\n", masked);
-		else
-			fprintf(f, "Authorization: Bearer %s\n", masked);
+		if ((auth = saop__llm_auth_line(cfg, masked)) == NULL) {
+			r = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+			goto out;
+		}
+		print_header(f, cfg, auth);
+		free(auth);
 	}
-	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
-		fprintf(f, "anthropic-version: %s\n", ANTHROPIC_VERSION);
 	fprintf(f, "\n%s\n", text);
 	if (ferror(f) || fflush(f) != 0)
 		r = saop__fail(e, SAOP_EIO, errno, "cannot write the request");

@@ -304,21 +304,40 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	}
 	c.p->key = cfg->key;
-	hd = C.slist_append(hd, "Content-Type: application/json");
-	hd = C.slist_append(hd, cfg->stream ? "Accept: text/event-stream" :
-	    "Accept: application/json");
-	hd = C.slist_append(hd, "Expect:");
-	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
-		hd = C.slist_append(hd,
-		    "anthropic-version: " ANTHROPIC_VERSION);
-	if (cfg->key != NULL && *cfg->key != '\0') {
-		size_t n = strlen(cfg->key) + 32;
+	{
+		const char *own[4];
+		size_t i, k = 0;
+		int oom = 0;
 
-		if ((auth = malloc(n)) != NULL) {
-			snprintf(auth, n, cfg->provider ==
-			    SAOP_PROVIDER_ANTHROPIC ? "x-api-key: %s" :
-			    "Authorization: Bearer %s", cfg->key);
-			x = C.slist_append(hd, auth);
+		own[k++] = "Content-Type: application/json";
+		own[k++] = cfg->stream ? "Accept: text/event-stream" :
+		    "Accept: application/json";
+		own[k++] = "Expect:";
+		if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
+			own[k++] = "anthropic-version: " ANTHROPIC_VERSION;
+		/* A header of the user's replaces saop's own of that name. */
+		for (i = 0; i < k + cfg->nheaders; i++) {
+			const char *h = i < k ? own[i] : cfg->headers[i - k];
+
+			if (i < k && saop__llm_header_given(cfg, h))
+				continue;
+			if ((x = C.slist_append(hd, h)) == NULL)
+				oom = 1;
+			else
+				hd = x;
+		}
+		if (oom) {
+			r = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	if (cfg->key != NULL && *cfg->key != '\0') {
+		x = NULL;
+		if ((auth = saop__llm_auth_line(cfg, cfg->key)) != NULL) {
+			if (!saop__llm_header_given(cfg, auth))
+				x = C.slist_append(hd, auth);
+			else
+				x = hd;
 			explicit_bzero(auth, strlen(auth));
 			if (x != NULL)
 				hd = x;

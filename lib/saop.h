@@ -488,6 +488,19 @@ struct saop_llm_config {
 	long connect_timeout_ms;
 	int stream;		/* 1: SSE (the default); 0: one JSON body */
 	/*
+	 * Headers sent with every call, "Name: value" each ($SAOP_HEADERS,
+	 * one a line, then saop_llm_config_add_header()); one named as a
+	 * header saop sends itself replaces it.  Owned by the config.
+	 */
+	char **headers;
+	size_t nheaders;
+	/*
+	 * The header that carries the key ($SAOP_AUTH_HEADER): NULL for the
+	 * provider's own (Authorization: Bearer, x-api-key); another name
+	 * (Azure OpenAI: api-key) carries the key alone.  Owned.
+	 */
+	char *auth_header;
+	/*
 	 * The seam for saop-suspend: when not NULL, called after a failed
 	 * call classified SAOP_ENETWORK or SAOP_ERATELIMIT with the error and
 	 * the number of the attempt (from 1).  Return 1 to call again, 0 to
@@ -514,6 +527,14 @@ struct saop_llm_config {
  * (saop_llm_configured() tells).
  */
 int saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e);
+
+/*
+ * Add the header line "Name: value" (borrowed, copied) to cfg's headers.
+ * Returns 0, -SAOP_EUSAGE when it is not one (no colon, a name that is
+ * not an HTTP token, a CR or LF anywhere), or -SAOP_ENOMEM.
+ */
+int saop_llm_config_add_header(struct saop_llm_config *cfg,
+    const char *line, struct saop_err *e);
 
 /* 1 when cfg has a key (or an explicit SAOP_API_BASE): a model to call. */
 int saop_llm_configured(const struct saop_llm_config *cfg);

@@ -14,28 +14,20 @@
 #include "cli.h"
 
 static const char *prog = "saop";
-static const char *synopsis_text = "";
+static const struct cli_option *options;	/* the program's table */
+static const char *operands_text = "";
 static const char *summary_text = "";
-static const char *own_help_text = "";
 static struct saop_store *store;
 static int write_error_said;	/* a write error on stdout was reported */
-
-static const char common_help[] =
-"  -h, --help          print this help and exit\n"
-"  -V, --version       print the version and exit\n"
-"  -q, --quiet         write no records; only the exit status tells\n"
-"  -v, --verbose       say more on stderr (twice: more still)\n"
-"  -r, --raw-input     read all of the input as the raw text of one record\n"
-"  -R, --raw-output    write only the result text, not records\n"
-"      --task ID       task id for records without one ($SAOP_TASK_ID)\n"
-"      --db PATH       state database ($SAOP_DB, .saop/state.sqlite)\n"
-"      --log FILE      also append every event to FILE as NDJSON\n"
-"      --dry-run       print the model request instead of sending it\n"
-"      --max-record N  longest record line or raw input, in bytes\n";
+static char *out_target;	/* -o FILE */
+static char *out_temp;		/* the temporary file beside it */
+static int out_settled = -1;	/* the status cli_exit() was given */
 
 /*
  * At exit: close the store, then stdout, which must have been written out;
  * else say "write error" (not for a closed pipe, nor twice) and _exit 74.
+ * With -o, the temporary file becomes the target only after cli_exit()
+ * with a status below 64 and a clean close; else it is removed.
  */
 static void
 close_stdout(void)
@@ -47,6 +39,17 @@ close_stdout(void)
 	bad = ferror(stdout) != 0;
 	if (fclose(stdout) != 0 && errno != EBADF)
 		bad = 1;
+	if (out_temp != NULL) {
+		if (bad || out_settled < 0 || out_settled >= 64 ||
+		    rename(out_temp, out_target) != 0) {
+			if (!bad && out_settled >= 0 && out_settled < 64)
+				fprintf(stderr, "%s: cannot write %s: %s\n",
+				    prog, out_target, strerror(errno));
+			unlink(out_temp);
+			if (!bad && out_settled >= 0 && out_settled < 64)
+				_exit(EX_CANTCREAT);
+		}
+	}
 	if (bad) {
 		/* A closed pipe (head, grep -q) is not worth a message. */
 		if (errno != EPIPE && !write_error_said)
@@ -57,23 +60,18 @@ close_stdout(void)
 }
 
 /*
- * Keep the program's name and help texts for later messages and install
- * close_stdout() (see cli.h).  Records go out in 64 KB blocks when stdout
- * is not a terminal.
+ * Keep the program's name, option table and help texts for later messages
+ * and install close_stdout() (see cli.h).
  */
 void
-cli_init(const char *name, const char *synopsis, const char *summary,
-    const char *own_help)
+cli_init(const char *name, const struct cli_option *table,
+    const char *operands, const char *summary)
 {
 	prog = name;
-	synopsis_text = synopsis;
+	options = table;
+	operands_text = operands;
 	summary_text = summary;
-	own_help_text = own_help ? own_help : "";
 	atexit(close_stdout);
-	/* Records out in 64 KB blocks, not stdio's 4 KB: the reader flushes
-	 * before it waits for input, so a record is never held back. */
-	if (!isatty(STDOUT_FILENO))
-		setvbuf(stdout, NULL, _IOFBF, 64 * 1024);
 }
 
 /* The program's name, as given to cli_init() ("saop" before it). */
@@ -84,27 +82,114 @@ cli_name(void)
 }
 
 /*
- * -h: print the usage line, the summary, the options (the program's own,
- * then the common ones) and the exit statuses on stdout; exit 0.
+ * Print the usage line(s) on f, made from the option table: the letters
+ * without an argument in one cluster, then each other option in brackets,
+ * then the operands; each further line of the operands is another form.
+ */
+static void
+print_usage(FILE *f)
+{
+	const struct cli_option *t;
+	const char *p, *nl;
+	int col, c;
+
+	col = fprintf(f, "usage: %s [-", prog);
+	/* The letters as a page's SYNOPSIS has them: a, A, b, B... */
+	for (c = 'a'; c <= 'z'; c++)
+		for (t = options; t->name != NULL; t++)
+			if (t->arg == NULL && (t->letter == c - 'a' + 'A' ||
+			    t->letter == c))
+				col += fprintf(f, "%c", t->letter);
+	col += fprintf(f, "]");
+	for (t = options; t->name != NULL; t++) {
+		char item[96];
+
+		if (t->letter != 0 && t->arg == NULL)
+			continue;
+		if (t->letter != 0)
+			snprintf(item, sizeof(item), "[-%c %s]", t->letter,
+			    t->arg);
+		else if (t->arg != NULL)
+			snprintf(item, sizeof(item), "[--%s %s]", t->name,
+			    t->arg);
+		else
+			snprintf(item, sizeof(item), "[--%s]", t->name);
+		if (col + 1 + (int)strlen(item) > 78)
+			col = fprintf(f, "\n      ") - 1;
+		col += fprintf(f, " %s", item);
+	}
+	p = operands_text;
+	nl = strchr(p, '\n');
+	fprintf(f, " %.*s\n", nl != NULL ? (int)(nl - p) : (int)strlen(p), p);
+	while (nl != NULL) {
+		p = nl + 1;
+		nl = strchr(p, '\n');
+		fprintf(f, "       %s %.*s\n", prog, nl != NULL ?
+		    (int)(nl - p) : (int)strlen(p), p);
+	}
+}
+
+/*
+ * -h: print the usage lines, the summary, the options of the table (one
+ * line each) and the exit statuses on stdout; exit 0.
  */
 static _Noreturn void
 help(void)
 {
-	printf("usage: %s %s\n\n%s\n\nOptions:\n%s%s\n"
-	    "Exit status: 0 all records OK, 1 some flagged, 3 some need a "
-	    "person;\nsee %s(1) for the rest.\n", prog, synopsis_text,
-	    summary_text, own_help_text, common_help, prog);
+	const struct cli_option *t;
+
+	print_usage(stdout);
+	printf("\n%s\n\nOptions:\n", summary_text);
+	for (t = options; t->name != NULL; t++) {
+		char left[64];
+
+		if (t->letter != 0)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s",
+			    t->letter, t->name, t->arg ? " " : "",
+			    t->arg ? t->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", t->name,
+			    t->arg ? " " : "", t->arg ? t->arg : "");
+		if (strlen(left) > 24)
+			printf("  %s\n  %24s  %s\n", left, "", t->help);
+		else
+			printf("  %-24s  %s\n", left, t->help);
+	}
+	printf("\nExit status: 0 all records OK, 1 some flagged, 3 some need a "
+	    "person;\nsee %s(1) for the rest.\n", prog);
 	exit(EX_OK);
 }
 
 /*
+ * Parse "SECONDS" (a decimal, fractions allowed) of option name into
+ * milliseconds; exits 64 when it is not a positive number of at most a
+ * day.  Returns the milliseconds (at least 1).
+ */
+static long
+seconds_ms(const char *name, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno != 0 || end == arg || *end != '\0' || !(v > 0) ||
+	    v > 86400)
+		cli_usage_error("%s: '%s' is not a number of seconds above 0 "
+		    "(at most 86400)", name, arg);
+	return v * 1000 < 1 ? 1 : (long)(v * 1000);
+}
+
+/*
  * Handle a common option (see cli.h); exits 0 after -h or -V, 64 for an
- * empty --task or a bad --max-record.  Returns 1 when ch was a common
- * option, else 0.
+ * empty --task, a bad --max-record or timeout, 70 out of memory.  Returns
+ * 1 when ch was a common option, else 0.
  */
 int
 cli_common_opt(struct cli *o, int ch, const char *arg)
 {
+	const char **h;
+
 	switch (ch) {
 	case 'h':
 		help();
@@ -117,11 +202,16 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 	case 'v':
 		o->verbose++;
 		return 1;
-	case 'r':
+	case 'R':
 		o->raw_in = 1;
 		return 1;
-	case 'R':
+	case 'r':
 		o->raw_out = 1;
+		return 1;
+	case 'o':
+		if (*arg == '\0')
+			cli_usage_error("-o: the file name is empty");
+		o->output = arg;
 		return 1;
 	case CLI_OPT_TASK:
 		if (*arg == '\0')
@@ -143,33 +233,182 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 		if (o->max_record == 0)
 			cli_usage_error("--max-record: must be at least 1");
 		return 1;
+	case CLI_OPT_HEADER:
+		if ((h = realloc(o->headers, (o->nheaders + 1) *
+		    sizeof(*h))) == NULL)
+			cli_die_nomem();
+		h[o->nheaders++] = arg;
+		o->headers = h;
+		return 1;
+	case CLI_OPT_TIMEOUT:
+		o->timeout_ms = seconds_ms("--timeout", arg);
+		return 1;
+	case CLI_OPT_CONNECT_TIMEOUT:
+		o->connect_timeout_ms = seconds_ms("--connect-timeout", arg);
+		return 1;
 	default:
 		return 0;
 	}
 }
 
+/*
+ * -o FILE: send standard output to a new temporary file in FILE's
+ * directory (renamed over FILE at the end, see close_stdout()).  Exits 73
+ * when it cannot be made, 70 out of memory.
+ */
+static void
+output_open(const char *target)
+{
+	const char *slash = strrchr(target, '/');
+	size_t dir = slash != NULL ? (size_t)(slash - target) + 1 : 0;
+	mode_t mask;
+	int fd;
+
+	if ((out_target = strdup(target)) == NULL ||
+	    (out_temp = malloc(strlen(target) + 16)) == NULL)
+		cli_die_nomem();
+	/* ".name.XXXXXX" beside the target: the same file system. */
+	sprintf(out_temp, "%.*s.%s.XXXXXX", (int)dir, target, target + dir);
+	if ((fd = mkstemp(out_temp)) == -1) {
+		int err = errno;
+
+		free(out_temp);
+		out_temp = NULL;
+		cli_warn("cannot write %s: %s", target, strerror(err));
+		exit(EX_CANTCREAT);
+	}
+	/* As a file made by the shell's > would be. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0 ||
+	    fflush(stdout) != 0 || dup2(fd, STDOUT_FILENO) == -1) {
+		cli_warn("cannot write %s: %s", target, strerror(errno));
+		unlink(out_temp);
+		exit(EX_CANTCREAT);
+	}
+	close(fd);
+}
+
+/*
+ * An option getopt refused (ch '?': unknown, ':': its argument missing;
+ * text: the word of argv it was in): say which, print the usage line, and
+ * exit 64.
+ */
+static _Noreturn void
+bad_option(int ch, const char *text)
+{
+	if (optopt != 0 && optopt <= CHAR_MAX)
+		fprintf(stderr, ch == ':' ? "%s: -%c needs an argument\n" :
+		    "%s: -%c is not an option of this program\n", prog, optopt);
+	else
+		fprintf(stderr, ch == ':' ? "%s: %s needs an argument\n" :
+		    "%s: %s is not an option of this program\n", prog, text);
+	cli_usage(EX_USAGE);
+}
+
 /* See cli.h.  Returns optind. */
 int
 cli_getopt(struct cli *o, int argc, char *argv[],
-    const struct option *longopts,
     int (*own)(void *arg, int ch, const char *optarg), void *arg)
 {
+	const struct cli_option *t;
+	struct option *longopts;
+	char shortopts[128];
+	size_t n = 0, k = 0;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
-	    NULL)) != -1)
+	for (t = options; t->name != NULL; t++)
+		n++;
+	if ((longopts = calloc(n + 1, sizeof(*longopts))) == NULL)
+		cli_die_nomem();
+	/* ':' first: a missing argument is told apart from an unknown one. */
+	shortopts[k++] = ':';
+	for (n = 0, t = options; t->name != NULL; t++, n++) {
+		longopts[n].name = t->name;
+		longopts[n].has_arg = t->arg != NULL ? required_argument :
+		    no_argument;
+		longopts[n].val = t->id;
+		if (t->letter != 0 && k + 3 < sizeof(shortopts)) {
+			shortopts[k++] = (char)t->letter;
+			if (t->arg != NULL)
+				shortopts[k++] = ':';
+		}
+	}
+	shortopts[k] = '\0';
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, shortopts, longopts,
+	    NULL)) != -1) {
+		if (ch == '?' || ch == ':')
+			bad_option(ch, argv[optind - 1]);
 		if ((own == NULL || !own(arg, ch, optarg)) &&
-		    !cli_common_opt(o, ch, optarg))
-			cli_usage(EX_USAGE);
+		    !cli_common_opt(o, ch, optarg)) {
+			/* In the table but handled by no one: a bug. */
+			cli_warn("option %s not handled", argv[optind - 1]);
+			exit(EX_SOFTWARE);
+		}
+	}
+	free(longopts);
+	if (o->output != NULL)
+		output_open(o->output);
+	/* Records out in 64 KB blocks when stdout is not a terminal, not
+	 * stdio's 4 KB: the reader flushes before it waits for input, so a
+	 * record is never held back. */
+	if (!isatty(STDOUT_FILENO))
+		setvbuf(stdout, NULL, _IOFBF, 64 * 1024);
 	return optind;
+}
+
+/* See cli.h: exits 64 naming the first operand too many. */
+void
+cli_operands(int argc, char *argv[], int first, int max)
+{
+	if (argc - first > max) {
+		if (max == 0)
+			cli_usage_error("takes no file here ('%s' given)",
+			    argv[first]);
+		cli_usage_error("one input file at most: '%s' is one too "
+		    "many (%d given)", argv[first + max], argc - first);
+	}
+}
+
+/* See cli.h.  Returns status. */
+int
+cli_exit(int status)
+{
+	out_settled = status;
+	return status;
+}
+
+/* See cli.h: the environment, then the options over it. */
+void
+cli_llm_config(const struct cli *o, struct saop_llm_config *cfg)
+{
+	struct saop_err e;
+	size_t i;
+
+	if (saop_llm_config_from_env(cfg, &e) != 0)
+		cli_die(&e);
+	for (i = 0; i < o->nheaders; i++)
+		if (saop_llm_config_add_header(cfg, o->headers[i], &e) != 0) {
+			if (e.code == SAOP_ENOMEM)
+				cli_die(&e);
+			cli_usage_error("--header: %s", e.msg);
+		}
+	if (o->timeout_ms > 0) {
+		cfg->timeout_ms = o->timeout_ms;
+		if (cfg->connect_timeout_ms > cfg->timeout_ms)
+			cfg->connect_timeout_ms = cfg->timeout_ms;
+	}
+	if (o->connect_timeout_ms > 0)
+		cfg->connect_timeout_ms = o->connect_timeout_ms;
 }
 
 /* Print the usage line and "Try --help" on stderr; exit status. */
 _Noreturn void
 cli_usage(int status)
 {
-	fprintf(stderr, "usage: %s %s\nTry '%s --help' for more.\n", prog,
-	    synopsis_text, prog);
+	print_usage(stderr);
+	fprintf(stderr, "Try '%s --help' for more.\n", prog);
 	exit(status);
 }
 
@@ -312,7 +551,7 @@ cli_record_task(const struct cli *o, json_t *rec)
 }
 
 /*
- * -r: all of standard input as the raw of a new record (see cli.h).  Exits
+ * -R: all of standard input as the raw of a new record (see cli.h).  Exits
  * 65 when the input is not UTF-8 or is too long, 70 out of memory, 74 on a
  * read error.  Returns the record (new reference).
  */
@@ -354,7 +593,7 @@ cli_raw_record(const struct cli *o)
 }
 
 /*
- * Open the records of path (or with -r read the one raw record) into r;
+ * Open the records of path (or with -R read the one raw record) into r;
  * exits with the error when path cannot be opened.
  */
 void
@@ -391,7 +630,7 @@ cli_records_next(struct cli_records *r)
 	return rec;
 }
 
-/* Close r's input and drop a -r record not handed out; r is zeroed. */
+/* Close r's input and drop a -R record not handed out; r is zeroed. */
 void
 cli_records_close(struct cli_records *r)
 {
@@ -582,10 +821,6 @@ cli_count(const char *name, const char *arg, long max)
 	return v;
 }
 
-/*
- * On a terminal (and without -q), show "N records, R/s" on stderr at most
- * once a second, and once more with final set, ending the line.
- */
 /* What cli_progress() measures the ETA by: the reader and its input size. */
 static const struct saop_reader *progress_in;
 static unsigned long long progress_size;
@@ -609,44 +844,60 @@ cli_progress_input(const struct saop_reader *r, const char *path)
 }
 
 /*
- * On a terminal, now and then (once a second) and at the end, show
- * "name: N records, R/s" on stderr, with ", P%, ETA M:SS" when the input
- * is a file of known size.
+ * Long work on a terminal (see cli.h): from one second into the run, at
+ * most once a second, redraw "name: N records, R/s" (", P%, ETA M:SS"
+ * when the input is a file of known size) on stderr; final clears it.
  */
 void
 cli_progress(const struct cli *o, unsigned long done, int final)
 {
 	static struct timeval start, last;
-	static int on = -1;
+	static int on = -1, shown;	/* shown: width of the line drawn */
 	struct timeval now;
 	unsigned long long got;
 	double secs;
+	char line[160];
+	int n;
 
 	if (on == -1) {
-		on = !o->quiet && isatty(STDERR_FILENO);
+		/* As curl: no meter when the output is the same screen. */
+		on = !o->quiet && isatty(STDERR_FILENO) &&
+		    !isatty(STDOUT_FILENO);
 		gettimeofday(&start, NULL);
 		last = start;
 	}
 	if (!on)
 		return;
-	gettimeofday(&now, NULL);
-	if (!final && now.tv_sec == last.tv_sec)
+	if (final) {
+		if (shown > 0)
+			fprintf(stderr, "\r%*s\r", shown, "");
+		shown = 0;
 		return;
-	last = now;
+	}
+	gettimeofday(&now, NULL);
+	/* Nothing in the first second, then at most once a second. */
 	secs = (double)(now.tv_sec - start.tv_sec) +
 	    (double)(now.tv_usec - start.tv_usec) / 1e6;
-	fprintf(stderr, "\r%s: %lu records, %.0f/s", prog, done,
-	    secs > 0 ? (double)done / secs : 0.0);
-	if (!final && progress_in != NULL && progress_size > 0 &&
+	if (secs < 1.0 || (shown > 0 && now.tv_sec == last.tv_sec))
+		return;
+	last = now;
+	n = snprintf(line, sizeof(line), "%s: %lu records, %.0f/s", prog,
+	    done, secs > 0 ? (double)done / secs : 0.0);
+	if (progress_in != NULL && progress_size > 0 &&
 	    (got = saop_reader_consumed(progress_in)) > 0 &&
-	    got <= progress_size) {
+	    got <= progress_size && n > 0 && (size_t)n < sizeof(line)) {
 		double left = secs * (double)(progress_size - got) /
 		    (double)got;
 
-		fprintf(stderr, ", %.0f%%, ETA %lu:%02lu   ",
+		n += snprintf(line + n, sizeof(line) - (size_t)n,
+		    ", %.0f%%, ETA %lu:%02lu",
 		    100.0 * (double)got / (double)progress_size,
 		    (unsigned long)left / 60, (unsigned long)left % 60);
 	}
-	if (final)
-		fputs("                          \n", stderr);
+	if (n < 0 || (size_t)n >= sizeof(line))
+		n = (int)strlen(line);
+	/* Pad over a longer line drawn before. */
+	fprintf(stderr, "\r%s%*s", line, shown > n ? shown - n : 0, "");
+	if (n > shown)
+		shown = n;
 }

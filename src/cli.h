@@ -22,13 +22,18 @@
 struct cli {
 	int quiet;		/* -q */
 	int verbose;		/* -v, counted */
-	int raw_in;		/* -r */
-	int raw_out;		/* -R */
+	int raw_in;		/* -R, --raw-input (jq's letter) */
+	int raw_out;		/* -r, --raw-output (jq's letter) */
 	int dry_run;		/* --dry-run */
 	const char *task;	/* --task, else $SAOP_TASK_ID */
 	const char *db;		/* --db, else $SAOP_DB */
 	const char *log;	/* --log FILE */
+	const char *output;	/* -o FILE: written whole or not at all */
 	size_t max_record;	/* --max-record BYTES, 0: the default */
+	const char **headers;	/* --header 'Name: value', in order */
+	size_t nheaders;
+	long timeout_ms;	/* --timeout SECONDS; 0: $SAOP_TIMEOUT_MS */
+	long connect_timeout_ms;	/* --connect-timeout SECONDS; 0: default */
 };
 
 /* Long-only common options; a tool's own start at CLI_OPT_FIRST_OWN. */
@@ -38,31 +43,63 @@ enum {
 	CLI_OPT_LOG,
 	CLI_OPT_DRY_RUN,
 	CLI_OPT_MAX_RECORD,
+	CLI_OPT_HEADER,
+	CLI_OPT_TIMEOUT,
+	CLI_OPT_CONNECT_TIMEOUT,
 	CLI_OPT_FIRST_OWN
 };
 
-#define CLI_SHORTOPTS "hqRrVv"
-#define CLI_LONGOPTS \
-	{ "help", no_argument, NULL, 'h' }, \
-	{ "version", no_argument, NULL, 'V' }, \
-	{ "quiet", no_argument, NULL, 'q' }, \
-	{ "verbose", no_argument, NULL, 'v' }, \
-	{ "raw-input", no_argument, NULL, 'r' }, \
-	{ "raw-output", no_argument, NULL, 'R' }, \
-	{ "task", required_argument, NULL, CLI_OPT_TASK }, \
-	{ "db", required_argument, NULL, CLI_OPT_DB }, \
-	{ "log", required_argument, NULL, CLI_OPT_LOG }, \
-	{ "dry-run", no_argument, NULL, CLI_OPT_DRY_RUN }, \
-	{ "max-record", required_argument, NULL, CLI_OPT_MAX_RECORD }
+/*
+ * One option of a program: the one table it is written in gives getopt
+ * its long and short forms, --help its line, the usage line its
+ * bracket, and (through --help) the completion scripts and the test that
+ * holds the man page's SYNOPSIS to them.  Adding an option is adding an
+ * entry to the program's table (and a case to its own_opt()).
+ */
+struct cli_option {
+	const char *name;	/* long name, without "--" */
+	int letter;		/* short letter, or 0 for a long-only one */
+	int id;			/* what the handler sees: the letter, or an
+				 * enum value from CLI_OPT_FIRST_OWN */
+	const char *arg;	/* the argument's name ("FILE"), NULL: none */
+	const char *help;	/* one line for --help */
+};
+
+/* The end of a table. */
+#define CLI_OPTS_END { NULL, 0, 0, NULL, NULL }
+
+/* Every program's: help, version, quiet, verbose, --task, --db. */
+#define CLI_OPTS_COMMON \
+	{ "help", 'h', 'h', NULL, "print this help and exit" }, \
+	{ "version", 'V', 'V', NULL, "print the version and exit" }, \
+	{ "quiet", 'q', 'q', NULL, "write nothing; only the exit status tells" }, \
+	{ "verbose", 'v', 'v', NULL, "say more on stderr (twice: more still)" }, \
+	{ "task", 0, CLI_OPT_TASK, "ID", "task id for records without one ($SAOP_TASK_ID)" }, \
+	{ "db", 0, CLI_OPT_DB, "PATH", "state database ($SAOP_DB, .saop/state.sqlite)" }, \
+	{ "max-record", 0, CLI_OPT_MAX_RECORD, "BYTES", "longest record line or raw input" }, \
+	{ "output", 'o', 'o', "FILE", "write to FILE, whole or not at all (as make wants)" }
+
+/* Of a program that reads and writes records. */
+#define CLI_OPTS_RECORDS \
+	{ "raw-input", 'R', 'R', NULL, "read all of the input as the raw text of one record" }, \
+	{ "raw-output", 'r', 'r', NULL, "write only the result text, not records" }, \
+	{ "log", 0, CLI_OPT_LOG, "FILE", "also append every event to FILE as NDJSON" }
+
+/* Of a program that calls a model. */
+#define CLI_OPTS_MODEL \
+	{ "dry-run", 0, CLI_OPT_DRY_RUN, NULL, "print the model request instead of sending it" }, \
+	{ "header", 0, CLI_OPT_HEADER, "'NAME: VALUE'", "add a header to each model call (repeatable)" }, \
+	{ "timeout", 0, CLI_OPT_TIMEOUT, "SECONDS", "limit of a whole model call ($SAOP_TIMEOUT_MS)" }, \
+	{ "connect-timeout", 0, CLI_OPT_CONNECT_TIMEOUT, "SECONDS", "limit of connecting to the model" }
 
 /*
- * Name the program (e.g. "saop-detect"), its synopsis (the part after the
- * name), one line saying what it does, and the help text of its own
- * options (lines of "  -x, --long  what", may be ""); installs the
- * close-stdout check at exit.
+ * Name the program (e.g. "saop-detect"), its option table (ended by
+ * CLI_OPTS_END; borrowed for the run), its operands ("[file]"; each
+ * further line, after an LF, another form of the command), and what it
+ * does; installs the close-stdout check at exit.
  */
-void cli_init(const char *name, const char *synopsis, const char *summary,
-    const char *own_help);
+void cli_init(const char *name, const struct cli_option *table,
+    const char *operands, const char *summary);
 
 /* The program's name, as given to cli_init(). */
 const char *cli_name(void);
@@ -74,15 +111,36 @@ const char *cli_name(void);
 int cli_common_opt(struct cli *o, int ch, const char *arg);
 
 /*
- * Read the options of argv (longopts: CLI_LONGOPTS and the program's
- * own): each of the program's own goes to own(arg, ch, optarg), which
- * returns 1 when it took it (and may exit on a bad value); a common one
- * sets o (-h and -V print and exit); anything else is a usage error.
+ * Read the options of argv by the table given to cli_init(): each of the
+ * program's own goes to own(arg, ch, optarg), which returns 1 when it took
+ * it (and may exit on a bad value); a common one sets o (-h and -V print
+ * and exit); anything else is a usage error.  Then, with -o, standard
+ * output goes to a temporary file beside the target (see cli_exit()).
  * Returns optind: the index of the first operand.
  */
 int cli_getopt(struct cli *o, int argc, char *argv[],
-    const struct option *longopts,
     int (*own)(void *arg, int ch, const char *optarg), void *arg);
+
+/*
+ * Exits 64 saying what is wrong when more than max operands are left
+ * after the options (argv[first...]).
+ */
+void cli_operands(int argc, char *argv[], int first, int max);
+
+/*
+ * The end of a run with status: with -o, the output is renamed over its
+ * target when status is below 64 (0, 1, 3: every record went through)
+ * and standard output was written whole; else the target is left as it
+ * was.  Returns status (74 when the output could not be written).
+ */
+int cli_exit(int status);
+
+/*
+ * cfg from the environment (saop_llm_config_from_env()), then o's
+ * --header, --timeout and --connect-timeout over it; exits on a bad
+ * header (64) or out of memory (70).
+ */
+void cli_llm_config(const struct cli *o, struct saop_llm_config *cfg);
 
 /* Print the usage line (and "try --help") on stderr and exit status. */
 void cli_usage(int status) __attribute__((__noreturn__));
@@ -134,18 +192,18 @@ struct saop_store *cli_store(const struct cli *o);
 long cli_count(const char *name, const char *arg, long max);
 
 /*
- * -r: all of standard input (at most --max-record bytes) as the raw of
+ * -R: all of standard input (at most --max-record bytes) as the raw of
  * one new record {"raw": ...}; exits 65 when it is not UTF-8 text.
  */
 json_t *cli_raw_record(const struct cli *o);
 
 /*
  * The records a program reads: the lines of path ("-": standard input),
- * or with -r all of standard input as one record (cli_raw_record()).
+ * or with -R all of standard input as one record (cli_raw_record()).
  */
 struct cli_records {
-	struct saop_reader *in;	/* NULL with -r */
-	json_t *raw;		/* -r: the record not yet handed out */
+	struct saop_reader *in;	/* NULL with -R */
+	json_t *raw;		/* -R: the record not yet handed out */
 	long line;		/* line of the record last handed out */
 };
 
@@ -159,13 +217,16 @@ void cli_records_open(struct cli_records *r, const struct cli *o,
  */
 json_t *cli_records_next(struct cli_records *r);
 
-/* Close r's input and drop a -r record not handed out; r is zeroed. */
+/* Close r's input and drop a -R record not handed out; r is zeroed. */
 void cli_records_close(struct cli_records *r);
 
 /*
- * On a terminal (never otherwise), show "N records, R/s" on stderr once a
- * second, with the share done and an ETA when the input is a file of known
- * size (cli_progress_input()); final: the last line, ended.
+ * Progress of long work, as curl's meter: once the run has lasted a
+ * second, "name: N records, R/s" (with the share done and an ETA when the
+ * input is a file of known size, cli_progress_input()) on stderr, one
+ * line redrawn in place; only when stderr is a terminal and standard
+ * output is not (never among records on the same screen), never with -q.
+ * final: clear the line.
  */
 void cli_progress(const struct cli *o, unsigned long done, int final);
 
@@ -179,8 +240,8 @@ void cli_progress_input(const struct saop_reader *r, const char *path);
 /*
  * The record loop every program runs.  The program fills o, path,
  * record (and raw_out, arg); cli_run() does the rest, one rule for all:
- * read each record (lines of path, or -r's one record), call record(),
- * add the record's error, write it (or with -R its
+ * read each record (lines of path, or -R's one record), call record(),
+ * add the record's error, write it (or with -r its
  * result text), count progress, and return the worst exit status.
  *
  * One record's trouble never costs another record.  A line that is not a
@@ -201,7 +262,7 @@ struct cli_loop {
 	 * record may have been changed before the failure).
 	 */
 	int (*record)(struct cli_loop *l, json_t *rec, struct saop_err *e);
-	/* -R: write rec's result text; NULL writes nothing. */
+	/* -r: write rec's result text; NULL writes nothing. */
 	void (*raw_out)(const struct cli_loop *l, const json_t *rec);
 	void *arg;		/* the program's own */
 	int no_write;		/* no records out (--dry-run prints requests) */
@@ -214,7 +275,7 @@ struct cli_loop {
 int cli_run(struct cli_loop *l);
 
 /*
- * A raw_out for programs whose result is the record's raw text (-R):
+ * A raw_out for programs whose result is the record's raw text (-r):
  * write it, and an LF when it does not end in one.
  */
 void cli_raw_out(const struct cli_loop *l, const json_t *rec);

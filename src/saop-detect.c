@@ -1,6 +1,6 @@
 /*
  * saop-detect: tell complete, truncated and invalid JSON apart in the raw
- * output of each record (or, with -r, in all of the input, streamed).
+ * output of each record (or, with -R, in all of the input, streamed).
  */
 #include "config.h"
 
@@ -18,9 +18,16 @@ enum {
 	OPT_MAX_DEPTH
 };
 
-static const char own_help[] =
-"      --close         append the closing suffix to raw of truncated records\n"
-"      --max-depth N   deepest nesting followed (default 100000)\n";
+/* The options of saop-detect: getopt, --help, usage, completion, page. */
+static const struct cli_option options[] = {
+	{ "close", 0, OPT_CLOSE, NULL,
+	    "append the closing suffix to raw of truncated records" },
+	{ "max-depth", 0, OPT_MAX_DEPTH, "N",
+	    "deepest nesting followed (default 100000)" },
+	CLI_OPTS_COMMON,
+	CLI_OPTS_RECORDS,
+	CLI_OPTS_END
+};
 
 static int close_opt;		/* --close */
 static size_t max_depth;	/* --max-depth, 0: the default */
@@ -70,7 +77,7 @@ put(const void *p, size_t n)
 
 /*
  * With --db or --log, record PARTIAL_COMPLETION_DETECTED for rec (NULL with
- * -r: the run's task) with detect's length, truncation index, last valid
+ * -R: the run's task) with detect's length, truncation index, last valid
  * token and expected.  A failure to store it is kept for
  * saop_store_error(); exits 70 out of memory.
  */
@@ -169,7 +176,7 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	return v == SAOP_COMPLETE ? CLI_OK : CLI_FLAGGED;
 }
 
-/* -R: write rec's raw text (closed with --close), LF-terminated. */
+/* -r: write rec's raw text (closed with --close), LF-terminated. */
 static void
 raw_out(const struct cli_loop *l, const json_t *rec)
 {
@@ -227,8 +234,8 @@ keep_input(struct kept *k, const unsigned char *p, size_t n, size_t max)
 }
 
 /*
- * -r: judge all of path (NULL or "-": standard input) as one raw output,
- * read in large blocks and streamed out as one record (with -R as the raw
+ * -R: judge all of path (NULL or "-": standard input) as one raw output,
+ * read in large blocks and streamed out as one record (with -r as the raw
  * text; with --close kept, and written up to the close point and the
  * closing).  Exits with the error when the input cannot be opened or read.
  * Returns CLI_OK for complete JSON, CLI_FLAGGED for truncated or invalid,
@@ -377,54 +384,56 @@ run_raw(const struct cli *o, const char *path)
 }
 
 /*
- * saop-detect: parse the options, then judge each record (cli_run()) or
- * with -r the whole input (run_raw()).  Returns the exit status of the run.
+ * The program's own options, for cli_getopt(): 1 when ch was one of
+ * them, else 0; exits 64 on a bad value.
  */
-int
-main(int argc, char *argv[])
+static int
+own_opt(void *arg, int ch, const char *val)
 {
-	static const struct option longopts[] = {
-		{ "close", no_argument, NULL, OPT_CLOSE },
-		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
-		CLI_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
+	(void)arg;
+	switch (ch) {
+	case OPT_CLOSE:
+		close_opt = 1;
+		return 1;
+	case OPT_MAX_DEPTH:
+		max_depth = (size_t)cli_count("--max-depth", val, 1L << 30);
+		if (max_depth == 0)
+			cli_usage_error("--max-depth: must be at least 1");
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * saop-detect: parse the options, then judge each record (cli_run()) or
+ * with -R the whole input (run_raw()).  Returns the exit status of the run.
+ */
+static int
+run(int argc, char *argv[])
+{
 	struct cli opt = { 0 };
 	struct cli_loop loop = { 0 };
-	int ch;
+	int first;
 
-	cli_init("saop-detect", "[-hqRrVv] [--close] [--max-depth n] "
-	    "[--max-record bytes] [--db path] [--log file] [--task id] [file]",
+	cli_init("saop-detect", options, "[file]",
 	    "Say whether the raw output of each record is complete JSON, "
 	    "truncated (and where),\nor invalid (and why); add \"detect\" and "
-	    "\"state\" to each record.", own_help);
-	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case OPT_CLOSE:
-			close_opt = 1;
-			break;
-		case OPT_MAX_DEPTH:
-			max_depth = (size_t)cli_count("--max-depth", optarg,
-			    1L << 30);
-			if (max_depth == 0)
-				cli_usage_error("--max-depth: must be at "
-				    "least 1");
-			break;
-		default:
-			if (!cli_common_opt(&opt, ch, optarg))
-				cli_usage(EX_USAGE);
-		}
-	}
-	if (opt.dry_run)
-		cli_usage_error("--dry-run: saop-detect calls no model");
-	if (argc - optind > 1)
-		cli_usage(EX_USAGE);
+	    "\"state\" to each record.");
+	first = cli_getopt(&opt, argc, argv, own_opt, NULL);
+	cli_operands(argc, argv, first, 1);
 	if (opt.raw_in)
-		return run_raw(&opt, optind < argc ? argv[optind] : NULL);
+		return run_raw(&opt, first < argc ? argv[first] : NULL);
 	loop.o = &opt;
-	loop.path = optind < argc ? argv[optind] : "-";
+	loop.path = first < argc ? argv[first] : "-";
 	loop.record = detect_record;
 	loop.raw_out = raw_out;
 	return cli_run(&loop);
+}
+
+/* saop-detect: run(), its status settled (cli_exit()).  Returns it. */
+int
+main(int argc, char *argv[])
+{
+	return cli_exit(run(argc, argv));
 }

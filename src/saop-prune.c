@@ -56,7 +56,7 @@ told(void *arg, const struct saop_prune_item *it)
 }
 
 /*
- * Handle the result of a prune call in --entries and -r: bad input ends
+ * Handle the result of a prune call in --entries and -R: bad input ends
  * the run (65).  A store that failed leaves what is not yet committed
  * unpruned: report it once, prune no more, and end with 74 after passing
  * everything on.
@@ -105,7 +105,7 @@ data_error(long line, const char *field, const char *msg)
 	cli_die(&e);
 }
 
-/* -R: write rec's request messages (pruned) as one line, when it has any. */
+/* -r: write rec's request messages (pruned) as one line, when it has any. */
 static void
 raw_out(const struct cli_loop *l, const json_t *rec)
 {
@@ -157,8 +157,8 @@ prune_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 }
 
 /*
- * -r: all of path ("-": standard input) is one chat request or one messages
- * array; prune it and write it (with -R its messages) back as one line.
+ * -R: all of path ("-": standard input) is one chat request or one messages
+ * array; prune it and write it (with -r its messages) back as one line.
  * Exits with the error for input that cannot be read or is not such JSON.
  * Returns CLI_OK, or EX_IOERR when the store failed.
  */
@@ -203,7 +203,7 @@ prune_raw(const char *path, struct saop_prune_opts *po)
 		msgs = json_object_get(v, "messages");
 		po->field = "/messages";
 	} else {
-		data_error(1, "", "-r reads a chat request (an object with"
+		data_error(1, "", "-R reads a chat request (an object with"
 		    " messages) or a messages array");
 	}
 	po->task_id = cli_task_id(&opt);
@@ -369,17 +369,29 @@ get(long long id, const char *tool)
 
 /*
  * saop-prune: parse the options, then run the one mode they ask for (--get,
- * --get-latest, --list, --entries, -r, or records through cli_run()).
+ * --get-latest, --list, --entries, -R, or records through cli_run()).
  * Returns the exit status of the run.
  */
-static const char own_help[] =
-"      --threshold N   prune outputs larger than N bytes (51200)\n"
-"      --min-age N     ... whose turn age is at least N (2)\n"
-"      --keep N        characters of the output kept (500)\n"
-"      --entries       read and write NDJSON tool-output entries\n"
-"      --get ID        write stored output ID back, byte for byte\n"
-"      --get-latest T  write the latest stored output of tool T\n"
-"      --list          list the stored outputs (of a task)\n";
+static const struct cli_option options[] = {
+	{ "threshold", 0, OPT_THRESHOLD, "BYTES",
+	    "prune outputs larger than BYTES (51200)" },
+	{ "min-age", 0, OPT_MIN_AGE, "TURNS",
+	    "... whose turn age is at least TURNS (2)" },
+	{ "keep", 0, OPT_KEEP, "CHARS", "characters of the output kept (500)" },
+	{ "entries", 0, OPT_ENTRIES, NULL,
+	    "read and write NDJSON tool-output entries" },
+	{ "get", 0, OPT_GET, "ID",
+	    "write stored output ID back, byte for byte" },
+	{ "get-latest", 0, OPT_GET_LATEST, "TOOL",
+	    "write the latest stored output of TOOL" },
+	{ "list", 0, OPT_LIST, NULL,
+	    "list the stored outputs (of the task given)" },
+	{ "dry-run", 0, CLI_OPT_DRY_RUN, NULL,
+	    "say what would be pruned; store and change nothing" },
+	CLI_OPTS_COMMON,
+	CLI_OPTS_RECORDS,
+	CLI_OPTS_END
+};
 
 /* What the options ask for. */
 struct prune_run {
@@ -440,45 +452,32 @@ list_outputs(const char *task)
 	return CLI_OK;
 }
 
-int
-main(int argc, char *argv[])
+static int
+run(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		CLI_LONGOPTS,
-		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
-		{ "min-age", required_argument, NULL, OPT_MIN_AGE },
-		{ "keep", required_argument, NULL, OPT_KEEP },
-		{ "entries", no_argument, NULL, OPT_ENTRIES },
-		{ "get", required_argument, NULL, OPT_GET },
-		{ "get-latest", required_argument, NULL, OPT_GET_LATEST },
-		{ "list", no_argument, NULL, OPT_LIST },
-		{ NULL, 0, NULL, 0 }
-	};
 	static struct prune_run r;
 	struct cli_loop loop = { 0 };
 	const char *path;
-	int status;
+	int status, first;
 
-	cli_init("saop-prune", "[-hqRrVv] [--threshold bytes] [--min-age turns]"
-	    " [--keep chars] [--entries] [--db path] [--task id] [file]\n"
-	    "       saop-prune --get id | --get-latest tool | --list [task]",
+	cli_init("saop-prune", options, "[file]\n"
+	    "--get id | --get-latest tool | --list [task]",
 	    "Store old, large tool outputs of the conversation in state.sqlite"
-	    " and replace\nthem by a summary.", own_help);
+	    " and replace\nthem by a summary.");
 	saop_prune_opts_init(&r.po);
-	cli_getopt(&opt, argc, argv, longopts, own_opt, &r);
+	first = cli_getopt(&opt, argc, argv, own_opt, &r);
 	if ((r.get_id != 0) + (r.tool != NULL) + r.list + r.entries +
 	    opt.raw_in > 1)
-		cli_usage_error("--get, --get-latest, --list, --entries and -r"
+		cli_usage_error("--get, --get-latest, --list, --entries and -R"
 		    " go alone");
 	if (r.entries && opt.raw_out)
-		cli_usage_error("-R does not apply to --entries");
-	if (argc - optind > 1 || ((r.get_id || r.tool) && argc - optind > 0))
-		cli_usage(EX_USAGE);
-	path = optind < argc ? argv[optind] : "-";
+		cli_usage_error("-r does not apply to --entries");
+	cli_operands(argc, argv, first, r.get_id || r.tool ? 0 : 1);
+	path = first < argc ? argv[first] : "-";
 	if (r.get_id != 0 || r.tool != NULL)
 		return get(r.get_id, r.tool);
 	if (r.list)
-		return list_outputs(optind < argc ? argv[optind] : NULL);
+		return list_outputs(first < argc ? argv[first] : NULL);
 	r.po.dry_run = opt.dry_run;
 	r.po.task_id = cli_task_id(&opt);
 	r.po.field = "/request/messages";
@@ -503,4 +502,11 @@ main(int argc, char *argv[])
 		    stats.pruned, stats.stored, stats.already, stats.bytes_in,
 		    stats.bytes_out);
 	return status;
+}
+
+/* saop-prune: run(), its status settled (cli_exit()).  Returns it. */
+int
+main(int argc, char *argv[])
+{
+	return cli_exit(run(argc, argv));
 }

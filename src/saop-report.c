@@ -18,10 +18,16 @@ enum {
 	OPT_JSON = CLI_OPT_FIRST_OWN
 };
 
-static const char own_help[] =
-"      --json          one JSON object (tasks and overall) instead of text\n"
-"  file ...            also count these records (the pipeline's output):\n"
-"                      turns, final states, local repairs by kind\n";
+/* The options of saop-report: getopt, --help, usage, completion, page. */
+static const struct cli_option options[] = {
+	{ "json", 0, OPT_JSON, NULL,
+	    "one JSON object (tasks and overall) instead of text" },
+	CLI_OPTS_COMMON,
+	CLI_OPTS_END
+};
+
+/* --json, for own_opt(). */
+static int json_opt;
 
 /* The integer at path a.b (or a when b is NULL) of obj; 0 when missing. */
 static long long
@@ -192,37 +198,37 @@ db_path(const struct cli *o)
  * database (and the records of the files), print the report.  Returns 0,
  * or 65 when a line of a file was not a record.
  */
-int
-main(int argc, char *argv[])
+/* The program's own option (--json), for cli_getopt(): 1 when ch is it. */
+static int
+own_opt(void *arg, int ch, const char *val)
 {
-	static const struct option longopts[] = { CLI_LONGOPTS,
-		{ "json", no_argument, NULL, OPT_JSON },
-		{ NULL, 0, NULL, 0 } };
+	(void)arg;
+	(void)val;
+	if (ch != OPT_JSON)
+		return 0;
+	json_opt = 1;
+	return 1;
+}
+
+static int
+run(int argc, char *argv[])
+{
 	struct cli opt = { 0 };
 	struct saop_store *s = NULL;
 	struct saop_err e;
 	const char *db;
 	json_t *report;
-	int ch, json = 0, status = CLI_OK;
+	int first, json, status = CLI_OK;
 
-	cli_init("saop-report", "[-hqVv] [--json] [--db path] [--task id] "
-	    "[file ...]", "Print, per task and overall, what the pipeline did: "
-	    "turns, truncations,\nrepairs, correction turns, escalations, "
-	    "suspensions, pruning and the cost\nof recovery, from state.sqlite "
-	    "and the records given.", own_help);
-	while ((ch = getopt_long(argc, argv, CLI_SHORTOPTS, longopts,
-	    NULL)) != -1) {
-		if (ch == OPT_JSON)
-			json = 1;
-		else if (ch == 'r' || ch == 'R' || ch == CLI_OPT_LOG ||
-		    ch == CLI_OPT_DRY_RUN)
-			cli_usage_error("%s is not an option of saop-report",
-			    argv[optind - 1]);
-		else if (!cli_common_opt(&opt, ch, optarg))
-			cli_usage(EX_USAGE);
-	}
+	cli_init("saop-report", options, "[file ...]", "Print, per task and "
+	    "overall, what the pipeline did: turns, truncations,\nrepairs, "
+	    "correction turns, escalations, suspensions, pruning and the "
+	    "cost\nof recovery, from state.sqlite and the records given "
+	    "(their turns, final\nstates and local repairs by kind).");
+	first = cli_getopt(&opt, argc, argv, own_opt, NULL);
+	json = json_opt;
 	db = db_path(&opt);
-	if (db == NULL && optind == argc) {
+	if (db == NULL && first == argc) {
 		cli_warn("no state database at %s, and no records given",
 		    opt.db ? opt.db : getenv("SAOP_DB") && *getenv("SAOP_DB") ?
 		    getenv("SAOP_DB") : ".saop/state.sqlite");
@@ -233,8 +239,8 @@ main(int argc, char *argv[])
 	if (saop_report_new(s, opt.task, &report, &e) != 0)
 		cli_die(&e);
 	saop_store_close(s);
-	for (; optind < argc; optind++)
-		status = cli_worse(status, read_records(&opt, argv[optind],
+	for (; first < argc; first++)
+		status = cli_worse(status, read_records(&opt, argv[first],
 		    report));
 	if (saop_report_finish(report, &e) != 0)
 		cli_die(&e);
@@ -248,4 +254,11 @@ main(int argc, char *argv[])
 		print_text(report);
 	json_decref(report);
 	return status;
+}
+
+/* saop-report: run(), its status settled (cli_exit()).  Returns it. */
+int
+main(int argc, char *argv[])
+{
+	return cli_exit(run(argc, argv));
 }

@@ -15,14 +15,23 @@ enum {
 	OPT_NO_WAIT
 };
 
-static const char own_help[] =
-"      --max-attempts N  continuation calls per record (default 2)\n"
-"      --continuation F  prefill, user or auto (default auto)\n"
-"      --context C       full (the partial output) or tail (only the last\n"
-"                        valid token) (default full)\n"
-"      --max-resumes N   automatic resumptions of a call after a lost\n"
-"                        network ($SAOP_MAX_AUTO_RESUME, default 3)\n"
-"      --no-wait         on a lost network save the turn and exit 75\n";
+/* The options of saop-resume: getopt, --help, usage, completion, page. */
+static const struct cli_option options[] = {
+	{ "max-attempts", 0, OPT_MAX_ATTEMPTS, "N",
+	    "continuation calls per record (default 2)" },
+	{ "continuation", 0, OPT_CONTINUATION, "prefill|user|auto",
+	    "how the model is asked to go on (default auto)" },
+	{ "context", 0, OPT_CONTEXT, "full|tail",
+	    "send the partial output, or only its last valid token" },
+	{ "max-resumes", 0, OPT_MAX_RESUMES, "N",
+	    "resumptions after a lost network ($SAOP_MAX_AUTO_RESUME, 3)" },
+	{ "no-wait", 0, OPT_NO_WAIT, NULL,
+	    "on a lost network save the turn and exit 75" },
+	CLI_OPTS_COMMON,
+	CLI_OPTS_RECORDS,
+	CLI_OPTS_MODEL,
+	CLI_OPTS_END
+};
 
 /* What the run shares between records. */
 struct resume_run {
@@ -148,43 +157,30 @@ own_opt(void *arg, int ch, const char *val)
 	}
 }
 
-int
-main(int argc, char *argv[])
+static int
+run(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		CLI_LONGOPTS,
-		{ "max-attempts", required_argument, NULL, OPT_MAX_ATTEMPTS },
-		{ "continuation", required_argument, NULL, OPT_CONTINUATION },
-		{ "context", required_argument, NULL, OPT_CONTEXT },
-		{ "max-resumes", required_argument, NULL, OPT_MAX_RESUMES },
-		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
-		{ NULL, 0, NULL, 0 }
-	};
 	static struct resume_run r;
 	struct cli opt = { 0 };
 	struct cli_loop loop = { 0 };
 	struct saop_err e;
-	int status;
+	int status, first;
 
-	cli_init("saop-resume", "[-hqRrVv] [--max-attempts n] "
-	    "[--continuation prefill|user|auto] [--context full|tail] "
-	    "[--max-resumes n] [--no-wait] [--db path] [--log file] [--task id] [--dry-run] [file]",
+	cli_init("saop-resume", options, "[file]",
 	    "Continue truncated JSON output from its last valid token and "
-	    "merge the pieces.", own_help);
+	    "merge the pieces.");
 	r.ro.max_attempts = SAOP_MAX_RESUME_ATTEMPTS;
 	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
 		cli_die(&e);
-	cli_getopt(&opt, argc, argv, longopts, own_opt, &r);
-	if (argc - optind > 1 || (opt.raw_in && argc - optind > 0))
-		cli_usage(EX_USAGE);
-	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
-		cli_die(&e);
+	first = cli_getopt(&opt, argc, argv, own_opt, &r);
+	cli_operands(argc, argv, first, opt.raw_in ? 0 : 1);
+	cli_llm_config(&opt, &r.cfg);
 	r.ro.provider = r.cfg.provider;
 	saop_suspend_opts_for(&r.guard.opts, "saop-resume", &r.cfg);
 	r.ro.model = saop_suspend_model(&r.guard);
 	r.ro.task_id = cli_task_id(&opt);
 	loop.o = &opt;
-	loop.path = optind < argc ? argv[optind] : "-";
+	loop.path = first < argc ? argv[first] : "-";
 	loop.record = resume_one;
 	loop.raw_out = cli_raw_out;
 	loop.no_write = opt.dry_run;
@@ -192,4 +188,11 @@ main(int argc, char *argv[])
 	status = cli_run(&loop);
 	saop_llm_config_free(&r.cfg);
 	return status;
+}
+
+/* saop-resume: run(), its status settled (cli_exit()).  Returns it. */
+int
+main(int argc, char *argv[])
+{
+	return cli_exit(run(argc, argv));
 }

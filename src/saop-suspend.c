@@ -18,15 +18,22 @@ enum {
 	OPT_CLEAR
 };
 
-static const char own_help[] =
-"      --max-resumes N   automatic resumptions per turn after a lost\n"
-"                        network ($SAOP_MAX_AUTO_RESUME, default 3)\n"
-"      --no-wait         on a lost network save the turn and exit 75\n"
-"      --resume [TASK]   resume the saved turns (or TASK's) and write\n"
-"                        their records\n"
-"      --list            print the saved turns: task, turn, stage,\n"
-"                        saved_at, bytes received\n"
-"      --clear TASK      delete TASK's saved turn\n";
+/* The options of saop-suspend: getopt, --help, usage, completion, page. */
+static const struct cli_option options[] = {
+	{ "max-resumes", 0, OPT_MAX_RESUMES, "N",
+	    "resumptions per turn after a lost network ($SAOP_MAX_AUTO_RESUME, 3)" },
+	{ "no-wait", 0, OPT_NO_WAIT, NULL,
+	    "on a lost network save the turn and exit 75" },
+	{ "resume", 0, OPT_RESUME, NULL,
+	    "resume the saved turns (of the task given) and write them" },
+	{ "list", 0, OPT_LIST, NULL,
+	    "print the saved turns: task, turn, stage, saved_at, bytes" },
+	{ "clear", 0, OPT_CLEAR, "TASK", "delete TASK's saved turn" },
+	CLI_OPTS_COMMON,
+	CLI_OPTS_RECORDS,
+	CLI_OPTS_MODEL,
+	CLI_OPTS_END
+};
 
 /* What the run shares between records. */
 struct suspend_run {
@@ -310,50 +317,38 @@ own_opt(void *arg, int ch, const char *val)
 	}
 }
 
-int
-main(int argc, char *argv[])
+static int
+run(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		CLI_LONGOPTS,
-		{ "max-resumes", required_argument, NULL, OPT_MAX_RESUMES },
-		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
-		{ "resume", no_argument, NULL, OPT_RESUME },
-		{ "list", no_argument, NULL, OPT_LIST },
-		{ "clear", required_argument, NULL, OPT_CLEAR },
-		{ NULL, 0, NULL, 0 }
-	};
 	static struct suspend_run r;
 	struct cli opt = { 0 };
 	struct cli_loop loop = { 0 };
 	struct saop_err e;
-	int status;
+	int status, first;
 
-	cli_init("saop-suspend", "[-hqRrVv] [--max-resumes n] [--no-wait] "
-	    "[--db path] [--log file] [--task id] [--dry-run] [file] | "
+	cli_init("saop-suspend", options, "[file]\n"
 	    "--resume [task] | --list | --clear task",
 	    "Call the model for each record; on a lost network save the "
-	    "turn, wait for the endpoint and resume.", own_help);
+	    "turn, wait for the endpoint and resume.");
 	if (saop_suspend_opts_from_env(&r.so, &e) != 0)
 		cli_die(&e);
-	cli_getopt(&opt, argc, argv, longopts, own_opt, &r);
+	first = cli_getopt(&opt, argc, argv, own_opt, &r);
 	if (r.resume + r.list + (r.clear != NULL) > 1)
 		cli_usage_error("--resume, --list and --clear go alone");
-	if (argc - optind > 1 || ((opt.raw_in || r.list || r.clear != NULL) &&
-	    argc - optind > 0))
-		cli_usage(EX_USAGE);
+	cli_operands(argc, argv, first, opt.raw_in || r.list ||
+	    r.clear != NULL ? 0 : 1);
 	if (r.list)
 		return list_turns(&opt);
 	if (r.clear != NULL)
 		return clear_turn(&opt, r.clear);
-	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
-		cli_die(&e);
+	cli_llm_config(&opt, &r.cfg);
 	saop_suspend_opts_for(&r.so, "saop-suspend", &r.cfg);
 	if (r.resume) {
-		status = resume_turns(&opt, &r, optind < argc ? argv[optind] :
+		status = resume_turns(&opt, &r, first < argc ? argv[first] :
 		    NULL);
 	} else {
 		loop.o = &opt;
-		loop.path = optind < argc ? argv[optind] : "-";
+		loop.path = first < argc ? argv[first] : "-";
 		loop.record = suspend_one;
 		loop.raw_out = cli_raw_out;
 		loop.no_write = opt.dry_run;
@@ -362,4 +357,11 @@ main(int argc, char *argv[])
 	}
 	saop_llm_config_free(&r.cfg);
 	return status;
+}
+
+/* saop-suspend: run(), its status settled (cli_exit()).  Returns it. */
+int
+main(int argc, char *argv[])
+{
+	return cli_exit(run(argc, argv));
 }

@@ -21,18 +21,29 @@ enum {
 	OPT_NO_WAIT
 };
 
-static const char own_help[] =
-"      --schema FILE   validate against the JSON Schema in FILE\n"
-"                      (default: the SAOP envelope v1)\n"
-"      --ref-dir URI=DIR  read $refs under URI from DIR (repeatable)\n"
-"      --format-assert  assert \"format\" instead of annotating\n"
-"      --max-retries N  correction turns per record\n"
-"                      ($SAOP_MAX_CORRECTION_RETRIES, 2)\n"
-"      --no-repair     do not repair answers locally\n"
-"      --no-retry      only validate: send no correction turn\n"
-"      --max-resumes N  automatic resumptions of a call after a lost\n"
-"                      network ($SAOP_MAX_AUTO_RESUME, default 3)\n"
-"      --no-wait       on a lost network save the turn and exit 75\n";
+/* The options of saop-validate: getopt, --help, usage, completion, page. */
+static const struct cli_option options[] = {
+	{ "schema", 0, OPT_SCHEMA, "FILE",
+	    "validate against the JSON Schema in FILE (default: envelope v1)" },
+	{ "ref-dir", 0, OPT_REF_DIR, "URI=DIR",
+	    "read $refs under URI from DIR (repeatable)" },
+	{ "format-assert", 0, OPT_FORMAT_ASSERT, NULL,
+	    "assert \"format\" instead of annotating" },
+	{ "max-retries", 0, OPT_MAX_RETRIES, "N",
+	    "correction turns per record ($SAOP_MAX_CORRECTION_RETRIES, 2)" },
+	{ "no-repair", 0, OPT_NO_REPAIR, NULL,
+	    "do not repair answers locally" },
+	{ "no-retry", 0, OPT_NO_RETRY, NULL,
+	    "only validate: send no correction turn" },
+	{ "max-resumes", 0, OPT_MAX_RESUMES, "N",
+	    "resumptions after a lost network ($SAOP_MAX_AUTO_RESUME, 3)" },
+	{ "no-wait", 0, OPT_NO_WAIT, NULL,
+	    "on a lost network save the turn and exit 75" },
+	CLI_OPTS_COMMON,
+	CLI_OPTS_RECORDS,
+	CLI_OPTS_MODEL,
+	CLI_OPTS_END
+};
 
 /* What the run shares between records. */
 struct validate_run {
@@ -189,37 +200,21 @@ own_opt(void *arg, int ch, const char *val)
 	}
 }
 
-int
-main(int argc, char *argv[])
+static int
+run(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		CLI_LONGOPTS,
-		{ "schema", required_argument, NULL, OPT_SCHEMA },
-		{ "ref-dir", required_argument, NULL, OPT_REF_DIR },
-		{ "format-assert", no_argument, NULL, OPT_FORMAT_ASSERT },
-		{ "max-retries", required_argument, NULL, OPT_MAX_RETRIES },
-		{ "no-repair", no_argument, NULL, OPT_NO_REPAIR },
-		{ "no-retry", no_argument, NULL, OPT_NO_RETRY },
-		{ "max-resumes", required_argument, NULL, OPT_MAX_RESUMES },
-		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
-		{ NULL, 0, NULL, 0 }
-	};
 	static struct validate_run r;
 	struct cli opt = { 0 };
 	struct cli_loop loop = { 0 };
 	struct saop_schema *schema;
 	struct saop_err e;
 	const char *env;
-	int status;
+	int status, first;
 
-	cli_init("saop-validate", "[-hqRrVv] [--schema file] "
-	    "[--ref-dir uri=dir] [--format-assert] [--max-retries n] "
-	    "[--no-repair] [--no-retry] [--max-resumes n] [--no-wait] "
-	    "[--db path] [--log file] [--task id] "
-	    "[--dry-run] [file]",
+	cli_init("saop-validate", options, "[file]",
 	    "Validate model output against a JSON Schema (the SAOP envelope "
 	    "by default);\nrepair it locally, else ask the model to correct "
-	    "it, else escalate.", own_help);
+	    "it, else escalate.");
 	if ((r.refs = calloc((size_t)argc + 1, sizeof(*r.refs))) == NULL)
 		abort();
 	r.vo.max_retries = SAOP_MAX_CORRECTION_RETRIES;
@@ -229,9 +224,8 @@ main(int argc, char *argv[])
 	    *env != '\0')
 		r.vo.max_retries = (int)cli_count(
 		    "SAOP_MAX_CORRECTION_RETRIES", env, 100);
-	cli_getopt(&opt, argc, argv, longopts, own_opt, &r);
-	if (argc - optind > 1 || (opt.raw_in && argc - optind > 0))
-		cli_usage(EX_USAGE);
+	first = cli_getopt(&opt, argc, argv, own_opt, &r);
+	cli_operands(argc, argv, first, opt.raw_in ? 0 : 1);
 	r.so.ref_dirs = r.refs;
 	schema = r.schema_path != NULL ? saop_schema_load(r.schema_path,
 	    &r.so, &e) : saop_schema_envelope_v1(&e);
@@ -239,15 +233,14 @@ main(int argc, char *argv[])
 		cli_die(&e);
 	r.vo.schema = schema;
 	r.vo.max_answer = opt.max_record;
-	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
-		cli_die(&e);
+	cli_llm_config(&opt, &r.cfg);
 	r.model = !r.no_retry && (opt.dry_run || saop_llm_configured(&r.cfg));
 	saop_suspend_opts_for(&r.guard.opts, "saop-validate", &r.cfg);
 	if (!r.no_retry && !r.model && opt.verbose)
 		cli_warn("no model configured (set SAOP_API_KEY or "
 		    "SAOP_API_BASE): only validating");
 	loop.o = &opt;
-	loop.path = optind < argc ? argv[optind] : "-";
+	loop.path = first < argc ? argv[first] : "-";
 	loop.record = validate_one;
 	loop.raw_out = raw_out;
 	loop.no_write = opt.dry_run && r.model;
@@ -257,4 +250,11 @@ main(int argc, char *argv[])
 	saop_llm_config_free(&r.cfg);
 	free(r.refs);
 	return status;
+}
+
+/* saop-validate: run(), its status settled (cli_exit()).  Returns it. */
+int
+main(int argc, char *argv[])
+{
+	return cli_exit(run(argc, argv));
 }
