@@ -149,7 +149,7 @@ void saop_reader_close(struct saop_reader *r);
 /*
  * Read all of f (to the end) into a new NUL-terminated buffer *buf (free
  * with free()), *len bytes; at most max bytes (0: SAOP_MAX_RECORD_BYTES),
- * else SAOP_ELIMIT.  For -r, raw input.
+ * else SAOP_ELIMIT.  For -R, raw input.
  */
 int saop_read_all(FILE *f, char **buf, size_t *len, size_t max,
     struct saop_err *e);

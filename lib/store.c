@@ -28,6 +28,33 @@ struct saop_store {
 	int has_soft;
 };
 
+/* The messages of the faults of a database a user can fix (the path). */
+#define NOT_SQLITE "%s is not a saop state database (it is not SQLite); " \
+	"move it away, or give another path with --db or SAOP_DB"
+#define READ_ONLY "cannot write %s: read-only%s%s; make %s writable " \
+	"(chmod u+w), or give another state database with --db or SAOP_DB"
+
+/*
+ * Fill e with code: "cannot write PATH: read-only", naming the directory
+ * instead when the file is writable or missing (SQLite's WAL makes files
+ * beside it).  Returns -code.
+ */
+static int
+read_only(struct saop_err *e, int code, const char *path, int why)
+{
+	char dir[512];
+	const char *slash = strrchr(path, '/');
+	if (access(path, F_OK) == 0 && access(path, W_OK) != 0)
+		return saop__fail(e, code, why, READ_ONLY, path, "", "", path);
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 :
+		    (int)(slash - path), path);
+	return saop__fail(e, code, why, READ_ONLY, path, " directory ", dir,
+	    dir);
+}
+
 /*
  * Fill e with SAOP_EDB naming what failed and SQLite's message for db
  * ("cannot allocate" when db is NULL).  Returns -SAOP_EDB.
@@ -35,8 +62,19 @@ struct saop_store {
 int
 saop__fail_db(struct saop_err *e, sqlite3 *db, const char *what)
 {
-	return saop__fail(e, SAOP_EDB, 0, "state database: %s: %s", what,
-	    db ? sqlite3_errmsg(db) : "cannot allocate");
+	const char *path = db ? sqlite3_db_filename(db, "main") : NULL;
+
+	/* The faults a user can fix, in words that say how. */
+	switch (db && path != NULL && *path != '\0' ?
+	    sqlite3_extended_errcode(db) & 0xff : SQLITE_OK) {
+	case SQLITE_NOTADB:
+		return saop__fail(e, SAOP_EDB, 0, NOT_SQLITE, path);
+	case SQLITE_READONLY:
+		return read_only(e, SAOP_EDB, path, 0);
+	default:
+		return saop__fail(e, SAOP_EDB, 0, "state database: %s: %s",
+		    what, db ? sqlite3_errmsg(db) : "cannot allocate");
+	}
 }
 
 /*
@@ -93,10 +131,22 @@ make_parent(const char *path, struct saop_err *e)
 		return saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
 	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
 		*slash = '\0';
-		if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-			rc = saop__fail(e, SAOP_EIO, errno,
-			    "state database: cannot create %s: %s", dir,
-			    strerror(errno));
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+			int why = errno;
+
+			if (why == ENOENT)
+				rc = saop__fail(e, SAOP_EIO, why, "cannot create "
+				    "the state database %s: the directory above "
+				    "%s does not exist; make it (mkdir -p), or "
+				    "give another path with --db or SAOP_DB",
+				    path, dir);
+			else if (why == EACCES || why == EROFS)
+				rc = read_only(e, SAOP_EIO, dir, why);
+			else
+				rc = saop__fail(e, SAOP_EIO, why, "cannot "
+				    "create the directory %s of the state "
+				    "database: %s", dir, strerror(why));
+		}
 	}
 	free(dir);
 	return rc;
@@ -321,6 +371,75 @@ saop_store_new(const char *path, struct saop_err *e)
 }
 
 /*
+ * Say why path could not be opened (why: the errno of open(2)) in words
+ * that name the way on: a directory, a read-only file or directory.
+ * Returns -SAOP_EIO with e filled.
+ */
+static int
+open_failed(const char *path, int why, struct saop_err *e)
+{
+	if (why == EISDIR)
+		return saop__fail(e, SAOP_EIO, why, "%s is a directory, not "
+		    "a saop state database; give the database file's path "
+		    "(e.g. --db %s/state.sqlite)", path, path);
+	if (why != EACCES && why != EROFS && why != EPERM)
+		return saop__fail(e, SAOP_EIO, why, "cannot open the state "
+		    "database %s: %s", path, strerror(why));
+	return read_only(e, SAOP_EIO, path, why);
+}
+
+/*
+ * 0 when the file open on fd (for path) may be a SQLite database: empty
+ * (new), or a regular file that starts with SQLite's header.  Else
+ * -SAOP_EDB with e filled, naming path.
+ */
+static int
+not_a_database(const char *path, int fd, struct saop_err *e)
+{
+	static const char magic[16] = "SQLite format 3";
+	struct stat st;
+	char head[16];
+	ssize_t n;
+
+	if (fstat(fd, &st) != 0)
+		return saop__fail(e, SAOP_EIO, errno, "cannot open the state "
+		    "database %s: %s", path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return open_failed(path, EISDIR, e);
+	if (!S_ISREG(st.st_mode))
+		return saop__fail(e, SAOP_EDB, 0, "%s is not a saop state "
+		    "database (it is not a regular file); give another path "
+		    "with --db or SAOP_DB", path);
+	if (st.st_size == 0)
+		return 0;
+	n = pread(fd, head, sizeof(head), 0);
+	if (n != (ssize_t)sizeof(head) || memcmp(head, magic, 16) != 0)
+		return saop__fail(e, SAOP_EDB, 0, NOT_SQLITE, path);
+	return 0;
+}
+
+/*
+ * 0 unless s's database was made by a newer saop: its schema version
+ * (user_version) is above the last migration this build knows.  Then
+ * -SAOP_EDB with e filled, naming the path and both versions.
+ */
+static int
+too_new(struct saop_store *s, struct saop_err *e)
+{
+	const struct saop__blob *m;
+	int have = saop_store_version(s), known = 0;
+
+	for (m = saop__migrations; m->name != NULL; m++)
+		if (migration_number(m->name) > known)
+			known = migration_number(m->name);
+	if (have <= known)
+		return 0;
+	return saop__fail(e, SAOP_EDB, 0, "%s was made by a newer saop "
+	    "(schema version %d; this saop knows up to %d): upgrade saop, or "
+	    "give another path with --db or SAOP_DB", s->path, have, known);
+}
+
+/*
  * Open s's database if it is not open yet: make its directory (0700) and
  * file (0600), WAL mode, busy timeout, migrations.  A failed attempt leaves
  * s closed, to be tried again on the next need.  Returns 0, or -SAOP_EDB or
@@ -341,11 +460,12 @@ saop__store_connect(struct saop_store *s, struct saop_err *e)
 
 		/* A read-only file may still serve reads (--get). */
 		if ((fd = open(s->path, O_RDONLY | O_CLOEXEC)) == -1)
-			return saop__fail(e, SAOP_EIO, why,
-			    "state database: cannot open %s: %s", s->path,
-			    strerror(why));
+			return open_failed(s->path, why, e);
 	}
+	rc = not_a_database(s->path, fd, e);
 	close(fd);
+	if (rc != 0)
+		return rc;
 	if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
 		rc = saop__fail(e, SAOP_EDB, 0,
@@ -359,7 +479,7 @@ saop__store_connect(struct saop_store *s, struct saop_err *e)
 		goto fail;
 	sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON",
 	    NULL, NULL, NULL);
-	if ((rc = migrate(s, e)) != 0)
+	if ((rc = too_new(s, e)) != 0 || (rc = migrate(s, e)) != 0)
 		goto fail;
 	return 0;
 fail:

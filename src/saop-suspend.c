@@ -44,7 +44,7 @@ struct suspend_run {
 	const char *clear;	/* --clear TASK */
 };
 
-/* -r: rec's raw is a bare chat request: make it rec.request.  0 or -1. */
+/* -R: rec's raw is a bare chat request: make it rec.request.  0 or -1. */
 static int
 raw_request(json_t *rec, struct saop_err *e)
 {
@@ -59,7 +59,7 @@ raw_request(json_t *rec, struct saop_err *e)
 		json_decref(req);
 		saop_err_clear(e);
 		e->code = SAOP_EDATA;
-		snprintf(e->msg, sizeof(e->msg), "-r: the input is not a "
+		snprintf(e->msg, sizeof(e->msg), "-R: the input is not a "
 		    "chat request (a JSON object with messages)");
 		return -1;
 	}

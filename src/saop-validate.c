@@ -79,7 +79,7 @@ report(const struct cli_loop *l, const json_t *rec)
 }
 
 /*
- * -R: write rec's envelope as one line when it is valid (nothing else);
+ * -r: write rec's envelope as one line when it is valid (nothing else);
  * exits 74 when it cannot be written.
  */
 static void

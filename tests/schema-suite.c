@@ -108,11 +108,11 @@ run_program(const char *schemafile, json_t *data, char *why, size_t len)
 		    dup2(fd, 1) == -1 || (verbose < 2 && dup2(fd, 2) == -1))
 			_exit(126);
 		if (format_assert)
-			execlp(program, program, "-r", "-q", "--no-retry",
+			execlp(program, program, "-R", "-q", "--no-retry",
 			    "--format-assert", "--ref-dir", arg, "--schema",
 			    schemafile, (char *)NULL);
 		else
-			execlp(program, program, "-r", "-q", "--no-retry",
+			execlp(program, program, "-R", "-q", "--no-retry",
 			    "--ref-dir", arg, "--schema", schemafile,
 			    (char *)NULL);
 		_exit(127);

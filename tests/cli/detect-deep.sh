@@ -3,9 +3,9 @@
 . "$top_srcdir/tests/cli/lib.sh"
 
 python3 -c 'import sys; sys.stdout.write("[" * 10000 + "]" * 10000)' >"$tmp/deep.json"
-saop-detect -r -q "$tmp/deep.json" || fail "10000-deep complete nesting is not OK"
+saop-detect -R -q "$tmp/deep.json" || fail "10000-deep complete nesting is not OK"
 head -c 10000 "$tmp/deep.json" >"$tmp/open.json"
-expect_status 1 saop-detect -r --close "$tmp/open.json" >"$tmp/out"
+expect_status 1 saop-detect -R --close "$tmp/open.json" >"$tmp/out"
 jqf '.state == "TRUNCATED" and (.detect.open | length) == 10000' "$tmp/out"
 jq -j .raw "$tmp/out" >"$tmp/closed.json"
 cmp "$tmp/deep.json" "$tmp/closed.json" || fail "--close did not give back the whole"
@@ -15,5 +15,5 @@ expect_status 1 saop-detect "$tmp/rec.ndjson" >"$tmp/rec.out"
 jqf '.detect.closing | length == 10000' "$tmp/rec.out"
 
 # Past --max-depth: invalid, saying so, at the first byte too deep.
-expect_status 1 saop-detect -r --max-depth 100 "$tmp/deep.json" >"$tmp/lim"
+expect_status 1 saop-detect -R --max-depth 100 "$tmp/deep.json" >"$tmp/lim"
 jqf '.state == "INVALID" and .detect.error.message == "nesting deeper than 100" and .detect.error.offset == 100' "$tmp/lim"

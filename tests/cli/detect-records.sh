@@ -1,6 +1,6 @@
 #!/bin/sh
 # saop-detect on records: files and pipes, the detect object and state,
-# unknown fields kept in place, -q, -R and --close.
+# unknown fields kept in place, -q, -r and --close.
 . "$top_srcdir/tests/cli/lib.sh"
 in="$data/detect/records.ndjson"
 
@@ -51,7 +51,7 @@ while IFS= read -r line; do
 	# The closed raw is complete JSON: jq parses it, saop-detect agrees.
 	jq -j '.raw' "$tmp/one" >"$tmp/closed.json"
 	jq . "$tmp/closed.json" >/dev/null || fail "--close: raw is not JSON: $(cat "$tmp/closed.json")"
-	saop-detect -r -q "$tmp/closed.json" || fail "--close: raw not complete"
+	saop-detect -R -q "$tmp/closed.json" || fail "--close: raw not complete"
 done <"$tmp/trunc"
 jq -j 'select(.turn == 1) | .raw' "$tmp/close.out" >"$tmp/t1"
 [ "$(cat "$tmp/t1")" = '{"a": [1, 2]}' ] || fail "--close: turn 1 raw is $(cat "$tmp/t1")"
@@ -59,11 +59,11 @@ jq -j 'select(.turn == 1) | .raw' "$tmp/close.out" >"$tmp/t1"
 jq -j 'select(.turn == 3) | .raw' "$tmp/close.out" >"$tmp/t3"
 [ "$(cat "$tmp/t3")" = '[1, 2] trailing' ] || fail "--close changed an invalid raw"
 
-# -R: the raw texts, one a line; with --close, closed.
-expect_status 1 saop-detect -R --close "$in" >"$tmp/R.out"
+# -r: the raw texts, one a line; with --close, closed.
+expect_status 1 saop-detect -r --close "$in" >"$tmp/R.out"
 sed -n 2p "$tmp/R.out" >"$tmp/R2"
-[ "$(cat "$tmp/R2")" = '{"a": [1, 2]}' ] || fail "-R --close: $(cat "$tmp/R2")"
-[ "$(wc -l <"$tmp/R.out")" -eq 6 ] || fail "-R: not 6 lines"
+[ "$(cat "$tmp/R2")" = '{"a": [1, 2]}' ] || fail "-r --close: $(cat "$tmp/R2")"
+[ "$(wc -l <"$tmp/R.out")" -eq 6 ] || fail "-r: not 6 lines"
 
 # No database is touched without --db or --log.
 [ ! -e "$SAOP_DB" ] || fail "saop-detect created $SAOP_DB"

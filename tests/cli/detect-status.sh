@@ -44,7 +44,7 @@ grep -q 'line 2' "$tmp/err" || fail "--max-record: $(cat "$tmp/err")"
 # A missing file: 66, in both modes.
 expect_status 66 saop-detect "$tmp/no-such.ndjson" 2>"$tmp/err"
 grep -q 'no-such.ndjson' "$tmp/err" || fail "66 does not name the file"
-expect_status 66 saop-detect -r "$tmp/no-such.json" 2>/dev/null
+expect_status 66 saop-detect -R "$tmp/no-such.json" 2>/dev/null
 
 # Usage errors: 64.
 expect_status 64 saop-detect --max-depth 0 </dev/null 2>/dev/null
@@ -55,5 +55,5 @@ expect_status 64 saop-detect --dry-run </dev/null 2>/dev/null
 # A write error: 74.
 if [ -w /dev/full ]; then
 	printf '{"raw":"{}"}\n' | expect_status 74 saop-detect >/dev/full 2>/dev/null
-	printf '{}' | expect_status 74 saop-detect -r >/dev/full 2>/dev/null
+	printf '{}' | expect_status 74 saop-detect -R >/dev/full 2>/dev/null
 fi

@@ -1,5 +1,5 @@
 #!/bin/sh
-# saop-detect -r streams: 200 MB in constant memory, with -q and when it
+# saop-detect -R streams: 200 MB in constant memory, with -q and when it
 # writes the record.
 . "$top_srcdir/tests/cli/lib.sh"
 
@@ -18,22 +18,22 @@ size=$((4000000 * 50 + 3))
 rss=
 if [ -x /usr/bin/time ] && [ -z "${SAOP_TEST_WRAPPER:-}" ]; then
 	rss=/usr/bin/time
-	printf '' | /usr/bin/time -f %M -o "$tmp/rss0" saop-detect -r -q || true
-	printf '' | /usr/bin/time -f %M -o "$tmp/rss00" saop-detect -r >/dev/null || true
+	printf '' | /usr/bin/time -f %M -o "$tmp/rss0" saop-detect -R -q || true
+	printf '' | /usr/bin/time -f %M -o "$tmp/rss00" saop-detect -R >/dev/null || true
 fi
 
 if [ -n "$rss" ]; then
-	gen | /usr/bin/time -f %M -o "$tmp/rss1" saop-detect -r -q ||
+	gen | /usr/bin/time -f %M -o "$tmp/rss1" saop-detect -R -q ||
 	    fail "200 MB complete document: not OK"
 else
-	gen | saop-detect -r -q || fail "200 MB complete document: not OK"
+	gen | saop-detect -R -q || fail "200 MB complete document: not OK"
 fi
 
 # The record: raw streams out escaped, detect after it.
 if [ -n "$rss" ]; then
-	gen | /usr/bin/time -f %M -o "$tmp/rss2" saop-detect -r --task big >"$tmp/rec"
+	gen | /usr/bin/time -f %M -o "$tmp/rss2" saop-detect -R --task big >"$tmp/rec"
 else
-	gen | saop-detect -r --task big >"$tmp/rec"
+	gen | saop-detect -R --task big >"$tmp/rec"
 fi
 tail -c 400 "$tmp/rec" | grep -q "\"detect\":{\"complete\":true,.*\"length\":$size," ||
     fail "the record's end: $(tail -c 400 "$tmp/rec")"

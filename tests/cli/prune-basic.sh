@@ -48,15 +48,15 @@ expect_status 0 saop-prune --list conv-anthropic >"$tmp/list"
 grep -q "	conv-anthropic	read	toolu_0	90000	" "$tmp/list" ||
     fail "--list row: $(cat "$tmp/list")"
 
-# -r: a bare messages array and a bare request give the same shape back.
+# -R: a bare messages array and a bare request give the same shape back.
 jq -c '.request.messages' "$tmp/in.ndjson" | tail -1 >"$tmp/msgs.json"
-expect_status 0 saop-prune -r --task bare <"$tmp/msgs.json" >"$tmp/msgs.out"
+expect_status 0 saop-prune -R --task bare <"$tmp/msgs.json" >"$tmp/msgs.out"
 jqf 'type == "array" and (.[2].content[0].content | test("id [0-9]+\\]$"))' "$tmp/msgs.out"
 jq -c '.request' "$tmp/in.ndjson" | tail -1 >"$tmp/req.json"
-expect_status 0 saop-prune -r --task bare <"$tmp/req.json" >"$tmp/req.out"
+expect_status 0 saop-prune -R --task bare <"$tmp/req.json" >"$tmp/req.out"
 jqf '.max_tokens == 10 and (.messages | length) == 10' "$tmp/req.out"
 [ "$(sql "SELECT count(*) FROM tool_outputs WHERE task_id = 'bare'")" -eq 3 ] ||
-    fail "-r stored $(sql "SELECT count(*) FROM tool_outputs WHERE task_id = 'bare'")"
+    fail "-R stored $(sql "SELECT count(*) FROM tool_outputs WHERE task_id = 'bare'")"
 
 # --entries: NDJSON entries, pruned by the turn age they state.
 jq -c '.request.messages[] | select(.role == "tool") |

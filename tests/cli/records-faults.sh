@@ -77,7 +77,7 @@ expect_status 74 saop-detect --log "$tmp" <"$tmp/trunc" >"$tmp/out" 2>"$tmp/err"
 [ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "saop-detect --log DIR: records lost"
 grep -q -- "--log" "$tmp/err" || fail "saop-detect --log DIR: not said"
 
-printf '{"a": [1' | expect_status 74 saop-detect -r --log "$tmp" >"$tmp/out" 2>"$tmp/err"
+printf '{"a": [1' | expect_status 74 saop-detect -R --log "$tmp" >"$tmp/out" 2>"$tmp/err"
 jqf '.state == "TRUNCATED" and .error.status == 74' "$tmp/out"
 
 # 5. --log is made 0600 whatever the umask.

@@ -95,11 +95,11 @@ printf '{"raw":"{}"}\n{"task_id":"noraw"}\n{"raw":"[1]"}\n{"raw":5}\n{"raw":"{\\
     saop-validate --no-retry 2>/dev/null >"$tmp/out" || true
 [ "$(wc -l <"$tmp/out")" -eq 5 ] || fail "5 records in, $(wc -l <"$tmp/out") out"
 
-# -r input that is not UTF-8 names the byte.
+# -R input that is not UTF-8 names the byte.
 for p in saop-resume "saop-validate --no-retry"; do
 	printf '{"a": "\xc3\x28"}' >"$tmp/bad-utf8"
-	expect_status 65 $p -r <"$tmp/bad-utf8" >/dev/null 2>"$tmp/err"
+	expect_status 65 $p -R <"$tmp/bad-utf8" >/dev/null 2>"$tmp/err"
 	grep -q "line 1, byte 7: " "$tmp/err" ||
-	    fail "$p -r: no byte offset: $(cat "$tmp/err")"
+	    fail "$p -R: no byte offset: $(cat "$tmp/err")"
 done
 exit 0

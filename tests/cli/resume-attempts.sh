@@ -59,10 +59,10 @@ for provider in openai anthropic; do
 	jqf '.raw | endswith("\"c\", \"d\"]}")' "$tmp/out"
 done
 
-# The EXHAUSTED text is what -R writes.
+# The EXHAUSTED text is what -r writes.
 fake_llm_start --repeat-last '{"text": "7, ", "finish": "length"}'
-printf '[1, ' | expect_status 1 saop-resume -r -R >"$tmp/out"
-printf '%s\n' '[1, 7, 7, ' | cmp -s - "$tmp/out" || fail "-R: $(cat "$tmp/out")"
+printf '[1, ' | expect_status 1 saop-resume -R -r >"$tmp/out"
+printf '%s\n' '[1, 7, 7, ' | cmp -s - "$tmp/out" || fail "-r: $(cat "$tmp/out")"
 
 expect_status 64 saop-resume --max-attempts 0 </dev/null 2>/dev/null
 expect_status 64 saop-resume --max-attempts x </dev/null 2>/dev/null

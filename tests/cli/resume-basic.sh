@@ -51,13 +51,13 @@ for provider in openai anthropic; do
 	jqf '.messages | length == 3' "$tmp/bodies"
 done
 
-# -r and -R: raw text in, merged text out; the openai default is the
+# -R and -r: raw text in, merged text out; the openai default is the
 # user form, which quotes the partial output.
 fake_llm_start '{"text": "3]}"}'
-printf '{"a": [1, 2, ' | saop-resume -r -R >"$tmp/out" ||
-    fail "-r -R exited $?"
+printf '{"a": [1, 2, ' | saop-resume -R -r >"$tmp/out" ||
+    fail "-R -r exited $?"
 printf '%s\n' '{"a": [1, 2, 3]}' | cmp -s - "$tmp/out" ||
-    fail "-r -R wrote $(cat "$tmp/out")"
+    fail "-R -r wrote $(cat "$tmp/out")"
 fake_llm_bodies >"$tmp/bodies"
 jqf '.model == "fake-model" and (.messages | length) == 1' "$tmp/bodies"
 jq -r '.messages[0].content' "$tmp/bodies" >"$tmp/p"

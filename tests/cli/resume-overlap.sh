@@ -44,7 +44,7 @@ done
 # rest is resumed again.
 fake_llm_start '{"text": "\"b\": [1, ", "finish": "length"}' \
     '{"text": "2]}"}'
-printf '{"a": 1, "b": ' | expect_status 0 saop-resume -r >"$tmp/out"
+printf '{"a": 1, "b": ' | expect_status 0 saop-resume -R >"$tmp/out"
 jqf '.raw == "{\"a\": 1, \"b\": [1, 2]}"' "$tmp/out"
 jqf '.resume.attempts == 2' "$tmp/out"
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # JSON-Schema-Test-Suite through saop-validate as users run it, one process
-# per test: "saop-validate -r -q --no-retry --ref-dir
+# per test: "saop-validate -R -q --no-retry --ref-dir
 # http://localhost:1234/=DIR --schema SCHEMA < INSTANCE" exits 0 when the
 # instance is valid, 1 when it is not.  Every required test of draft2020-12
 # and draft7 (2,226 processes: about 15 s of CPU; schema-suite-lib.sh runs

@@ -1,6 +1,6 @@
 #!/bin/sh
 # saop-suspend: records with raw pass through untouched; an answer is
-# written with raw, finish_reason and usage; -r reads a bare request;
+# written with raw, finish_reason and usage; -R reads a bare request;
 # --resume with nothing saved calls nothing; --list and --clear.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/suspend-lib.sh"
@@ -21,11 +21,11 @@ jqf '.raw == "{\"ok\": true}" and .finish_reason == "stop" and
 [ "$(sql "SELECT status FROM tasks WHERE task_id = 't1'")" = IN_PROGRESS ] ||
     fail "task status: $(sql 'SELECT * FROM tasks')"
 
-# -r: a bare chat request; -R: the text only.
+# -R: a bare chat request; -r: the text only.
 printf '{"messages":[{"role":"user","content":"hi"}]}' |
-    saop-suspend -r -R >"$tmp/raw"
-[ "$(cat "$tmp/raw")" = '{"ok": true}' ] || fail "-r -R wrote $(cat "$tmp/raw")"
-expect_status 65 sh -c 'printf "not json" | saop-suspend -r >/dev/null 2>&1'
+    saop-suspend -R -r >"$tmp/raw"
+[ "$(cat "$tmp/raw")" = '{"ok": true}' ] || fail "-R -r wrote $(cat "$tmp/raw")"
+expect_status 65 sh -c 'printf "not json" | saop-suspend -R >/dev/null 2>&1'
 
 # Nothing saved: --resume says so, exits 0 and calls nothing.
 n=$(srv_requests)

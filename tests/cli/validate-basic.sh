@@ -1,6 +1,6 @@
 #!/bin/sh
-# saop-validate without a model: valid, repaired and invalid records, -R,
-# -r, --schema, --no-repair, errors on stderr, exit statuses.
+# saop-validate without a model: valid, repaired and invalid records, -r,
+# -R, --schema, --no-repair, errors on stderr, exit statuses.
 . "$top_srcdir/tests/cli/lib.sh"
 in="$data/validate/records.ndjson"
 
@@ -43,13 +43,13 @@ n3=$(jq '.validate.errors | length' "$tmp/r3")
 expect_status 1 saop-validate -q "$in" >"$tmp/out" 2>"$tmp/err"
 [ ! -s "$tmp/out" ] && [ ! -s "$tmp/err" ] || fail "-q printed something"
 
-# -R: the envelopes of the valid records only, one compact line each.
-expect_status 1 saop-validate -R "$in" >"$tmp/out" 2>/dev/null
-[ "$(wc -l <"$tmp/out")" -eq 2 ] || fail "-R: $(cat "$tmp/out")"
+# -r: the envelopes of the valid records only, one compact line each.
+expect_status 1 saop-validate -r "$in" >"$tmp/out" 2>/dev/null
+[ "$(wc -l <"$tmp/out")" -eq 2 ] || fail "-r: $(cat "$tmp/out")"
 jq -c . "$data/validate/good.json" >"$tmp/want"
-head -n 1 "$tmp/out" | diff -u "$tmp/want" - || fail "-R: envelope differs"
+head -n 1 "$tmp/out" | diff -u "$tmp/want" - || fail "-r: envelope differs"
 sed -n 2p "$tmp/out" | jq -e '.action == null' >/dev/null ||
-    fail "-R: second envelope"
+    fail "-r: second envelope"
 
 # --no-repair: the fenced record is invalid now.
 expect_status 1 saop-validate -q --no-repair "$in"
@@ -59,22 +59,22 @@ jqf '.state == "INVALID" and .validate.repairs == []' "$tmp/out"
 # All valid: exit 0.
 head -n 2 "$in" | saop-validate -q || fail "valid records did not exit 0"
 
-# -r: all of the input is one answer.
-expect_status 0 saop-validate -r -q <"$data/validate/good.json"
-printf '{"saop": "1.0"}' | saop-validate -r >"$tmp/out" 2>"$tmp/err" &&
-    fail "-r: an incomplete envelope was valid"
+# -R: all of the input is one answer.
+expect_status 0 saop-validate -R -q <"$data/validate/good.json"
+printf '{"saop": "1.0"}' | saop-validate -R >"$tmp/out" 2>"$tmp/err" &&
+    fail "-R: an incomplete envelope was valid"
 jqf '.state == "INVALID" and .raw == "{\"saop\": \"1.0\"}"' "$tmp/out"
-grep -q '^saop-validate: line 1: ' "$tmp/err" || fail "-r: no error line"
+grep -q '^saop-validate: line 1: ' "$tmp/err" || fail "-R: no error line"
 
 # --schema: a schema of one's own.
 schema="$data/validate/custom-schema.json"
 printf '{"city": "Paris", "population": 2102650}' |
-    saop-validate -r -R --schema "$schema" >"$tmp/out" ||
+    saop-validate -R -r --schema "$schema" >"$tmp/out" ||
     fail "--schema: a valid instance was refused"
 [ "$(cat "$tmp/out")" = '{"city":"Paris","population":2102650}' ] ||
-    fail "--schema -R: $(cat "$tmp/out")"
+    fail "--schema -r: $(cat "$tmp/out")"
 printf "{'city': 'Paris', population: 2102650.5}" |
-    saop-validate -r --schema "$schema" >"$tmp/out" 2>"$tmp/err" &&
+    saop-validate -R --schema "$schema" >"$tmp/out" 2>"$tmp/err" &&
     fail "--schema: a bad population was accepted"
 jqf '.validate.repairs == ["single_quotes", "unquoted_key"] and
     .validate.errors[0].path == "/population"' "$tmp/out"

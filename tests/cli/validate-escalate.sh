@@ -69,9 +69,9 @@ record 'bad' t-zero | SAOP_MAX_CORRECTION_RETRIES=0 expect_status 3 \
     saop-validate >"$tmp/out" 2>/dev/null
 jqf '.state == "USER_ESCALATION" and .validate.attempts == 0' "$tmp/out"
 [ ! -s "$FAKE_LLM_LOG" ] || fail "0 retries made a call"
-# The escalated record still flows: -R prints nothing for it.
+# The escalated record still flows: -r prints nothing for it.
 fake_llm_start --repeat-last '{"text": "no"}'
 { record 'bad' t-r; record "$good" t-r; } |
-    expect_status 3 saop-validate -R --max-retries 1 >"$tmp/out" 2>/dev/null
-[ "$(cat "$tmp/out")" = "$good" ] || fail "-R: $(cat "$tmp/out")"
+    expect_status 3 saop-validate -r --max-retries 1 >"$tmp/out" 2>/dev/null
+[ "$(cat "$tmp/out")" = "$good" ] || fail "-r: $(cat "$tmp/out")"
 exit 0

@@ -23,7 +23,7 @@ sed -n 2p "$tmp/out" >"$tmp/r2"
 jqf '.state == "INVALID" and .validate.errors[0].keyword == "required"' \
     "$tmp/r2"
 printf '\357\273\277```\nabc\n```' >"$tmp/raw"
-expect_status 1 saop-validate -r --no-retry <"$tmp/raw" >"$tmp/out" \
+expect_status 1 saop-validate -R --no-retry <"$tmp/raw" >"$tmp/out" \
     2>"$tmp/err"
 grep -q 'line 1, column 4 (byte 3): unexpected' "$tmp/err" ||
     fail "-r: not the scanner's error: $(cat "$tmp/err")"
