@@ -1848,9 +1848,11 @@ saop_schema_load(const char *path, const struct saop_schema_opts *opts,
 			saop__fail(e, SAOP_ECONFIG, 0,
 			    "cannot read schema file %s: %s", path, je.text);
 		else
-			saop__fail_at(e, SAOP_ECONFIG, je.line, je.position,
-			    "schema file %s, line %d, column %d: %s", path,
-			    je.line, je.column, je.text);
+			/* A place in the schema file, not in the input: in
+			 * the message only, never as the error's line. */
+			saop__fail(e, SAOP_ECONFIG, 0, "schema file %s is not "
+			    "JSON: line %d, column %d: %s", path, je.line,
+			    je.column, je.text);
 		return NULL;
 	}
 	if ((uri = file_uri(path)) == NULL) {
