@@ -2,7 +2,7 @@
 """standin-llm.py: a model stand-in that carries on from what it is shown.
 
 usage: standin-llm.py --answers FILE --port-file FILE [--chars N]
-                      [--resend] [--no-usage] [--log FILE]
+                      [--resend] [--first-turn] [--no-usage] [--log FILE]
                       [--max-seconds S] [--host 127.0.0.1]
 
 It knows the whole intended answers (--answers: one JSON string per line,
@@ -23,6 +23,10 @@ Where it finds the partial output (what saop-resume sends):
             "Your output after it so far:" followed by R: the answer's
             text T + R is looked for; the first place it occurs counts
             (tests use answers where it occurs once)
+
+--first-turn: a request that shows no partial output (an agent's first
+call, what saop-suspend sends) starts the first answer, as form "first";
+without it such a request gets a 400.
 
 --resend: when the partial output ends inside a string, send that string
 again from its opening quote (then the next N characters after the
@@ -132,6 +136,8 @@ class Handler(BaseHTTPRequestHandler):
                     if i >= 0:
                         return form, tail, i + len(tail), a, user, ""
                 return "tail %r is in no answer" % tail[-80:]
+            elif self.server.first_turn:
+                form, partial = "first", ""
             else:
                 return "no partial output in the request"
         for a in answers:
@@ -279,6 +285,7 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--chars", type=int, default=400)
     ap.add_argument("--resend", action="store_true")
+    ap.add_argument("--first-turn", action="store_true")
     ap.add_argument("--no-usage", action="store_true")
     ap.add_argument("--log")
     ap.add_argument("--max-seconds", type=float, default=120)
@@ -289,6 +296,7 @@ def main():
         srv.answers = [json.loads(x) for x in f if x.strip()]
     srv.chars = a.chars
     srv.resend = a.resend
+    srv.first_turn = a.first_turn
     srv.usage = not a.no_usage
     srv.log = a.log
     srv.lock = threading.Lock()
