@@ -401,12 +401,14 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 			goto out;	/* everything had come */
 		a->broken = c.p->received > 0;
 		a->finish_reason[0] = '\0';
-		/* curl's own detail holds its short text already
+		/* curl's detail often ends in its short text already
 		 * ("Failed to connect ...: Couldn't connect to server"):
-		 * said once, the detail when there is one. */
+		 * then it is said once. */
 		r = saop__llm_fail_masked(e, net_code(rc), cfg->key,
-		    "%s: %s", shown, errbuf[0] != '\0' ? errbuf :
-		    C.easy_strerror(rc));
+		    "%s: %s%s%s", shown, strstr(errbuf, C.easy_strerror(rc))
+		    != NULL ? "" : C.easy_strerror(rc), strstr(errbuf,
+		    C.easy_strerror(rc)) == NULL && errbuf[0] != '\0' ? ": " :
+		    "", errbuf);
 		if (a->broken && strlen(e->msg) < sizeof(e->msg) - 80)
 			snprintf(e->msg + strlen(e->msg), sizeof(e->msg) -
 			    strlen(e->msg), " (after %zu bytes, %zu of text "

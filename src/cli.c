@@ -306,6 +306,9 @@ bad_option(int ch, const char *text)
 	cli_usage(EX_USAGE);
 }
 
+/* getopt's value of a table entry without an id: this plus its place. */
+#define OPT_BY_PLACE	0x10000
+
 /* See cli.h.  Returns optind. */
 int
 cli_getopt(struct cli *o, int argc, char *argv[],
@@ -327,7 +330,8 @@ cli_getopt(struct cli *o, int argc, char *argv[],
 		longopts[n].name = t->name;
 		longopts[n].has_arg = t->arg != NULL ? required_argument :
 		    no_argument;
-		longopts[n].val = t->id;
+		/* An entry without an id is known by its place. */
+		longopts[n].val = t->id != 0 ? t->id : OPT_BY_PLACE + (int)n;
 		if (t->letter != 0 && k + 3 < sizeof(shortopts)) {
 			shortopts[k++] = (char)t->letter;
 			if (t->arg != NULL)
@@ -340,6 +344,20 @@ cli_getopt(struct cli *o, int argc, char *argv[],
 	    NULL)) != -1) {
 		if (ch == '?' || ch == ':')
 			bad_option(ch, argv[optind - 1]);
+		if (ch >= OPT_BY_PLACE) {
+			t = &options[ch - OPT_BY_PLACE];
+			if (t->flag != NULL)
+				*t->flag = 1;
+			else if (t->value != NULL)
+				*t->value = optarg;
+			else if (t->count != NULL) {
+				char name[64];
+
+				snprintf(name, sizeof(name), "--%s", t->name);
+				*t->count = cli_count(name, optarg, t->max);
+			}
+			continue;
+		}
 		if ((own == NULL || !own(arg, ch, optarg)) &&
 		    !cli_common_opt(o, ch, optarg)) {
 			/* In the table but handled by no one: a bug. */

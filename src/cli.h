@@ -54,43 +54,63 @@ enum {
  * its long and short forms, --help its line, the usage line its
  * bracket, and (through --help) the completion scripts and the test that
  * holds the man page's SYNOPSIS to them.  Adding an option is adding an
- * entry to the program's table (and a case to its own_opt()).
+ * entry: one with flag, value or count set is handled by cli_getopt()
+ * itself (CLI_FLAG, CLI_VALUE, CLI_COUNT below); one with an id goes to
+ * the program's own_opt().
  */
 struct cli_option {
 	const char *name;	/* long name, without "--" */
 	int letter;		/* short letter, or 0 for a long-only one */
-	int id;			/* what the handler sees: the letter, or an
-				 * enum value from CLI_OPT_FIRST_OWN */
+	int id;			/* what own_opt() sees: the letter, or an enum
+				 * value from CLI_OPT_FIRST_OWN; 0 with one of
+				 * the three below */
 	const char *arg;	/* the argument's name ("FILE"), NULL: none */
 	const char *help;	/* one line for --help */
+	int *flag;		/* set to 1 by the option */
+	const char **value;	/* set to the option's argument */
+	long *count;		/* set to its argument, a count 0..max */
+	long max;
 };
 
+/* An entry for own_opt() (or a common one): its id is what it sees. */
+#define CLI_OPT(NAME, LETTER, ID, ARG, HELP) \
+	{ (NAME), (LETTER), (ID), (ARG), (HELP), NULL, NULL, NULL, 0 }
+/* --NAME sets *FLAG to 1. */
+#define CLI_FLAG(NAME, FLAG, HELP) \
+	{ (NAME), 0, 0, NULL, (HELP), (FLAG), NULL, NULL, 0 }
+/* --NAME ARG sets *VALUE to the argument. */
+#define CLI_VALUE(NAME, ARG, VALUE, HELP) \
+	{ (NAME), 0, 0, (ARG), (HELP), NULL, (VALUE), NULL, 0 }
+/* --NAME N sets *COUNT to N, a whole number from 0 to MAX (else 64). */
+#define CLI_COUNT(NAME, ARG, COUNT, MAX, HELP) \
+	{ (NAME), 0, 0, (ARG), (HELP), NULL, NULL, (COUNT), (MAX) }
+
 /* The end of a table. */
-#define CLI_OPTS_END { NULL, 0, 0, NULL, NULL }
+#define CLI_OPTS_END { NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, 0 }
 
 /* Every program's: help, version, quiet, verbose, --task, --db. */
 #define CLI_OPTS_COMMON \
-	{ "help", 'h', 'h', NULL, "print this help and exit" }, \
-	{ "version", 'V', 'V', NULL, "print the version and exit" }, \
-	{ "quiet", 'q', 'q', NULL, "write nothing; only the exit status tells" }, \
-	{ "verbose", 'v', 'v', NULL, "say more on stderr (twice: more still)" }, \
-	{ "task", 0, CLI_OPT_TASK, "ID", "task id for records without one ($SAOP_TASK_ID)" }, \
-	{ "db", 0, CLI_OPT_DB, "PATH", "state database ($SAOP_DB, .saop/state.sqlite)" }, \
-	{ "max-record", 0, CLI_OPT_MAX_RECORD, "BYTES", "longest record line or raw input" }, \
-	{ "output", 'o', 'o', "FILE", "write to FILE, whole or not at all (as make wants)" }
+	CLI_OPT("help", 'h', 'h', NULL, "print this help and exit"), \
+	CLI_OPT("version", 'V', 'V', NULL, "print the version and exit"), \
+	CLI_OPT("quiet", 'q', 'q', NULL, "write nothing; only the exit status tells"), \
+	CLI_OPT("verbose", 'v', 'v', NULL, "say more on stderr (twice: more still)"), \
+	CLI_OPT("task", 0, CLI_OPT_TASK, "ID", "task id for records without one ($SAOP_TASK_ID)"), \
+	CLI_OPT("db", 0, CLI_OPT_DB, "PATH", "state database ($SAOP_DB, .saop/state.sqlite)"), \
+	CLI_OPT("max-record", 0, CLI_OPT_MAX_RECORD, "BYTES", "longest record line or raw input"), \
+	CLI_OPT("output", 'o', 'o', "FILE", "write to FILE, whole or not at all (as make wants)")
 
 /* Of a program that reads and writes records. */
 #define CLI_OPTS_RECORDS \
-	{ "raw-input", 'R', 'R', NULL, "read all of the input as the raw text of one record" }, \
-	{ "raw-output", 'r', 'r', NULL, "write only the result text, not records" }, \
-	{ "log", 0, CLI_OPT_LOG, "FILE", "also append every event to FILE as NDJSON" }
+	CLI_OPT("raw-input", 'R', 'R', NULL, "read all of the input as the raw text of one record"), \
+	CLI_OPT("raw-output", 'r', 'r', NULL, "write only the result text, not records"), \
+	CLI_OPT("log", 0, CLI_OPT_LOG, "FILE", "also append every event to FILE as NDJSON")
 
 /* Of a program that calls a model. */
 #define CLI_OPTS_MODEL \
-	{ "dry-run", 0, CLI_OPT_DRY_RUN, NULL, "print the model request instead of sending it" }, \
-	{ "header", 0, CLI_OPT_HEADER, "'NAME: VALUE'", "add a header to each model call (repeatable)" }, \
-	{ "timeout", 0, CLI_OPT_TIMEOUT, "SECONDS", "limit of a whole model call ($SAOP_TIMEOUT_MS)" }, \
-	{ "connect-timeout", 0, CLI_OPT_CONNECT_TIMEOUT, "SECONDS", "limit of connecting to the model" }
+	CLI_OPT("dry-run", 0, CLI_OPT_DRY_RUN, NULL, "print the model request instead of sending it"), \
+	CLI_OPT("header", 0, CLI_OPT_HEADER, "'NAME: VALUE'", "add a header to each model call (repeatable)"), \
+	CLI_OPT("timeout", 0, CLI_OPT_TIMEOUT, "SECONDS", "limit of a whole model call ($SAOP_TIMEOUT_MS)"), \
+	CLI_OPT("connect-timeout", 0, CLI_OPT_CONNECT_TIMEOUT, "SECONDS", "limit of connecting to the model")
 
 /*
  * Name the program (e.g. "saop-detect"), its option table (ended by

@@ -14,23 +14,23 @@
 #include "cli.h"
 
 enum {
-	OPT_CLOSE = CLI_OPT_FIRST_OWN,
-	OPT_MAX_DEPTH
+	OPT_MAX_DEPTH = CLI_OPT_FIRST_OWN
 };
+
+static int close_opt;		/* --close */
+static size_t max_depth;	/* --max-depth, 0: the default */
 
 /* The options of saop-detect: getopt, --help, usage, completion, page. */
 static const struct cli_option options[] = {
-	{ "close", 0, OPT_CLOSE, NULL,
-	    "append the closing suffix to raw of truncated records" },
-	{ "max-depth", 0, OPT_MAX_DEPTH, "N",
-	    "deepest nesting followed (default 100000)" },
+	CLI_FLAG("close", &close_opt,
+	    "append the closing suffix to raw of truncated records"),
+	CLI_OPT("max-depth", 0, OPT_MAX_DEPTH, "N",
+	    "deepest nesting followed (default 100000)"),
 	CLI_OPTS_COMMON,
 	CLI_OPTS_RECORDS,
 	CLI_OPTS_END
 };
 
-static int close_opt;		/* --close */
-static size_t max_depth;	/* --max-depth, 0: the default */
 
 /* Exit 74, saying "write error" and why (errno). */
 static _Noreturn void
@@ -392,9 +392,6 @@ own_opt(void *arg, int ch, const char *val)
 {
 	(void)arg;
 	switch (ch) {
-	case OPT_CLOSE:
-		close_opt = 1;
-		return 1;
 	case OPT_MAX_DEPTH:
 		max_depth = (size_t)cli_count("--max-depth", val, 1L << 30);
 		if (max_depth == 0)

@@ -14,20 +14,17 @@
  * is one value that --json prints as it is and the text form reads.
  */
 
-enum {
-	OPT_JSON = CLI_OPT_FIRST_OWN
-};
+
+/* --json */
+static int json_opt;
 
 /* The options of saop-report: getopt, --help, usage, completion, page. */
 static const struct cli_option options[] = {
-	{ "json", 0, OPT_JSON, NULL,
-	    "one JSON object (tasks and overall) instead of text" },
+	CLI_FLAG("json", &json_opt,
+	    "one JSON object (tasks and overall) instead of text"),
 	CLI_OPTS_COMMON,
 	CLI_OPTS_END
 };
-
-/* --json, for own_opt(). */
-static int json_opt;
 
 /* The integer at path a.b (or a when b is NULL) of obj; 0 when missing. */
 static long long
@@ -198,18 +195,6 @@ db_path(const struct cli *o)
  * database (and the records of the files), print the report.  Returns 0,
  * or 65 when a line of a file was not a record.
  */
-/* The program's own option (--json), for cli_getopt(): 1 when ch is it. */
-static int
-own_opt(void *arg, int ch, const char *val)
-{
-	(void)arg;
-	(void)val;
-	if (ch != OPT_JSON)
-		return 0;
-	json_opt = 1;
-	return 1;
-}
-
 static int
 run(int argc, char *argv[])
 {
@@ -225,7 +210,7 @@ run(int argc, char *argv[])
 	    "correction turns, escalations, suspensions, pruning and the "
 	    "cost\nof recovery, from state.sqlite and the records given "
 	    "(their turns, final\nstates and local repairs by kind).");
-	first = cli_getopt(&opt, argc, argv, own_opt, NULL);
+	first = cli_getopt(&opt, argc, argv, NULL, NULL);
 	json = json_opt;
 	db = db_path(&opt);
 	if (db == NULL && first == argc) {
