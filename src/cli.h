@@ -85,6 +85,11 @@ struct cli_option {
 #define CLI_COUNT(NAME, ARG, COUNT, MAX, HELP) \
 	{ (NAME), 0, 0, (ARG), (HELP), NULL, NULL, (COUNT), (MAX) }
 
+/* Of a program whose model calls go under the suspend policy (its ids). */
+#define CLI_OPTS_SUSPEND(MAX_RESUMES, NO_WAIT) \
+	CLI_OPT("max-resumes", 0, (MAX_RESUMES), "N", "resumptions after a lost network ($SAOP_MAX_AUTO_RESUME, 3)"), \
+	CLI_OPT("no-wait", 0, (NO_WAIT), NULL, "on a lost network save the turn and exit 75")
+
 /* The end of a table. */
 #define CLI_OPTS_END { NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, 0 }
 

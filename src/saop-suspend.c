@@ -20,10 +20,7 @@ enum {
 
 /* The options of saop-suspend: getopt, --help, usage, completion, page. */
 static const struct cli_option options[] = {
-	CLI_OPT("max-resumes", 0, OPT_MAX_RESUMES, "N",
-	    "resumptions per turn after a lost network ($SAOP_MAX_AUTO_RESUME, 3)"),
-	CLI_OPT("no-wait", 0, OPT_NO_WAIT, NULL,
-	    "on a lost network save the turn and exit 75"),
+	CLI_OPTS_SUSPEND(OPT_MAX_RESUMES, OPT_NO_WAIT),
 	CLI_OPT("resume", 0, OPT_RESUME, NULL,
 	    "resume the saved turns (of the task given) and write them"),
 	CLI_OPT("list", 0, OPT_LIST, NULL,
