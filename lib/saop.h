@@ -521,7 +521,8 @@ struct saop_llm_config {
 /*
  * Fill cfg from SAOP_PROVIDER, SAOP_API_BASE, SAOP_API_KEY (else
  * OPENAI_API_KEY / ANTHROPIC_API_KEY; for an unknown provider either),
- * SAOP_MODEL, SAOP_TIMEOUT_MS.  Returns 0, or SAOP_ENOMEM.  An unknown
+ * SAOP_MODEL, SAOP_TIMEOUT_MS, SAOP_HEADERS (a bad line is kept in
+ * cfg->problem) and SAOP_AUTH_HEADER.  Returns 0, or SAOP_ENOMEM.  An unknown
  * provider or a bad timeout is not an error here: it is kept in
  * cfg->problem for the first call.  A missing key is not an error either
  * (saop_llm_configured() tells).
