@@ -22,6 +22,7 @@ static int write_error_said;	/* a write error on stdout was reported */
 static char *out_target;	/* -o FILE */
 static char *out_temp;		/* the temporary file beside it */
 static int out_settled = -1;	/* the status cli_exit() was given */
+static const char **headers_made;	/* --header's list, freed at exit */
 
 /*
  * At exit: close the store, then stdout, which must have been written out;
@@ -36,6 +37,8 @@ close_stdout(void)
 
 	saop_store_close(store);
 	store = NULL;
+	free(headers_made);
+	headers_made = NULL;
 	bad = ferror(stdout) != 0;
 	if (fclose(stdout) != 0 && errno != EBADF)
 		bad = 1;
@@ -238,7 +241,7 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 		    sizeof(*h))) == NULL)
 			cli_die_nomem();
 		h[o->nheaders++] = arg;
-		o->headers = h;
+		o->headers = headers_made = h;
 		return 1;
 	case CLI_OPT_TIMEOUT:
 		o->timeout_ms = seconds_ms("--timeout", arg);
