@@ -43,15 +43,22 @@ close_stdout(void)
 	if (fclose(stdout) != 0 && errno != EBADF)
 		bad = 1;
 	if (out_temp != NULL) {
-		if (bad || out_settled < 0 || out_settled >= 64 ||
-		    rename(out_temp, out_target) != 0) {
-			if (!bad && out_settled >= 0 && out_settled < 64)
+		/* The target only from a run that went through, whole. */
+		int keep = !bad && out_settled >= 0 && out_settled < 64;
+		int err = errno;
+
+		if (!keep || rename(out_temp, out_target) != 0) {
+			if (keep)
 				fprintf(stderr, "%s: cannot write %s: %s\n",
 				    prog, out_target, strerror(errno));
 			unlink(out_temp);
-			if (!bad && out_settled >= 0 && out_settled < 64)
+			if (keep)
 				_exit(EX_CANTCREAT);
 		}
+		free(out_temp);
+		free(out_target);
+		out_temp = out_target = NULL;
+		errno = err;
 	}
 	if (bad) {
 		/* A closed pipe (head, grep -q) is not worth a message. */
