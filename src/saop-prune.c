@@ -19,12 +19,9 @@
 
 enum {
 	OPT_THRESHOLD = CLI_OPT_FIRST_OWN,
-	OPT_MIN_AGE,
 	OPT_KEEP,
-	OPT_ENTRIES,
 	OPT_GET,
-	OPT_GET_LATEST,
-	OPT_LIST
+	OPT_GET_LATEST
 };
 
 static struct cli opt;
@@ -372,19 +369,30 @@ get(long long id, const char *tool)
  * --get-latest, --list, --entries, -R, or records through cli_run()).
  * Returns the exit status of the run.
  */
+/* What the options ask for. */
+struct prune_run {
+	struct saop_prune_opts po;
+	int entries, list;	/* --entries, --list */
+	long long get_id;	/* --get */
+	const char *tool;	/* --get-latest */
+};
+
+/* The run's options (the table below sets some of them itself). */
+static struct prune_run run_opts;
+
 static const struct cli_option options[] = {
 	CLI_OPT("threshold", 0, OPT_THRESHOLD, "BYTES",
 	    "prune outputs larger than BYTES (51200)"),
-	CLI_OPT("min-age", 0, OPT_MIN_AGE, "TURNS",
+	CLI_COUNT("min-age", "TURNS", &run_opts.po.min_age, LONG_MAX,
 	    "... whose turn age is at least TURNS (2)"),
 	CLI_OPT("keep", 0, OPT_KEEP, "CHARS", "characters of the output kept (500)"),
-	CLI_OPT("entries", 0, OPT_ENTRIES, NULL,
+	CLI_FLAG("entries", &run_opts.entries,
 	    "read and write NDJSON tool-output entries"),
 	CLI_OPT("get", 0, OPT_GET, "ID",
 	    "write stored output ID back, byte for byte"),
 	CLI_OPT("get-latest", 0, OPT_GET_LATEST, "TOOL",
 	    "write the latest stored output of TOOL"),
-	CLI_OPT("list", 0, OPT_LIST, NULL,
+	CLI_FLAG("list", &run_opts.list,
 	    "list the stored outputs (of the task given)"),
 	CLI_OPT("dry-run", 0, CLI_OPT_DRY_RUN, NULL,
 	    "say what would be pruned; store and change nothing"),
@@ -393,13 +401,6 @@ static const struct cli_option options[] = {
 	CLI_OPTS_END
 };
 
-/* What the options ask for. */
-struct prune_run {
-	struct saop_prune_opts po;
-	int entries, list;	/* --entries, --list */
-	long long get_id;	/* --get */
-	const char *tool;	/* --get-latest */
-};
 
 /*
  * The program's own options, for cli_getopt(): 1 when ch was one of
@@ -415,14 +416,8 @@ own_opt(void *arg, int ch, const char *val)
 		r->po.threshold = (size_t)cli_count("--threshold", val,
 		    LONG_MAX);
 		return 1;
-	case OPT_MIN_AGE:
-		r->po.min_age = cli_count("--min-age", val, LONG_MAX);
-		return 1;
 	case OPT_KEEP:
 		r->po.keep = (size_t)cli_count("--keep", val, LONG_MAX);
-		return 1;
-	case OPT_ENTRIES:
-		r->entries = 1;
 		return 1;
 	case OPT_GET:
 		if ((r->get_id = cli_count("--get", val, LONG_MAX)) == 0)
@@ -432,9 +427,6 @@ own_opt(void *arg, int ch, const char *val)
 		if (*val == '\0')
 			cli_usage_error("--get-latest: no tool name");
 		r->tool = val;
-		return 1;
-	case OPT_LIST:
-		r->list = 1;
 		return 1;
 	default:
 		return 0;
@@ -455,7 +447,6 @@ list_outputs(const char *task)
 static int
 run(int argc, char *argv[])
 {
-	static struct prune_run r;
 	struct cli_loop loop = { 0 };
 	const char *path;
 	int status, first;
@@ -464,36 +455,36 @@ run(int argc, char *argv[])
 	    "--get id | --get-latest tool | --list [task]",
 	    "Store old, large tool outputs of the conversation in state.sqlite"
 	    " and replace\nthem by a summary.");
-	saop_prune_opts_init(&r.po);
-	first = cli_getopt(&opt, argc, argv, own_opt, &r);
-	if ((r.get_id != 0) + (r.tool != NULL) + r.list + r.entries +
+	saop_prune_opts_init(&run_opts.po);
+	first = cli_getopt(&opt, argc, argv, own_opt, &run_opts);
+	if ((run_opts.get_id != 0) + (run_opts.tool != NULL) + run_opts.list + run_opts.entries +
 	    opt.raw_in > 1)
 		cli_usage_error("--get, --get-latest, --list, --entries and -R"
 		    " go alone");
-	if (r.entries && opt.raw_out)
+	if (run_opts.entries && opt.raw_out)
 		cli_usage_error("-r does not apply to --entries");
-	cli_operands(argc, argv, first, r.get_id || r.tool ? 0 : 1);
+	cli_operands(argc, argv, first, run_opts.get_id || run_opts.tool ? 0 : 1);
 	path = first < argc ? argv[first] : "-";
-	if (r.get_id != 0 || r.tool != NULL)
-		return get(r.get_id, r.tool);
-	if (r.list)
+	if (run_opts.get_id != 0 || run_opts.tool != NULL)
+		return get(run_opts.get_id, run_opts.tool);
+	if (run_opts.list)
 		return list_outputs(first < argc ? argv[first] : NULL);
-	r.po.dry_run = opt.dry_run;
-	r.po.task_id = cli_task_id(&opt);
-	r.po.field = "/request/messages";
+	run_opts.po.dry_run = opt.dry_run;
+	run_opts.po.task_id = cli_task_id(&opt);
+	run_opts.po.field = "/request/messages";
 	/* Made now, opened only when an output is to be stored. */
-	r.po.store = cli_store(&opt);
-	r.po.on_output = told;
-	if (r.entries) {
-		status = prune_entries(path, &r.po);
+	run_opts.po.store = cli_store(&opt);
+	run_opts.po.on_output = told;
+	if (run_opts.entries) {
+		status = prune_entries(path, &run_opts.po);
 	} else if (opt.raw_in) {
-		status = prune_raw(path, &r.po);
+		status = prune_raw(path, &run_opts.po);
 	} else {
 		loop.o = &opt;
 		loop.path = path;
 		loop.record = prune_one;
 		loop.raw_out = raw_out;
-		loop.arg = &r.po;
+		loop.arg = &run_opts.po;
 		status = cli_run(&loop);
 	}
 	if (opt.verbose > 0)
