@@ -30,6 +30,14 @@ expect_status 0 saop-prune <"$tmp/out.ndjson" >"$tmp/out2.ndjson"
 cmp "$tmp/out.ndjson" "$tmp/out2.ndjson" || fail "second run changed output"
 [ "$(sql 'SELECT count(*) FROM tool_outputs')" -eq 7 ] || fail "stored twice"
 
+# --min-age: with a turn age of 1000 nothing is old enough: nothing stored.
+expect_status 0 saop-prune --min-age 1000 --db "$tmp/age.sqlite" \
+    <"$tmp/in.ndjson" >"$tmp/age.ndjson"
+[ "$(jq -cS . "$tmp/in.ndjson")" = "$(jq -cS . "$tmp/age.ndjson")" ] ||
+    fail "--min-age 1000 pruned"
+[ ! -e "$tmp/age.sqlite" ] || [ "$(sqlite3 "$tmp/age.sqlite" \
+    'SELECT count(*) FROM tool_outputs')" -eq 0 ] || fail "--min-age 1000 stored"
+
 # --get-latest: the output captured last of a tool; unknown ids and tools: 1.
 id=$(sql "SELECT id FROM tool_outputs WHERE tool_name = 'read' ORDER BY id DESC LIMIT 1")
 expect_status 0 saop-prune --get-latest read >"$tmp/got"
