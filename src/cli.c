@@ -140,6 +140,29 @@ print_usage(FILE *f)
 }
 
 /*
+ * Print text on stdout from column at (where the cursor is), broken at
+ * spaces so that no line passes column 79, each further line indented to
+ * at; ends the line.
+ */
+static void
+print_wrapped(const char *text, int at)
+{
+	const char *p = text;
+
+	while ((int)strlen(p) > 79 - at) {
+		const char *cut = p + (79 - at);
+
+		while (cut > p && *cut != ' ')
+			cut--;
+		if (cut == p)	/* one word longer than the line */
+			break;
+		printf("%.*s\n%*s", (int)(cut - p), p, at, "");
+		p = cut + 1;
+	}
+	printf("%s\n", p);
+}
+
+/*
  * -h: print the usage lines, the summary, the options of the table (one
  * line each) and the exit statuses on stdout; exit 0.
  */
@@ -161,9 +184,10 @@ help(void)
 			snprintf(left, sizeof(left), "    --%s%s%s", t->name,
 			    t->arg ? " " : "", t->arg ? t->arg : "");
 		if (strlen(left) > 24)
-			printf("  %s\n  %24s  %s\n", left, "", t->help);
+			printf("  %s\n%28s", left, "");
 		else
-			printf("  %-24s  %s\n", left, t->help);
+			printf("  %-24s  ", left);
+		print_wrapped(t->help, 28);
 	}
 	printf("\nExit status: 0 all records OK, 1 some flagged, 3 some need a "
 	    "person;\nsee %s(1) for the rest.\n", prog);

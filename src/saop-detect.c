@@ -415,7 +415,7 @@ run(int argc, char *argv[])
 
 	cli_init("saop-detect", options, "[file]",
 	    "Say whether the raw output of each record is complete JSON, "
-	    "truncated (and where),\nor invalid (and why); add \"detect\" and "
+	    "truncated (and\nwhere), or invalid (and why); add \"detect\" and "
 	    "\"state\" to each record.");
 	first = cli_getopt(&opt, argc, argv, own_opt, NULL);
 	cli_operands(argc, argv, first, 1);

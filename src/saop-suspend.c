@@ -326,7 +326,7 @@ run(int argc, char *argv[])
 	cli_init("saop-suspend", options, "[file]\n"
 	    "--resume [task] | --list | --clear task",
 	    "Call the model for each record; on a lost network save the "
-	    "turn, wait for the endpoint and resume.");
+	    "turn, wait for the\nendpoint and resume.");
 	if (saop_suspend_opts_from_env(&r.so, &e) != 0)
 		cli_die(&e);
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);
