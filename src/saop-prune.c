@@ -20,8 +20,7 @@
 enum {
 	OPT_THRESHOLD = CLI_OPT_FIRST_OWN,
 	OPT_KEEP,
-	OPT_GET,
-	OPT_GET_LATEST
+	OPT_GET
 };
 
 static struct cli opt;
@@ -390,7 +389,7 @@ static const struct cli_option options[] = {
 	    "read and write NDJSON tool-output entries"),
 	CLI_OPT("get", 0, OPT_GET, "ID",
 	    "write stored output ID back, byte for byte"),
-	CLI_OPT("get-latest", 0, OPT_GET_LATEST, "TOOL",
+	CLI_VALUE("get-latest", "TOOL", &run_opts.tool,
 	    "write the latest stored output of TOOL"),
 	CLI_FLAG("list", &run_opts.list,
 	    "list the stored outputs (of the task given)"),
@@ -423,11 +422,6 @@ own_opt(void *arg, int ch, const char *val)
 		if ((r->get_id = cli_count("--get", val, LONG_MAX)) == 0)
 			cli_usage_error("--get: ids start at 1");
 		return 1;
-	case OPT_GET_LATEST:
-		if (*val == '\0')
-			cli_usage_error("--get-latest: no tool name");
-		r->tool = val;
-		return 1;
 	default:
 		return 0;
 	}
@@ -457,6 +451,8 @@ run(int argc, char *argv[])
 	    " and replace\nthem by a summary.");
 	saop_prune_opts_init(&run_opts.po);
 	first = cli_getopt(&opt, argc, argv, own_opt, &run_opts);
+	if (run_opts.tool != NULL && *run_opts.tool == '\0')
+		cli_usage_error("--get-latest: no tool name");
 	if ((run_opts.get_id != 0) + (run_opts.tool != NULL) + run_opts.list + run_opts.entries +
 	    opt.raw_in > 1)
 		cli_usage_error("--get, --get-latest, --list, --entries and -R"
