@@ -666,6 +666,25 @@ saop_record_raw(const json_t *rec, size_t *len)
 	return json_string_value(raw);
 }
 
+/* See saop.h: raw scanned as rec's answer.  Returns 0 or -SAOP_ENOMEM. */
+int
+saop_record_detect(const json_t *rec, const char *raw, size_t len,
+    size_t max_depth, struct saop_detect_result *res)
+{
+	const json_t *tc = json_object_get(rec, "tool_call");
+	const char *fr = saop_record_finish_reason(rec);
+	int rc;
+
+	if (tc != NULL && !json_is_null(tc))
+		rc = saop_detect_buffer(raw, len, max_depth, res);
+	else
+		rc = saop_detect_text(raw, len, max_depth, res);
+	if (rc == 0 && fr != NULL && strcmp(fr, "length") == 0 &&
+	    (rc = saop_detect_mark_cut(res, raw, len)) < 0)
+		saop_detect_result_free(res);
+	return rc < 0 ? rc : 0;
+}
+
 /* The words of enum saop_state, in its order: the one table of them. */
 static const char *const state_names[] = {
 	NULL, "OK", "TRUNCATED", "INVALID", "RESUME_EXHAUSTED",

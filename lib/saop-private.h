@@ -159,4 +159,14 @@ int saop__json_fast_items(const char *buf, size_t len,
     int (*each)(void *arg, json_t *item, size_t i), void *arg,
     size_t *count);
 
+/*
+ * Scan buf[start..len) as the JSON of an answer whose text before start
+ * is wrapper (SAOP_WRAP_* bits; 0: bare, as saop_detect_buffer()): a
+ * complete value may be followed by a closing fence (FENCE) or, past a
+ * line break, by prose; every index of res counts in the whole text.
+ * Returns 0, or -SAOP_ENOMEM (lib/detect.c).
+ */
+int saop__detect_part(const char *buf, size_t len, size_t start,
+    unsigned wrapper, size_t max_depth, struct saop_detect_result *res);
+
 #endif /* SAOP_PRIVATE_H */

@@ -211,6 +211,17 @@ const char *saop_record_finish_reason(const json_t *rec);
 const json_t *saop_record_member(const json_t *rec, const char *name);
 
 /*
+ * Scan raw (len bytes, rec's raw or a text that replaces it) as rec's
+ * answer: tool-call arguments (rec has a tool_call) bare, a text answer
+ * by the wrapper rule (saop_detect_text()); a top-level number at the end
+ * of an answer cut at its limit (finish_reason "length") is cut
+ * (saop_detect_mark_cut()).  Returns 0 with res filled, or -SAOP_ENOMEM.
+ */
+struct saop_detect_result;
+int saop_record_detect(const json_t *rec, const char *raw, size_t len,
+    size_t max_depth, struct saop_detect_result *res);
+
+/*
  * Set rec.raw to the n bytes at raw (UTF-8).  Returns 0, -SAOP_EDATA when
  * they are not UTF-8, or -SAOP_ENOMEM.
  */
@@ -296,7 +307,18 @@ struct saop_detect_result {
 	long error_line;	/* its line, from 1 */
 	long error_column;	/* its column in bytes, from 1 */
 	char error[128];	/* why, in words */
+	/* Where the JSON begins in a wrapped answer (saop_detect_text()):
+	 * every index above counts in the whole text; 0 and 0 when bare. */
+	uint64_t json_start;	/* byte offset of the JSON value */
+	uint64_t json_end;	/* COMPLETE: where the value ends (before
+				   a closing fence or trailing prose) */
+	unsigned wrapper;	/* SAOP_WRAP_* bits: what came before it */
 };
+
+/* What wraps the JSON of an answer (struct saop_detect_result.wrapper). */
+#define SAOP_WRAP_FENCE	1u	/* an opening code fence (```, ~~~) */
+#define SAOP_WRAP_PROSE	2u	/* leading prose */
+#define SAOP_WRAP_THINK	4u	/* a leading <think> or <reasoning> block */
 
 struct saop_detector;
 
@@ -335,6 +357,33 @@ void saop_detector_free(struct saop_detector *d);
  */
 int saop_detect_buffer(const char *buf, size_t len, size_t max_depth,
     struct saop_detect_result *res);
+
+/*
+ * Scan a model's text answer by the wrapper rule of saop-detect(1): as
+ * saop_detect_buffer() when the text scans as JSON (complete or cut);
+ * else the one JSON value inside its wrapper (an opening code fence, a
+ * leading <think>/<reasoning> block, leading prose before a '{' or '['
+ * that begins a line or follows ": "), whose verdict res gets with
+ * json_start, json_end and wrapper set and every index counted in the
+ * whole text.  A text with no single reading is INVALID, error saying
+ * why.  Returns 0, or -SAOP_ENOMEM.
+ */
+int saop_detect_text(const char *buf, size_t len, size_t max_depth,
+    struct saop_detect_result *res);
+
+/*
+ * When the answer is known to be cut (finish_reason length, a cut
+ * stream), a top-level number that res (the scan of buf, len bytes) calls
+ * complete is a cut prefix of a longer one: res becomes TRUNCATED there
+ * (resume and close at the end, nothing before it complete).  Returns 1
+ * when res changed, 0 when not, -SAOP_ENOMEM.
+ */
+int saop_detect_mark_cut(struct saop_detect_result *res, const char *buf,
+    size_t len);
+
+/* The words of wrapper bits w: "fence", "prose+fence", "think+prose"...;
+ * NULL for 0 (static). */
+const char *saop_detect_wrapper_name(unsigned w);
 
 /* Free the strings of res (not res itself) and zero it. */
 void saop_detect_result_free(struct saop_detect_result *res);
