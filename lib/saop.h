@@ -694,6 +694,13 @@ int saop_model_call(const struct saop_model *m, const json_t *request,
  * (white space and the partial token), when there is such a thing. */
 #define SAOP_RESUME_TAIL_LABEL "\n\nYour output after it so far:\n\n"
 
+/* After an answer that could be read two ways (saop_resume_join()), the
+ * next attempt's user turn ends with this and the last 64 bytes or so of
+ * the partial output. */
+#define SAOP_RESUME_AGAIN_LABEL "\n\nYour last continuation could be " \
+	"read two ways. Do not repeat anything already written: go on " \
+	"right after these last characters of your partial output:\n\n"
+
 /* How the partial output reaches the model. */
 enum saop_resume_form {
 	SAOP_RESUME_AUTO = 0,	/* anthropic: prefill, then user on refusal;
@@ -738,21 +745,43 @@ json_t *saop_resume_request(const json_t *request, const char *prefix,
     enum saop_resume_context context, struct saop_err *e);
 
 /*
- * Merge prefix (plen bytes: a partial output up to its resume point) and
- * a continuation cont (clen bytes) as models really answer, keeping every
- * byte of prefix: cont appended as it came (mid-token if the cut was), the
- * open token re-sent from its start (only when it begins with the bytes of
- * it in prefix), a repeat of the tail of prefix dropped (one shorter than
- * 4 bytes only when nothing else merges); each reading of cont: as it is,
- * the body of a code fence, after a sentence around the JSON; a sentence
- * after the completed value cut.  Every candidate is judged by the scanner
- * (max_depth: 0 for SAOP_MAX_DEPTH): complete beats truncated beats
- * invalid, among truncated ones the one keeping most of prefix, then the
- * earlier one.  On success
- * *out is a new NUL-terminated buffer (free()) of *outlen bytes, res (when
- * not NULL) holds its scan (saop_detect_result_free()), and the verdict is
- * returned: SAOP_COMPLETE, SAOP_TRUNCATED or SAOP_INVALID.  Else ENOMEM.
+ * Join prefix (plen bytes: a partial output up to its resume point) and a
+ * model's continuation cont (clen bytes), keeping every byte of prefix, by
+ * the most likely reading of cont (saop-resume(1), "How the pieces are
+ * joined"): as it came (mid-token if the cut was); its leading blank
+ * lines dropped where white space cannot be content; a repeat of the tail
+ * of prefix dropped (the open token restarted with or without its quote,
+ * a cut escape or character written whole), read before the answer as it
+ * came when 8 bytes or longer, as likely as it when shorter; each reading
+ * of cont (as it is, then the body of a code fence, after a sentence
+ * around the JSON); words after the completed value cut.  Each candidate
+ * is scanned (as the JSON at opt->json_start after opt->wrapper): complete
+ * beats truncated beats invalid, then the more likely.  When two
+ * candidates as good and as likely hold different values, none is taken:
+ * opt->ambiguous is set and *out is prefix.  On success *out is a new
+ * NUL-terminated buffer (free()) of *outlen bytes, res (when not NULL)
+ * holds its scan (saop_detect_result_free()), and the verdict is returned:
+ * SAOP_COMPLETE, SAOP_TRUNCATED or SAOP_INVALID.  Else a negative code
+ * (ENOMEM).
  */
+struct saop_resume_join {
+	size_t unseen;		/* trailing white space of prefix the model
+				   was not shown (prefill strips it) */
+	size_t json_start;	/* where prefix's JSON begins (detect) */
+	unsigned wrapper;	/* what wraps it (SAOP_WRAP_*) */
+	size_t max_depth;	/* scanner nesting limit; 0: SAOP_MAX_DEPTH */
+	int cut;		/* cont was cut too (finish_reason length, a
+				   cut stream): complete and truncated
+				   readings are as good, and the first most
+				   likely is taken */
+	int ambiguous;		/* out: two readings, two values */
+};
+int saop_resume_join(const char *prefix, size_t plen, const char *cont,
+    size_t clen, struct saop_resume_join *opt, char **out, size_t *outlen,
+    struct saop_detect_result *res, struct saop_err *e);
+
+/* saop_resume_join() of a bare prefix, all of it seen, max_depth as
+ * given; an ambiguous answer leaves *out prefix (TRUNCATED). */
 int saop_resume_merge(const char *prefix, size_t plen, const char *cont,
     size_t clen, size_t max_depth, char **out, size_t *outlen,
     struct saop_detect_result *res, struct saop_err *e);
@@ -777,6 +806,8 @@ struct saop_resume_outcome {
 	int attempts;		/* continuation calls answered or failed */
 	enum saop_verdict verdict;	/* the scan of the raw written */
 	int prefill_refused;	/* AUTO fell back to the user form */
+	int ambiguous;		/* answers not taken: two readings, two
+				   values (resume.ambiguous) */
 	/* What the resume cost, over all its calls (resume.sent_bytes...): */
 	size_t sent_bytes;	/* text of the resume turns sent */
 	size_t received_bytes;	/* text of the answers received */

@@ -409,8 +409,17 @@ END_TEST
 
 START_TEST(merge_keeps_leading_white_space_as_it_came)
 {
+	/* One line break and indentation: as it came. */
+	merge_is("{\"a\": 1,", "\n   \"b\": 2}", SAOP_COMPLETE,
+	    "{\"a\": 1,\n   \"b\": 2}");
+	/* Blank lines put first: dropped through the last line break. */
 	merge_is("{\"a\": 1,", "\n\n   \"b\": 2}", SAOP_COMPLETE,
-	    "{\"a\": 1,\n\n   \"b\": 2}");
+	    "{\"a\": 1,   \"b\": 2}");
+	/* Inside a string a raw line break is never content. */
+	merge_is("[\"ab", "\n\ncd\"]", SAOP_COMPLETE, "[\"abcd\"]");
+	/* At a number all of it: it cannot go on after white space. */
+	merge_is("[1, 22, 33", "\n\n3, 4]", SAOP_COMPLETE, "[1, 22, 333, 4]");
+	merge_is("[1, 22, 33", "\n  3, 4]", SAOP_COMPLETE, "[1, 22, 333, 4]");
 }
 END_TEST
 
@@ -432,8 +441,9 @@ END_TEST
 
 START_TEST(merge_keeps_a_repeat_when_dropping_scans_no_better)
 {
-	/* Both readings are complete: the literal one wins. */
-	merge_is("[1,2,", "2,3]", SAOP_COMPLETE, "[1,2,2,3]");
+	/* Both readings are complete, with two values, and a two-byte
+	 * repeat is as likely as a continuation: neither is taken. */
+	merge_is("[1,2,", "2,3]", SAOP_TRUNCATED, "[1,2,");
 }
 END_TEST
 
@@ -499,9 +509,10 @@ START_TEST(merge_takes_a_resent_token_only_when_it_keeps_every_byte)
 	/* The open string, number or literal sent again from its start. */
 	merge_is("{\"a\": \"hel", "\"hello\"}", SAOP_COMPLETE,
 	    "{\"a\": \"hello\"}");
-	/* (A number sent again reads as digits carried on, which comes
-	 * first: "[12" + "123]" is "[12123]".) */
-	merge_is("[12", "123]", SAOP_COMPLETE, "[12123]");
+	/* (A number sent again reads as digits carried on as well:
+	 * "[12" + "123]" is "[12123]" or "[123]", neither is taken.) */
+	merge_is("[12", "123]", SAOP_TRUNCATED, "[12");
+	merge_is("[12345678", "123456789]", SAOP_COMPLETE, "[123456789]");
 	merge_is("[tr", "true]", SAOP_COMPLETE, "[true]");
 	/* Something else in its place would lose "hel": refused. */
 	merge_is("{\"a\": \"hel", "\"world\"}", SAOP_INVALID,
@@ -553,8 +564,11 @@ START_TEST(prefill_white_space_is_kept_for_the_merge)
 	ws_case(SAOP_RESUME_PREFILL, " y\"}", "{\"a\": \"x y\"}",
 	    "{\"a\": \"x");
 	ws_case(SAOP_RESUME_PREFILL, "z\"}", "{\"a\": \"x z\"}", NULL);
-	/* The user form quotes it: the answer goes right after it. */
-	ws_case(SAOP_RESUME_USER, " y\"}", "{\"a\": \"x  y\"}", NULL);
+	/* The user form quotes it: ' y"}' reads as the space carried on
+	 * or written again, two values: not taken (asked once more, the
+	 * same answer, exhausted); 'y"}' goes right after it. */
+	ws_case(SAOP_RESUME_USER, " y\"}", "{\"a\": \"x ", NULL);
+	ws_case(SAOP_RESUME_USER, "y\"}", "{\"a\": \"x y\"}", NULL);
 }
 END_TEST
 
