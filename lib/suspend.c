@@ -555,18 +555,24 @@ count_usage(struct turn *t, const struct saop_llm_answer *a)
 }
 
 /*
- * Put text (len bytes) after t's partial answer: the merge of the resume
- * protocol when there is one (kept only when it scans no worse than the
- * partial alone), else text itself.  *verdict gets the scan.  0 or ENOMEM.
+ * Put text (len bytes) after t's partial answer: the one merge of the
+ * resume protocol (saop_resume_join(): the white space a prefill did not
+ * show, the wrapper of a text answer, the likeliest reading; an answer
+ * with two readings of two values, or one that spoils the partial, is
+ * dropped), else text itself, scanned as an answer (a wrapped text by the
+ * wrapper rule; a number at its end cut when cut says the answer was).
+ * *verdict gets the scan.  0 or ENOMEM.
  */
 static int
-take(struct turn *t, const char *text, size_t len, int *verdict,
-    struct saop_err *e)
+take(struct turn *t, const struct saop_suspend_opts *o, const char *text,
+    size_t len, int cut, int *verdict, struct saop_err *e)
 {
 	struct saop_detect_result r;
+	struct saop_resume_join j;
+	enum saop_resume_form form = o->form;
 	char *out;
-	size_t olen;
-	int v;
+	size_t olen, keep;
+	int v, rc;
 
 	if (t->plen == 0) {
 		if ((out = malloc(len + 1)) == NULL)
@@ -575,7 +581,12 @@ take(struct turn *t, const char *text, size_t len, int *verdict,
 		memcpy(out, text, len);
 		out[len] = '\0';
 		olen = len;
-		if (saop_detect_buffer(out, olen, 0, &r) != 0) {
+		rc = t->tool_call != NULL ? saop_detect_buffer(out, olen, 0,
+		    &r) : saop_detect_text(out, olen, 0, &r);
+		if (rc == 0 && cut && (rc = saop_detect_mark_cut(&r, out,
+		    olen)) < 0)
+			saop_detect_result_free(&r);
+		if (rc < 0) {
 			free(out);
 			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
 			    "out of memory");
@@ -587,12 +598,36 @@ take(struct turn *t, const char *text, size_t len, int *verdict,
 			*verdict = SAOP_TRUNCATED;
 			return 0;
 		}
-		v = saop_resume_merge(t->partial, t->plen, text, len, 0, &out,
+		memset(&j, 0, sizeof(j));
+		if (t->tool_call == NULL) {
+			/* Where the JSON of the partial text begins. */
+			if (saop_detect_text(t->partial, t->plen, 0, &r) != 0)
+				return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+				    "out of memory");
+			j.json_start = (size_t)r.json_start;
+			j.wrapper = r.wrapper;
+			saop_detect_result_free(&r);
+		}
+		if (form == SAOP_RESUME_AUTO)
+			form = o->provider == SAOP_PROVIDER_ANTHROPIC ?
+			    SAOP_RESUME_PREFILL : SAOP_RESUME_USER;
+		if (form == SAOP_RESUME_PREFILL) {
+			/* The prefill went without its trailing white
+			 * space. */
+			for (keep = t->plen; keep > 0 &&
+			    strchr(" \t\r\n", t->partial[keep - 1]) != NULL;
+			    keep--)
+				;
+			j.unseen = t->plen - keep;
+		}
+		j.cut = cut;
+		v = saop_resume_join(t->partial, t->plen, text, len, &j, &out,
 		    &olen, NULL, e);
 		if (v < 0)
 			return v;
-		if (v == SAOP_INVALID) {
-			/* A continuation that spoils the partial: drop it. */
+		if (v == SAOP_INVALID || j.ambiguous) {
+			/* A continuation that spoils the partial, or one
+			 * read two ways: drop it. */
 			free(out);
 			*verdict = SAOP_TRUNCATED;
 			return 0;
@@ -869,7 +904,9 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 		if (rc == 0 || cls == SAOP_SUSPEND_LOST) {
 			struct saop_err me;
 
-			if ((again = take(&t, text, len, &verdict, &me)) != 0) {
+			if ((again = take(&t, o, text, len, rc != 0 ||
+			    strcmp(a.finish_reason, "length") == 0, &verdict,
+			    &me)) != 0) {
 				*e = me;
 				rc = again;
 				saop_llm_answer_free(&a);
