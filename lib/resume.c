@@ -591,9 +591,10 @@ cut_words(const struct joiner *j, char *buf, size_t *len, size_t hlen,
 /*
  * Judge the received text followed by tail[0..tlen), a candidate of
  * likelihood likely: kept in j when it is the best so far (complete
- * beats truncated beats invalid, then the more likely, then the one
- * judged first); a complete one as likely with another value marks j
- * ambiguous.  When the answer was cut too, complete and truncated are
+ * beats truncated beats invalid, then the more likely, then, for the
+ * same value, the shorter: white space between tokens not doubled, then
+ * the one judged first); a complete one as likely with another value
+ * marks j ambiguous.  When the answer was cut too, complete and truncated are
  * as good, and nothing is ambiguous: the merge is only a step, which the
  * next answer, read against it, confirms.  0, or a negative code with e
  * filled.
@@ -620,17 +621,22 @@ consider(struct joiner *j, const char *tail, size_t tlen, int likely)
 	cls = verdict_class(r.verdict);
 	if (j->cut && cls == 1)
 		cls = 0;	/* A cut answer: no reading is finished. */
-	if (j->have && (cls > j->cls || (cls == j->cls &&
-	    likely >= j->likely))) {
-		if (cls == j->cls && likely == j->likely && cls == 0 &&
-		    !j->cut &&
-		    !same_value(buf, json_end(&r, len), j->buf,
+	if (j->have && cls == j->cls && likely == j->likely && cls == 0 &&
+	    !j->cut) {
+		if (!same_value(buf, json_end(&r, len), j->buf,
 		    json_end(&j->res, j->len), j->js))
 			j->differs = 1;
+		else if (len < j->len)
+			goto take;	/* The same value, less doubled space. */
+	}
+	if (j->have && (cls > j->cls || (cls == j->cls &&
+	    likely >= j->likely))) {
 		saop_detect_result_free(&r);
 		free(buf);
 		return 0;
 	}
+	j->differs = 0;
+take:
 	if (j->have) {
 		saop_detect_result_free(&j->res);
 		free(j->buf);
@@ -640,7 +646,6 @@ consider(struct joiner *j, const char *tail, size_t tlen, int likely)
 	j->res = r;
 	j->cls = cls;
 	j->likely = likely;
-	j->differs = 0;
 	j->have = 1;
 	return 0;
 }
@@ -685,9 +690,12 @@ judge_reading(struct joiner *j, enum at_cut at, const char *c, size_t cl,
 	size_t ks[MAX_OVERLAPS], blank = blank_lead(c, cl, at), u;
 	int nk, i, rc;
 
-	if (blank > 0 && (rc = consider(j, c + blank, cl - blank,
-	    base + L_AS_CAME)) != 0)
-		return rc;
+	if (blank > 0) {
+		u = blank + common_len(j->p + j->plen - j->unseen, j->unseen,
+		    c + blank, cl - blank);
+		if ((rc = consider(j, c + u, cl - u, base + L_AS_CAME)) != 0)
+			return rc;
+	}
 	u = common_len(j->p + j->plen - j->unseen, j->unseen, c, cl);
 	if ((rc = consider(j, c + u, cl - u, base + L_AS_CAME)) != 0)
 		return rc;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -953,6 +954,282 @@ START_TEST(plan_says_which_records_need_a_call)
 }
 END_TEST
 
+/* ---- The likeliest reading (issue: merges that are never wrong) ---- */
+
+/* saop_resume_join() of prefix and cont with o: the verdict, *amb, and
+ * the text (new). */
+static char *
+join_of(const char *prefix, size_t plen, const char *cont, size_t clen,
+    struct saop_resume_join *o, int *verdict)
+{
+	struct saop_err e;
+	char *out;
+	size_t len;
+
+	*verdict = saop_resume_join(prefix, plen, cont, clen, o, &out, &len,
+	    NULL, &e);
+	ck_assert_int_ge(*verdict, 0);
+	ck_assert_uint_eq(len, strlen(out));
+	return out;
+}
+
+/* prefix + cont joins into want (NULL: not taken, two readings). */
+static void
+joins_to(const char *prefix, const char *cont, size_t unseen,
+    const char *want)
+{
+	struct saop_resume_join o;
+	char *out;
+	int v;
+
+	memset(&o, 0, sizeof(o));
+	o.unseen = unseen;
+	out = join_of(prefix, strlen(prefix), cont, strlen(cont), &o, &v);
+	if (want == NULL) {
+		ck_assert_msg(o.ambiguous && v != SAOP_COMPLETE &&
+		    strcmp(out, prefix) == 0, "'%s' + '%s': taken as '%s'",
+		    prefix, cont, out);
+	} else {
+		ck_assert_msg(!o.ambiguous && v == SAOP_COMPLETE,
+		    "'%s' + '%s': verdict %d, ambiguous %d", prefix, cont, v,
+		    o.ambiguous);
+		ck_assert_str_eq(out, want);
+	}
+	free(out);
+}
+
+START_TEST(a_restarted_string_is_read_as_a_repeat)
+{
+	/* Example 1: the open string's text written again. */
+	joins_to("{\"thought\": \"hello wor", "hello world\"}", 0,
+	    "{\"thought\": \"hello world\"}");
+	/* With its quote. */
+	joins_to("{\"thought\": \"hello wor", "\"hello world\"}", 0,
+	    "{\"thought\": \"hello world\"}");
+}
+END_TEST
+
+START_TEST(a_short_repeat_with_two_readings_is_not_taken)
+{
+	/* Examples 2 and 3: "22, 333]" is "22, 33" written again or the
+	 * numbers 3322 and 333; ", 33, 333]" is ", 33" again or one more
+	 * 33.  Both read as complete JSON, two values: neither is taken. */
+	joins_to("[1, 22, 33", "22, 333]", 0, NULL);
+	joins_to("[1, 22, 33", ", 33, 333]", 0, NULL);
+}
+END_TEST
+
+START_TEST(blank_lines_before_a_number_are_not_content)
+{
+	/* Example 4: "33" then blank lines then "3": the number goes on. */
+	joins_to("[1, 22, 33", "\n\n3, 4]", 0, "[1, 22, 333, 4]");
+}
+END_TEST
+
+START_TEST(a_long_repeat_inside_code_is_dropped)
+{
+	/* Example 5: "return 0;" written again inside a string. */
+	joins_to("{\"a\": {\"b\": {\"code\": \"int main(void) {return 0;",
+	    "return 0;}\\n\"}}}", 0,
+	    "{\"a\": {\"b\": {\"code\": \"int main(void) {return 0;}\\n"
+	    "\"}}}");
+}
+END_TEST
+
+START_TEST(prefill_white_space_and_a_rewritten_escape_are_never_doubled)
+{
+	/* The space the prefill did not show, sent again by the model. */
+	joins_to("[\"a ", " b\"]", 1, "[\"a b\"]");
+	/* A cut escape written whole: read as the '\\' again or as "\\\\":
+	 * two values, not taken; a cut \u escape written whole has one. */
+	joins_to("[\"a\\", "\\n\"]", 0, NULL);
+	joins_to("[\"a\\u00", "\\u00e9\"]", 0, "[\"a\\u00e9\"]");
+	/* A cut 4-byte character written whole. */
+	joins_to("[\"a\xf0\x9f", "\xf0\x9f\x98\x80\"]", 0,
+	    "[\"a\xf0\x9f\x98\x80\"]");
+}
+END_TEST
+
+START_TEST(a_top_level_number_cut_at_the_limit_is_resumed)
+{
+	/* "12345.678" cut to "1" with finish_reason length: not complete. */
+	static const char *const texts[] = { "2345.678" };
+	struct fake f = { texts, 1, 0, 0, 0, 0, NULL, 0 };
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+	json_t *rec = record("1");
+
+	json_object_set_new(rec, "finish_reason", json_string("length"));
+	opts_for(&o, &f);
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(oc.status, SAOP_RESUME_RESOLVED);
+	ck_assert_str_eq(sget(rec, "raw", NULL), "12345.678");
+	json_decref(rec);
+	json_decref(f.last);
+	f.last = NULL;
+	/* Without the limit, "1" is a complete answer. */
+	rec = record("1");
+	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(oc.status, SAOP_RESUME_SKIPPED);
+	json_decref(rec);
+}
+END_TEST
+
+/* The ways a model carries on in the sweep below. */
+enum manner {
+	M_EXACT, M_REPEAT, M_RESTART, M_RESTART_NOQUOTE, M_BLANK,
+	M_REWRITE, M_COUNT
+};
+static const char *const manner_names[M_COUNT] = {
+	"exactly from the cut", "repeating the last k bytes (k=1..20)",
+	"restarting the open token", "restarting it without its quote",
+	"blank lines first", "rewriting a cut escape or character whole"
+};
+
+/* Counts of the sweep, per manner. */
+struct tally {
+	size_t resolved, other;
+};
+
+/* Join shown (what the model saw: P, or P without the white space a
+ * prefill strips: unseen bytes) + cont for answer a (n bytes) and tally
+ * it: a complete join must be a itself. */
+static void
+sweep_one(const char *a, size_t n, const char *p, size_t plen,
+    size_t unseen, const char *pre, size_t prelen, const char *rest,
+    size_t rlen, struct tally *t, const char *what)
+{
+	struct saop_resume_join o;
+	char *cont, *out;
+	int v;
+
+	cont = malloc(prelen + rlen + 1);
+	memcpy(cont, pre, prelen);
+	memcpy(cont + prelen, rest, rlen);
+	memset(&o, 0, sizeof(o));
+	o.unseen = unseen;
+	out = join_of(p, plen, cont, prelen + rlen, &o, &v);
+	if (v == SAOP_COMPLETE && !o.ambiguous) {
+		ck_assert_msg(strlen(out) == n && memcmp(out, a, n) == 0,
+		    "%s: '%.*s' + '%.*s' RESOLVED as '%s', not '%.*s'", what,
+		    (int)plen, p, (int)(prelen + rlen), cont, out, (int)n, a);
+		t->resolved++;
+	} else {
+		/* Never OK: not complete, or left as received. */
+		ck_assert(v != SAOP_COMPLETE || strcmp(out, p) == 0 ||
+		    o.ambiguous);
+		t->other++;
+	}
+	free(cont);
+	free(out);
+}
+
+/* Every manner at cut k of answer a (n bytes) for the path that shows
+ * the model p = a[0..plen) (saop-resume: up to the resume point rp;
+ * saop-suspend: all received), in form prefill or user. */
+static void
+sweep_cut(const char *a, size_t n, size_t plen, size_t rp, int prefill,
+    struct tally *t)
+{
+	struct saop_detect_result r;
+	size_t shown = plen, k, ts;
+	char what[64];
+
+	if (prefill)
+		while (shown > 0 && strchr(" \t\r\n", a[shown - 1]) != NULL)
+			shown--;
+	snprintf(what, sizeof(what), "cut at %zu, %s", plen,
+	    prefill ? "prefill" : "user");
+	sweep_one(a, n, a, plen, plen - shown, "", 0, a + shown, n - shown,
+	    &t[M_EXACT], what);
+	sweep_one(a, n, a, plen, plen - shown, "\n\n", 2, a + shown,
+	    n - shown, &t[M_BLANK], what);
+	for (k = 1; k <= 20 && k <= shown; k++)
+		if (((unsigned char)a[shown - k] & 0xc0) != 0x80)
+			sweep_one(a, n, a, plen, plen - shown, "", 0,
+			    a + shown - k, n - shown + k, &t[M_REPEAT], what);
+	ck_assert_int_eq(saop_detect_buffer(a, shown, 0, &r), 0);
+	ts = (size_t)r.truncation_index;
+	while (ts < shown && strchr(" \t\r\n", a[ts]) != NULL)
+		ts++;
+	if (r.verdict == SAOP_TRUNCATED && ts < shown) {
+		sweep_one(a, n, a, plen, plen - shown, "", 0, a + ts, n - ts,
+		    &t[M_RESTART], what);
+		if (a[ts] == '"')
+			sweep_one(a, n, a, plen, plen - shown, "", 0,
+			    a + ts + 1, n - ts - 1, &t[M_RESTART_NOQUOTE],
+			    what);
+	}
+	saop_detect_result_free(&r);
+	if (rp < plen)
+		sweep_one(a, n, a, plen, 0, "", 0, a + rp, n - rp,
+		    &t[M_REWRITE], what);
+}
+
+START_TEST(no_manner_of_carrying_on_is_ever_resolved_wrong)
+{
+	/*
+	 * Model stand-ins that each carry on honestly in one manner, over
+	 * every cut of a corpus (strings, numbers, literals, escapes,
+	 * 2- and 4-byte characters, between tokens), as saop-resume shows
+	 * the partial output (up to the resume point) and as saop-suspend's
+	 * continuation does (all received, a cut escape or character too),
+	 * prefill (trailing white space unseen) and user form: every
+	 * complete join is the intended answer byte for byte; the others
+	 * are not OK.  The counts go to the log.
+	 */
+	static const char *const corpus[] = {
+		"{\"saop\": \"1.0\", \"turn_index\": 3, \"agent_role\": "
+		"\"developer\", \"thought\": \"Read the file, then fix the "
+		"bug.\", \"action\": {\"tool\": \"read_file\", \"parameters\": "
+		"{\"path\": \"src/main.c\", \"limit\": 120}}}",
+		"{\"thought\": \"caf\\u00e9 \\ud83d\\ude00 \xf0\x9f\x98\x80 "
+		"na\xc3\xafve \\\"quoted\\\" back\\\\slash\\t\", \"action\": "
+		"null}",
+		"[1, -22, 3.25, 4e10, -0.5E-3, 123456789, true, false, null, "
+		"[], {}]",
+		"{\"a\": {\"b\": [true, null, \"x\"]}, \"c\": -1.5e+2, \"d\": "
+		"\"line1\\nline2\"}",
+		"{\"code\": \"int main(void) {return 0;}\\n\", \"ok\": true}"
+	};
+	struct tally t[M_COUNT];
+	struct saop_detect_result r;
+	size_t i, k, n, rp, total = 0;
+	int m, prefill;
+
+	memset(t, 0, sizeof(t));
+	for (i = 0; i < sizeof(corpus) / sizeof(corpus[0]); i++) {
+		n = strlen(corpus[i]);
+		for (k = 1; k < n; k++) {
+			ck_assert_int_eq(saop_detect_buffer(corpus[i], k, 0,
+			    &r), 0);
+			rp = (size_t)r.resume_index;
+			m = r.verdict == SAOP_TRUNCATED;
+			saop_detect_result_free(&r);
+			if (!m)
+				continue;
+			for (prefill = 0; prefill < 2; prefill++) {
+				/* saop-resume, then saop-suspend. */
+				sweep_cut(corpus[i], n, rp, rp, prefill, t);
+				sweep_cut(corpus[i], n, k, rp, prefill, t);
+			}
+		}
+	}
+	for (m = 0; m < M_COUNT; m++) {
+		fprintf(stderr, "sweep: %-44s %6zu resolved byte-exact, "
+		    "%5zu not OK, 0 wrong\n", manner_names[m], t[m].resolved,
+		    t[m].other);
+		total += t[m].resolved + t[m].other;
+		/* Every manner is mostly resolved, not just refused. */
+		ck_assert_msg(t[m].resolved * 2 > t[m].other, "%s: %zu of %zu",
+		    manner_names[m], t[m].resolved,
+		    t[m].resolved + t[m].other);
+	}
+	ck_assert_uint_ge(total, 10000);
+}
+END_TEST
+
 /* The log row and the events of one resumed record. */
 START_TEST(every_cut_of_the_corpus_resumes_byte_for_byte)
 {
@@ -1232,6 +1509,14 @@ resume_suite(void)
 	tcase_add_test(t, plan_says_which_records_need_a_call);
 	tcase_add_test(t, resumed_record_writes_one_log_row_and_its_events);
 	tcase_add_test(t, every_cut_of_the_corpus_resumes_byte_for_byte);
+	tcase_add_test(t, a_restarted_string_is_read_as_a_repeat);
+	tcase_add_test(t, a_short_repeat_with_two_readings_is_not_taken);
+	tcase_add_test(t, blank_lines_before_a_number_are_not_content);
+	tcase_add_test(t, a_long_repeat_inside_code_is_dropped);
+	tcase_add_test(t,
+	    prefill_white_space_and_a_rewritten_escape_are_never_doubled);
+	tcase_add_test(t, a_top_level_number_cut_at_the_limit_is_resumed);
+	tcase_add_test(t, no_manner_of_carrying_on_is_ever_resolved_wrong);
 	tcase_add_test(t, a_cut_four_byte_character_is_written_again_whole);
 	tcase_add_test(t, an_unrelated_answer_never_resolves_with_lost_bytes);
 	suite_add_tcase(s, t);
