@@ -468,17 +468,20 @@ scan_part(const char *buf, size_t len, size_t js, unsigned wrapper,
  * (a code fence's body, after a sentence) add L_NEXT_READING each.
  */
 enum likely {
-	L_LONG_REPEAT = 0,	/* a repeat of LONG_REPEAT bytes or more of
-				   the received tail dropped (the open token
-				   restarted, the model went back) */
+	L_RESTART = 0,		/* the open string written again from its
+				   quote or first byte, LONG_REPEAT bytes of
+				   its text or more received: a repeat that
+				   starts where the string does */
 	L_AS_CAME = 1,		/* as it came, its leading blank lines
-				   dropped, or a shorter repeat dropped: all
-				   equally likely */
+				   dropped, or any other repeat of the
+				   received tail dropped: all as likely (text
+				   that truly repeats itself at the cut, as
+				   code does, reads as a repeat too) */
 	L_NEXT_READING = 2
 };
 
-/* A repeat this long of the received tail is read as a repeat before the
- * answer as it came. */
+/* The open string's text received, at least, for its restart to be read
+ * before the answer as it came. */
 #define LONG_REPEAT	8
 
 /* The merge of one answer: what it joins and the best candidate so far. */
@@ -491,6 +494,8 @@ struct joiner {
 				   not see (prefill) */
 	size_t max_depth;
 	int cut;		/* the answer was cut too */
+	size_t open_str;	/* bytes of the open string received (its
+				   quote too), 0 when the cut is not in one */
 	struct saop_err *e;
 	/* The best candidate: */
 	char *buf;
@@ -677,6 +682,18 @@ blank_lead(const char *c, size_t cl, enum at_cut at)
 }
 
 /*
+ * 1 when a repeat of the last k received bytes is the open string written
+ * again from its start (its quote, or its first byte) and at least
+ * LONG_REPEAT bytes of its text had come, else 0.
+ */
+static int
+restart(const struct joiner *j, size_t k)
+{
+	return j->open_str > LONG_REPEAT &&
+	    (k == j->open_str || k == j->open_str - 1);
+}
+
+/*
  * Judge every candidate of one reading c[0..cl) of the answer (base: its
  * likelihood added): its leading blank lines dropped; as it came (the
  * white space prefill did not show merged with its own); a repeat of the
@@ -705,7 +722,7 @@ judge_reading(struct joiner *j, enum at_cut at, const char *c, size_t cl,
 		    "merging");
 	for (i = 0; i < nk; i++)
 		if ((rc = consider(j, c + ks[i], cl - ks[i], base +
-		    (ks[i] >= LONG_REPEAT ? L_LONG_REPEAT : L_AS_CAME))) != 0)
+		    (restart(j, ks[i]) ? L_RESTART : L_AS_CAME))) != 0)
 			return rc;
 	return 0;
 }
@@ -743,6 +760,8 @@ saop_resume_join(const char *prefix, size_t plen, const char *cont,
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
 	if (ts < plen - j.js)
 		at = prefix[j.js + ts] == '"' ? CUT_STRING : CUT_SCALAR;
+	if (at == CUT_STRING)
+		j.open_str = plen - j.js - ts;
 	n = readings(cont, clen, sp);
 	for (i = 0; i < n && rc == 0; i++) {
 		if (i > 0 && j.have && j.res.verdict == SAOP_COMPLETE)

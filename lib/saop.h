@@ -751,8 +751,9 @@ json_t *saop_resume_request(const json_t *request, const char *prefix,
  * joined"): as it came (mid-token if the cut was); its leading blank
  * lines dropped where white space cannot be content; a repeat of the tail
  * of prefix dropped (the open token restarted with or without its quote,
- * a cut escape or character written whole), read before the answer as it
- * came when 8 bytes or longer, as likely as it when shorter; each reading
+ * a cut escape or character written whole), as likely as the answer as it
+ * came but for an open string written again from its start after 8 bytes
+ * or more of its text, which is read before it; each reading
  * of cont (as it is, then the body of a code fence, after a sentence
  * around the JSON); words after the completed value cut.  Each candidate
  * is scanned (as the JSON at opt->json_start after opt->wrapper): complete

@@ -53,8 +53,10 @@ standin_start() {
 "$PYTHON3" - "$tmp" <<'PY'
 import json, sys
 tmp = sys.argv[1]
-line = 'x = \\"caf\\u00e9\\" + \\"\\u2603\\\\\\"; /* \u00e9\U0001F600 ok */\\n'
-body = (line * 200)[:3000]
+# (Each line numbered: text that repeats itself exactly at a cut reads
+# as a repeat too, and a merge with two readings is not taken.)
+line = 'x%d = \\"caf\\u00e9\\" + \\"\\u2603\\\\\\"; /* \u00e9\U0001F600 ok */\\n'
+body = "".join(line % i for i in range(200))[:3000]
 body = body[:body.rfind("\\n") + 2]
 answer = ('{"saop": "1.0", "turn_index": 3, "agent_role": "developer", '
           '"thought": "write it", "action": {"tool": "write_file", '

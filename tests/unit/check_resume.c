@@ -513,7 +513,7 @@ START_TEST(merge_takes_a_resent_token_only_when_it_keeps_every_byte)
 	/* (A number sent again reads as digits carried on as well:
 	 * "[12" + "123]" is "[12123]" or "[123]", neither is taken.) */
 	merge_is("[12", "123]", SAOP_TRUNCATED, "[12");
-	merge_is("[12345678", "123456789]", SAOP_COMPLETE, "[123456789]");
+	merge_is("[12345678", "123456789]", SAOP_TRUNCATED, "[12345678");
 	merge_is("[tr", "true]", SAOP_COMPLETE, "[true]");
 	/* Something else in its place would lose "hel": refused. */
 	merge_is("{\"a\": \"hel", "\"world\"}", SAOP_INVALID,
@@ -1026,13 +1026,19 @@ START_TEST(blank_lines_before_a_number_are_not_content)
 }
 END_TEST
 
-START_TEST(a_long_repeat_inside_code_is_dropped)
+START_TEST(a_long_repeat_inside_code_is_not_taken)
 {
-	/* Example 5: "return 0;" written again inside a string. */
+	/* Example 5: "return 0;" written again inside a string, or code
+	 * that says it twice (code repeats itself): not taken. */
 	joins_to("{\"a\": {\"b\": {\"code\": \"int main(void) {return 0;",
-	    "return 0;}\\n\"}}}", 0,
+	    "return 0;}\\n\"}}}", 0, NULL);
+	/* The whole string again is a restart of it: taken. */
+	joins_to("{\"a\": {\"b\": {\"code\": \"int main(void) {return 0;",
+	    "int main(void) {return 0;}\\n\"}}}", 0,
 	    "{\"a\": {\"b\": {\"code\": \"int main(void) {return 0;}\\n"
 	    "\"}}}");
+	/* A short string's restart is as likely as its text doubled. */
+	joins_to("[\"abc", "abcd\"]", 0, NULL);
 }
 END_TEST
 
@@ -1512,7 +1518,7 @@ resume_suite(void)
 	tcase_add_test(t, a_restarted_string_is_read_as_a_repeat);
 	tcase_add_test(t, a_short_repeat_with_two_readings_is_not_taken);
 	tcase_add_test(t, blank_lines_before_a_number_are_not_content);
-	tcase_add_test(t, a_long_repeat_inside_code_is_dropped);
+	tcase_add_test(t, a_long_repeat_inside_code_is_not_taken);
 	tcase_add_test(t,
 	    prefill_white_space_and_a_rewritten_escape_are_never_doubled);
 	tcase_add_test(t, a_top_level_number_cut_at_the_limit_is_resumed);
