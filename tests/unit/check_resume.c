@@ -1236,6 +1236,194 @@ START_TEST(no_manner_of_carrying_on_is_ever_resolved_wrong)
 }
 END_TEST
 
+/* ---- saop-suspend's continuation: the same merge ---- */
+
+/* A stream cut after cut bytes of answer, then a continuation in one
+ * manner (manner, k) of what the next request shows. */
+struct cutstream {
+	const char *answer;
+	size_t len, cut;
+	enum manner manner;
+	size_t k;
+	int calls;
+};
+
+/* The text the continuation request shows as the partial answer (the
+ * assistant's prefill, or what follows SAOP_RESUME_PARTIAL_LABEL), *n
+ * bytes. */
+static const char *
+cut_shown(const json_t *req, size_t *n)
+{
+	const char *t = shown(req, n);
+
+	ck_assert_ptr_nonnull(t);
+	return t;
+}
+
+/* The stand-in: the first call breaks after the cut, the second carries
+ * on from what it was shown in its manner. */
+static int
+cutstream_call(void *arg, const json_t *req, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	struct cutstream *c = arg;
+	struct saop_detect_result r;
+	const char *p;
+	size_t n, from, ts;
+	const char *lead = "";
+
+	memset(a, 0, sizeof(*a));
+	a->prompt_tokens = a->completion_tokens = -1;
+	if (c->calls++ == 0) {
+		a->raw = strndup(c->answer, c->cut);
+		a->raw_len = c->cut;
+		return saop__fail(e, SAOP_ENETWORK, 0, "cut");
+	}
+	p = cut_shown(req, &n);
+	ck_assert(n <= c->len && memcmp(p, c->answer, n) == 0);
+	from = n;
+	ck_assert_int_eq(saop_detect_text(p, n, 0, &r), 0);
+	ts = (size_t)r.truncation_index;
+	while (ts < n && strchr(" \t\r\n", p[ts]) != NULL)
+		ts++;
+	switch (c->manner) {
+	case M_REPEAT:
+		from = n - c->k;
+		break;
+	case M_RESTART:
+		from = ts;	/* (n, the cut, when between tokens) */
+		break;
+	case M_RESTART_NOQUOTE:
+		if (ts < n && p[ts] == '"')
+			from = ts + 1;
+		break;
+	case M_BLANK:
+		lead = "\n\n";
+		break;
+	case M_REWRITE:
+		from = (size_t)r.resume_index;
+		break;
+	default:
+		break;
+	}
+	saop_detect_result_free(&r);
+	a->raw_len = strlen(lead) + c->len - from;
+	a->raw = malloc(a->raw_len + 1);
+	strcpy(a->raw, lead);
+	memcpy(a->raw + strlen(lead), c->answer + from, c->len - from);
+	a->raw[a->raw_len] = '\0';
+	strcpy(a->finish_reason, "stop");
+	return 0;
+}
+
+/* The probe: the endpoint is up. */
+static int
+up(void *arg)
+{
+	(void)arg;
+	return 1;
+}
+
+START_TEST(suspend_continuation_is_never_wrong)
+{
+	/*
+	 * saop-suspend's continuation of a stream cut by the network, a
+	 * sample of cuts (every ninth byte) of two answers, each manner (k =
+	 * 1, 3, 12 for the repeats),
+	 * prefill (anthropic) and user form (openai): a raw that scans
+	 * complete is the answer byte for byte; the rest is left cut (not
+	 * OK downstream).  The counts go to the log.
+	 */
+	static const char *const answers[] = {
+		"{\"thought\": \"caf\\u00e9 \xf0\x9f\x98\x80 \\\"q\\\" "
+		"back\\\\slash\", \"n\": -12.5e3, \"ok\": [true, null]}",
+		"```json\n{\"saop\": \"1.0\", \"thought\": \"Read it all.\", "
+		"\"action\": null}\n```"
+	};
+	char dir[] = "/tmp/check_resume.XXXXXX", path[64], cmd[96];
+	struct saop_suspend_opts o;
+	struct saop_suspend_outcome out;
+	struct saop_detect_result r;
+	struct cutstream c;
+	struct saop_store *st;
+	struct saop_err e;
+	struct tally t[M_COUNT];
+	const char *raw;
+	size_t i, k, n, rl, rp;
+	json_t *rec;
+	int m, form, ks[] = { 1, 3, 12 }, kk;
+
+	memset(t, 0, sizeof(t));
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/state.sqlite", dir);
+	ck_assert_ptr_nonnull(st = saop_store_open(path, &e));
+	for (i = 0; i < 2; i++) {
+		n = strlen(answers[i]);
+		for (k = 2; k < n; k += 9) {
+			ck_assert_int_eq(saop_detect_text(answers[i], k, 0,
+			    &r), 0);
+			rp = (size_t)r.resume_index;
+			m = r.verdict == SAOP_TRUNCATED;
+			saop_detect_result_free(&r);
+			if (!m)
+				continue;
+			for (m = 0; m < M_COUNT; m++)
+			for (kk = 0; kk < (m == M_REPEAT ? 3 : 1); kk++)
+			for (form = SAOP_RESUME_PREFILL;
+			    form <= SAOP_RESUME_USER; form++) {
+				if (m == M_REWRITE && rp == k)
+					continue;
+				memset(&c, 0, sizeof(c));
+				c.answer = answers[i];
+				c.len = n;
+				c.cut = k;
+				c.manner = (enum manner)m;
+				c.k = (size_t)ks[kk];
+				if (m == M_REPEAT && c.k > k - 1)
+					continue;
+				memset(&o, 0, sizeof(o));
+				o.store = st;
+				o.max_resumes = 1;
+				o.poll_ms = 1;
+				o.form = (enum saop_resume_form)form;
+				o.model.call = cutstream_call;
+				o.model.arg = &c;
+				o.probe = up;
+				rec = json_pack("{s:s,s:i,s:{s:[{s:s,s:s}]}}",
+				    "task_id", "c", "turn", 1, "request",
+				    "messages", "role", "user", "content",
+				    "go");
+				(void)saop_suspend_turn(rec, NULL, &o, &out,
+				    &e);
+				raw = saop_record_raw(rec, &rl);
+				ck_assert_int_eq(saop_detect_text(raw, rl, 0,
+				    &r), 0);
+				if (r.verdict == SAOP_COMPLETE) {
+					ck_assert_msg(rl == n && memcmp(raw,
+					    answers[i], n) == 0, "cut %zu, "
+					    "%s, form %d: '%s'", k,
+					    manner_names[m], form, raw);
+					t[m].resolved++;
+				} else {
+					t[m].other++;
+				}
+				saop_detect_result_free(&r);
+				json_decref(rec);
+			}
+		}
+	}
+	for (m = 0; m < M_COUNT; m++) {
+		fprintf(stderr, "suspend: %-44s %5zu complete byte-exact, "
+		    "%4zu left cut, 0 wrong\n", manner_names[m], t[m].resolved,
+		    t[m].other);
+		ck_assert_uint_gt(t[m].resolved, 0);
+	}
+	saop_store_close(st);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* The log row and the events of one resumed record. */
 START_TEST(every_cut_of_the_corpus_resumes_byte_for_byte)
 {
@@ -1523,6 +1711,7 @@ resume_suite(void)
 	    prefill_white_space_and_a_rewritten_escape_are_never_doubled);
 	tcase_add_test(t, a_top_level_number_cut_at_the_limit_is_resumed);
 	tcase_add_test(t, no_manner_of_carrying_on_is_ever_resolved_wrong);
+	tcase_add_test(t, suspend_continuation_is_never_wrong);
 	tcase_add_test(t, a_cut_four_byte_character_is_written_again_whole);
 	tcase_add_test(t, an_unrelated_answer_never_resolves_with_lost_bytes);
 	suite_add_tcase(s, t);
