@@ -1516,13 +1516,12 @@ after_prose(const char *buf, size_t len, size_t p, unsigned w,
     struct saop_detect_result *res)
 {
 	struct saop_detect_result r;
-	size_t i, at, found = 0;
+	size_t i, at, f, found = 0;
 	int tried = 0, have = 0, said = 0, rc;
 	char why[96];
 
 	for (i = p; i < len; i++) {
 		unsigned ww = w | SAOP_WRAP_PROSE;
-		size_t f;
 
 		if ((buf[i] == '{' || buf[i] == '[') && (line_start(buf, p,
 		    i) || (i >= 2 && buf[i - 1] == ' ' && buf[i - 2] == ':')))
@@ -1547,7 +1546,7 @@ after_prose(const char *buf, size_t len, size_t p, unsigned w,
 		if ((rc = saop__detect_part(buf, len, at, ww, max_depth,
 		    &r)) != 0)
 			return rc;
-		if (!reads(&r)) {
+		if (!reads(&r) || r.empty) {
 			saop_detect_result_free(&r);
 			continue;
 		}
@@ -1566,7 +1565,11 @@ after_prose(const char *buf, size_t len, size_t p, unsigned w,
 		found = at;
 		if (r.verdict != SAOP_COMPLETE)
 			break;
-		i = (size_t)r.json_end - 1;
+		/* On after the value and its closing fence. */
+		i = skip_ws(buf, len, (size_t)r.json_end);
+		if ((ww & SAOP_WRAP_FENCE) && (f = fence_run(buf, len, i)) > 0)
+			i += f;
+		i--;
 	}
 	if (!have && !said)
 		no_reading(bare, "no '{' or '[' after the prose begins a "
