@@ -1581,6 +1581,31 @@ after_prose(const char *buf, size_t len, size_t p, unsigned w,
 	return 0;
 }
 
+/*
+ * The JSON at start after wrapper w into *res when it reads (bare, the
+ * whole text's scan, freed): 1; when it does not, 0 with *res empty and
+ * bare kept; -SAOP_ENOMEM with both freed.
+ */
+static int
+read_at(const char *buf, size_t len, size_t start, unsigned w,
+    size_t max_depth, struct saop_detect_result *bare,
+    struct saop_detect_result *res)
+{
+	int rc;
+
+	if ((rc = saop__detect_part(buf, len, start, w, max_depth,
+	    res)) != 0) {
+		saop_detect_result_free(bare);
+		return rc;
+	}
+	if (reads(res)) {
+		saop_detect_result_free(bare);
+		return 1;
+	}
+	saop_detect_result_free(res);
+	return 0;
+}
+
 /* See saop.h: the verdict on a text answer, wrapped or bare.  Returns 0 or
  * -SAOP_ENOMEM. */
 int
@@ -1626,16 +1651,9 @@ saop_detect_text(const char *buf, size_t len, size_t max_depth,
 			*res = bare;
 			return 0;
 		}
-		if ((rc = saop__detect_part(buf, len, (size_t)(nl - buf) + 1,
-		    w | SAOP_WRAP_FENCE, max_depth, res)) != 0) {
-			saop_detect_result_free(&bare);
-			return rc;
-		}
-		if (reads(res)) {
-			saop_detect_result_free(&bare);
-			return 0;
-		}
-		saop_detect_result_free(res);
+		if ((rc = read_at(buf, len, (size_t)(nl - buf) + 1,
+		    w | SAOP_WRAP_FENCE, max_depth, &bare, res)) != 0)
+			return rc < 0 ? rc : 0;
 		no_reading(&bare, "the text in the code fence is not JSON");
 		*res = bare;
 		return 0;
@@ -1644,18 +1662,9 @@ saop_detect_text(const char *buf, size_t len, size_t max_depth,
 		*res = bare;	/* Bare JSON gone wrong, no wrapper. */
 		return 0;
 	}
-	if (p < len && (buf[p] == '{' || buf[p] == '[') && w != 0) {
-		if ((rc = saop__detect_part(buf, len, p, w, max_depth,
-		    res)) != 0) {
-			saop_detect_result_free(&bare);
-			return rc;
-		}
-		if (reads(res)) {
-			saop_detect_result_free(&bare);
-			return 0;
-		}
-		saop_detect_result_free(res);
-	}
+	if (p < len && (buf[p] == '{' || buf[p] == '[') && w != 0 &&
+	    (rc = read_at(buf, len, p, w, max_depth, &bare, res)) != 0)
+		return rc < 0 ? rc : 0;
 	return after_prose(buf, len, p, w, max_depth, &bare, res);
 }
 

@@ -8,40 +8,7 @@
 # (The exhaustive sweep over every cut is check_resume's
 # no_manner_of_carrying_on_is_ever_resolved_wrong.)
 . "$top_srcdir/tests/cli/lib.sh"
-: "${PYTHON3:=python3}"
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
-    2>/dev/null || true
-
-STANDIN_PID=""
-standin_stop() {
-	if [ -n "$STANDIN_PID" ]; then
-		kill "$STANDIN_PID" 2>/dev/null || true
-		wait "$STANDIN_PID" 2>/dev/null || true
-		STANDIN_PID=""
-	fi
-}
-at_exit standin_stop
-# standin_start PROVIDER MANNER
-standin_start() {
-	standin_stop
-	rm -f "$tmp/port" "$tmp/log"
-	"$PYTHON3" "$top_srcdir/tests/standin-llm.py" --answers "$tmp/answers" \
-	    --port-file "$tmp/port" --log "$tmp/log" --chars 100000 \
-	    --manner "$2" &
-	STANDIN_PID=$!
-	_i=0
-	while [ ! -s "$tmp/port" ]; do
-		_i=$((_i + 1))
-		[ "$_i" -le 200 ] || fail "standin-llm did not start"
-		kill -0 "$STANDIN_PID" 2>/dev/null || fail "standin-llm exited"
-		sleep 0.05
-	done
-	SAOP_API_BASE="http://127.0.0.1:$(cat "$tmp/port")/v1"
-	SAOP_API_KEY=sk-standin
-	SAOP_PROVIDER=$1
-	SAOP_MODEL=standin
-	export SAOP_API_BASE SAOP_API_KEY SAOP_PROVIDER SAOP_MODEL
-}
+. "$top_srcdir/tests/cli/standin-lib.sh"
 
 "$PYTHON3" - "$tmp" <<'PY'
 import json, sys
@@ -78,7 +45,8 @@ for provider in openai anthropic; do
 	for manner in exact repeat:1 repeat:3 repeat:12 restart \
 	    restart-noquote blank; do
 		rm -f "$SAOP_DB"
-		standin_start "$provider" "$manner"
+		standin_start --provider "$provider" --chars 100000 \
+		    --manner "$manner"
 		saop-resume "$tmp/in.ndjson" >"$tmp/out" || [ $? -eq 1 ] ||
 		    fail "$provider $manner: saop-resume exited $?"
 		[ "$(wc -l <"$tmp/out")" -eq "$n" ] || fail "$provider $manner: records lost"

@@ -7,40 +7,7 @@
 # and saop-validate takes it as it is (no correction turn).  A text with
 # two possible starts is never resumed from the wrong one.
 . "$top_srcdir/tests/cli/lib.sh"
-: "${PYTHON3:=python3}"
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
-    2>/dev/null || true
-
-STANDIN_PID=""
-standin_stop() {
-	if [ -n "$STANDIN_PID" ]; then
-		kill "$STANDIN_PID" 2>/dev/null || true
-		wait "$STANDIN_PID" 2>/dev/null || true
-		STANDIN_PID=""
-	fi
-}
-at_exit standin_stop
-# standin_start PROVIDER: the stand-in on $tmp/answers, all of the rest in
-# one answer.
-standin_start() {
-	standin_stop
-	rm -f "$tmp/port" "$tmp/log"
-	"$PYTHON3" "$top_srcdir/tests/standin-llm.py" --answers "$tmp/answers" \
-	    --port-file "$tmp/port" --log "$tmp/log" --chars 100000 &
-	STANDIN_PID=$!
-	_i=0
-	while [ ! -s "$tmp/port" ]; do
-		_i=$((_i + 1))
-		[ "$_i" -le 200 ] || fail "standin-llm did not start"
-		kill -0 "$STANDIN_PID" 2>/dev/null || fail "standin-llm exited"
-		sleep 0.05
-	done
-	SAOP_API_BASE="http://127.0.0.1:$(cat "$tmp/port")/v1"
-	SAOP_API_KEY=sk-standin
-	SAOP_PROVIDER=$1
-	SAOP_MODEL=standin
-	export SAOP_API_BASE SAOP_API_KEY SAOP_PROVIDER SAOP_MODEL
-}
+. "$top_srcdir/tests/cli/standin-lib.sh"
 
 # Four wrapped envelopes, each cut inside a string, inside a number and
 # between members: one record per cut, the whole answers for the stand-in.
@@ -97,7 +64,7 @@ jqf '.state == "TRUNCATED" and .detect.wrapper == "fence" and
 
 for provider in openai anthropic; do
 	rm -f "$SAOP_DB"
-	standin_start "$provider"
+	standin_start --provider "$provider" --chars 100000
 	expect_status 0 saop-resume "$tmp/det" >"$tmp/out"
 	# Byte for byte, the closing fence too, in one call each.
 	jq -s -e 'all(.[]; .raw == .want and .state == "OK" and
@@ -128,7 +95,7 @@ done
 # '{' inside the <think> block (cut inside it: no JSON yet); a fence
 # inside a string of the JSON (bare: the JSON's own verdict).
 rm -f "$tmp/log"
-standin_start openai
+standin_start --chars 100000
 for raw in 'Use this: {"a": 1}
 {"b": 2, "c": "x' '<think>
 {"a": 1, "b": "x' '{"code": "```json\n{\"a\": 1", "b": "x'; do
