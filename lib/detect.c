@@ -1613,7 +1613,7 @@ saop_detect_text(const char *buf, size_t len, size_t max_depth,
     struct saop_detect_result *res)
 {
 	struct saop_detect_result bare;
-	size_t p, f, close;
+	size_t p, f;
 	unsigned w = 0;
 	int rc;
 
@@ -1629,6 +1629,7 @@ saop_detect_text(const char *buf, size_t len, size_t max_depth,
 	    starts(buf, len, p, "<reasoning>")) {
 		const char *end = buf[p + 1] == 't' ? "</think>" :
 		    "</reasoning>";
+		size_t close;
 
 		for (close = p; close < len && !starts(buf, len, close, end);
 		    close++)
@@ -1675,7 +1676,7 @@ saop_detect_mark_cut(struct saop_detect_result *res, const char *buf,
     size_t len)
 {
 	size_t start = (size_t)res->json_start, end;
-	char *closing;
+	char *none;
 
 	if (res->verdict != SAOP_COMPLETE || len == 0)
 		return 0;
@@ -1688,12 +1689,12 @@ saop_detect_mark_cut(struct saop_detect_result *res, const char *buf,
 	if (start >= len || (buf[start] != '-' &&
 	    (buf[start] < '0' || buf[start] > '9')))
 		return 0;
-	if ((closing = strdup("")) == NULL)
+	if ((none = strdup("")) == NULL)
 		return -SAOP_ENOMEM;
 	res->verdict = SAOP_TRUNCATED;
 	res->truncation_index = start;
 	res->resume_index = res->close_index = len;
-	res->closing = closing;
+	res->closing = none;
 	res->has_close = 1;
 	res->json_end = 0;
 	res->expected = "more digits, '.', 'e', or the end";

@@ -549,9 +549,11 @@ static int
 same_value(const char *a, size_t an, const char *b, size_t bn, size_t from)
 {
 	size_t i = from, j = from;
-	int sa = 0, ea = 0, sb = 0, eb = 0, ca, cb;
+	int sa = 0, ea = 0, sb = 0, eb = 0, ca;
 
 	do {
+		int cb;
+
 		ca = value_byte(a, an, &i, &sa, &ea);
 		cb = value_byte(b, bn, &j, &sb, &eb);
 		if (ca != cb)

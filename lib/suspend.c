@@ -571,10 +571,12 @@ take(struct turn *t, const struct saop_suspend_opts *o, const char *text,
 	struct saop_resume_join j;
 	enum saop_resume_form form = o->form;
 	char *out;
-	size_t olen, keep;
-	int v, rc;
+	size_t olen;
+	int v;
 
 	if (t->plen == 0) {
+		int rc;
+
 		if ((out = malloc(len + 1)) == NULL)
 			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
 			    "out of memory");
@@ -612,6 +614,8 @@ take(struct turn *t, const struct saop_suspend_opts *o, const char *text,
 			form = o->provider == SAOP_PROVIDER_ANTHROPIC ?
 			    SAOP_RESUME_PREFILL : SAOP_RESUME_USER;
 		if (form == SAOP_RESUME_PREFILL) {
+			size_t keep;
+
 			/* The prefill went without its trailing white
 			 * space. */
 			for (keep = t->plen; keep > 0 &&
