@@ -120,10 +120,10 @@ user_text(const char *token, const char *label, const char *quote,
 }
 
 /*
- * Where the token that prefix[0..len) ends inside starts (its partial
- * token: a string, number or literal cut short), or len when it ends
- * between tokens; *ti gets the end of its last complete token.  -1 when
- * out of memory.
+ * Where the token that prefix[0..len) (an answer, wrapped or bare) ends
+ * inside starts (its partial token: a string, number or literal cut
+ * short), or len when it ends between tokens; *ti gets the end of its last
+ * complete token.  -1 when out of memory.
  */
 static int
 partial_token(const char *prefix, size_t len, size_t max_depth, size_t *ti,
@@ -132,7 +132,7 @@ partial_token(const char *prefix, size_t len, size_t max_depth, size_t *ti,
 	struct saop_detect_result r;
 
 	*ti = *ts = len;
-	if (saop_detect_buffer(prefix, len, max_depth, &r) != 0)
+	if (saop_detect_text(prefix, len, max_depth, &r) != 0)
 		return -1;
 	if (r.verdict == SAOP_TRUNCATED) {
 		*ti = (size_t)r.truncation_index;

@@ -118,3 +118,11 @@ jq -s -e '.[0].resume.status == "SKIPPED" and .[1].resume.status == "SKIPPED"' \
 jq -cn '{task_id: "t", raw: "Sure:\n{\"a\": 1", tool_call: {id: "c1", name: "f"}}' |
     expect_status 1 saop-detect >"$tmp/tool"
 jqf '.state == "INVALID" and .detect.wrapper == null' "$tmp/tool"
+
+# --context tail on a wrapped answer: the open string after the last
+# valid token, not the fence.
+printf '```json\n{"a": "hello wor' | SAOP_MODEL=m \
+    SAOP_API_BASE=http://127.0.0.1:9/v1 saop-resume --raw-input --dry-run \
+    --context tail | sed '1,/^$/d' | jq -r '.messages[-1].content' >"$tmp/tail"
+tail -n 1 "$tmp/tail" | grep -qx ' "hello wor' || fail "tail: $(cat "$tmp/tail")"
+! grep -q '```' "$tmp/tail" || fail "tail: the fence was sent"
