@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "saop-private.h"
 #include "schema-int.h"
@@ -390,8 +391,14 @@ string(struct lex *lx, int key, int cont)
 		ends = typo != 0 ? typo_quote(s, n, lx->i) == typo :
 		    c == (unsigned char)quote;
 		if (ends) {
-			/* A key ends at its first closing quote. */
-			if ((k = key ? 0 : choose(lx, 2)) < 0)
+			size_t j = next_nonspace(s, n, lx->i + (typo ? 3 : 1));
+
+			/*
+			 * A key ends at its first closing quote, and so does
+			 * a string where a key would end (a ':' after it).
+			 */
+			if ((k = key || (j < n && s[j] == ':') ? 0 :
+			    choose(lx, 2)) < 0)
 				return -1;
 			if (k == 0) {
 				lx->i += typo != 0 ? 3 : 1;
@@ -740,6 +747,14 @@ bare_string(struct lex *lx)
 	}
 	while (end > lx->i && (s[end - 1] == ' ' || s[end - 1] == '\t'))
 		end--;
+	/* A cut or misspelt literal ("tru", "nul") is no string. */
+	for (k = 0; k < 3; k++) {
+		static const char *const lits[] = { "true", "false", "null" };
+
+		if (end - lx->i < strlen(lits[k]) &&
+		    strncasecmp(s + lx->i, lits[k], end - lx->i) == 0)
+			return -1;
+	}
 	if (end == lx->i || fix(lx, R_UNQUOTED_STRING) != 0 ||
 	    putc_(lx, '"') != 0)
 		return -1;
@@ -998,10 +1013,10 @@ value(struct lex *lx)
 				 * before it (when it closes the container
 				 * around), or it stands for the right one.
 				 */
-				k = 1;
-				if (lx->depth >= 2 && c == (lx->stack[lx->depth
-				    - 2] == '{' ? '}' : ']') &&
-				    (k = choose(lx, 2)) < 0)
+				if (lx->depth < 2 || c != (lx->stack[lx->depth
+				    - 2] == '{' ? '}' : ']'))
+					k = 1;
+				else if ((k = choose(lx, 2)) < 0)
 					return -1;
 				if (fix(lx, R_MISMATCHED_BRACKET) != 0 ||
 				    putc_(lx, closer(lx)) != 0)
@@ -1427,11 +1442,12 @@ static size_t
 think_len(const char *s, size_t n)
 {
 	static const char *const tags[] = { "think", "thinking", "reasoning" };
-	size_t i = next_nonspace(s, n, 0), k, t;
+	size_t i = next_nonspace(s, n, 0), k;
 	char close[16];
 
 	for (k = 0; k < 3; k++) {
-		t = strlen(tags[k]);
+		size_t t = strlen(tags[k]);
+
 		if (i + t + 2 > n || s[i] != '<' ||
 		    memcmp(s + i + 1, tags[k], t) != 0 || s[i + 1 + t] != '>')
 			continue;
@@ -1495,9 +1511,65 @@ strict(const char *out, size_t n)
 }
 
 /*
+ * Is the end of the strict JSON prefix t[0..n) inside a member that holds
+ * a call to run: "action", "parameters", "arguments", "tool_call",
+ * "tool_calls", "function" (at any depth)?  Such a cut is never closed:
+ * a shell command cut mid-string must not be run.  1 or 0.
+ */
+static int
+cut_in_call(const char *t, size_t n)
+{
+	static const char *const calls[] = { "action", "parameters",
+	    "arguments", "tool_call", "tool_calls", "function" };
+	size_t i = 0, depth = 0, k, ks = 0, kl = 0;
+	int in_key = 0, bad[64];
+
+	memset(bad, 0, sizeof(bad));
+	while (i < n) {
+		char c = t[i];
+
+		if (c == '"') {
+			size_t st = ++i;
+
+			while (i < n && t[i] != '"')
+				i += t[i] == '\\' ? 2 : 1;
+			ks = st;
+			kl = (i < n ? i : n) - st;
+			in_key = 1;
+			i++;
+			continue;
+		}
+		if (c == ':' && in_key && depth > 0 && depth <= 64) {
+			bad[depth - 1] = 0;
+			for (k = 0; k < sizeof(calls) / sizeof(calls[0]); k++)
+				if (kl == strlen(calls[k]) &&
+				    memcmp(t + ks, calls[k], kl) == 0)
+					bad[depth - 1] = 1;
+		} else if (c == '{' || c == '[') {
+			if (depth < 64)
+				bad[depth] = 0;
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (depth > 0)
+				depth--;
+		} else if (c == ',' && depth > 0 && depth <= 64) {
+			bad[depth - 1] = 0;
+		}
+		if (c != ' ' && c != '\n' && c != '\t' && c != '\r')
+			in_key = 0;
+		i++;
+	}
+	for (k = 0; k < depth && k < 64; k++)
+		if (bad[k])
+			return 1;
+	return 0;
+}
+
+/*
  * Close the cut reading r by the scanner's rules (the text up to its
  * close index, then its closing): 1 closed, 0 when nothing received
- * determines a value, -1 out of memory.
+ * determines a value or the cut is inside a call (cut_in_call()), -1 out
+ * of memory.
  */
 static int
 close_reading(struct reading *r)
@@ -1506,6 +1578,8 @@ close_reading(struct reading *r)
 	size_t cl;
 	char *t;
 
+	if (cut_in_call(r->text, r->len))
+		return 0;
 	memset(&d, 0, sizeof(d));
 	if (saop_detect_buffer(r->text, r->len, 0, &d) != 0)
 		return -1;
@@ -1627,7 +1701,7 @@ candidates(struct lex *lx, struct cand *c, size_t *nc, size_t max)
 			rc = (j > 0 ? saop__buf_putc(&arr, ',') : 0) ||
 			    saop__buf_append(&arr, r->text + r->spans[2 * j],
 			    r->spans[2 * j + 1] - r->spans[2 * j]);
-		if (rc != 0) {
+		if (rc != 0 || saop__buf_putc(&arr, ']') != 0) {
 			rc = -1;
 			break;
 		}

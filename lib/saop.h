@@ -1076,6 +1076,12 @@ struct saop_validate_opts {
 	 * large top-level array is checked an item at a time.
 	 */
 	int no_envelope;
+	/*
+	 * 1 (--close): a cut answer is closed locally when nothing else
+	 * reads (saop_repair_with()); validate.closed says whether it was.
+	 * Never for a record with a tool_call: it goes on to correction.
+	 */
+	int close;
 };
 
 /*
