@@ -362,7 +362,7 @@ string(struct lex *lx, int key, int cont)
 	const char *s = lx->s;
 	size_t n = lx->n, mark;
 	char quote = s[lx->i], esc[8];
-	int typo = typo_quote(s, n, lx->i), k;
+	int typo = typo_quote(s, n, lx->i), k, inside = 0;
 
 	if (typo != 0) {
 		if (fix(lx, R_TYPO_QUOTES) != 0)
@@ -395,10 +395,11 @@ string(struct lex *lx, int key, int cont)
 
 			/*
 			 * A key ends at its first closing quote, and so does
-			 * a string where a key would end (a ':' after it).
+			 * a string where a key would end (a ':' after it) or
+			 * where another string starts after white space.
 			 */
-			if ((k = key || (j < n && s[j] == ':') ? 0 :
-			    choose(lx, 2)) < 0)
+			if ((k = key || (j < n && (s[j] == ':' || (s[j] == '"' &&
+			    j > lx->i + 1))) ? 0 : choose(lx, 2)) < 0)
 				return -1;
 			if (k == 0) {
 				lx->i += typo != 0 ? 3 : 1;
@@ -406,6 +407,7 @@ string(struct lex *lx, int key, int cont)
 			}
 			if (fix(lx, R_UNESCAPED_QUOTE) != 0)
 				return -1;
+			inside = 1;
 			if (typo != 0) {
 				if (put(lx, s + lx->i, 3) != 0)
 					return -1;
@@ -419,7 +421,7 @@ string(struct lex *lx, int key, int cont)
 			mark = lx->out->len;
 			continue;
 		}
-		if (!key && typo == 0 && quote != '`' &&
+		if (!key && !inside && typo == 0 && quote != '`' &&
 		    (c == ',' || c == '}' || c == ']' || c == '\n') &&
 		    closes_before(s, n, lx->i)) {
 			if ((k = choose(lx, 2)) < 0)
@@ -1032,7 +1034,11 @@ value(struct lex *lx)
 				if (j >= lx->n || !quote_at(s, lx->n, j))
 					return -1;
 				lx->i = j;
-				lx->out->len--;		/* the closing '"' */
+				/* Take off the white space, then the '"'. */
+				while (is_space((unsigned char)lx->out->data[
+				    lx->out->len - 1]))
+					lx->out->len--;
+				lx->out->len--;
 				if (fix(lx, R_STRING_CONCAT) != 0 ||
 				    string(lx, 0, 1) != 0)
 					return -1;
@@ -1436,7 +1442,8 @@ from_prose(struct lex *lx, const char *s, size_t n, unsigned *extra)
 
 /*
  * A <think>, <thinking> or <reasoning> block at the start of s[0..n)
- * (after white space): the length up to the end of its closing tag, or 0.
+ * (after white space): the length up to the end of its closing tag, 0
+ * when there is none, SIZE_MAX when it is never closed.
  */
 static size_t
 think_len(const char *s, size_t n)
@@ -1455,7 +1462,7 @@ think_len(const char *s, size_t n)
 		for (i += t + 2; i + strlen(close) <= n; i++)
 			if (memcmp(s + i, close, strlen(close)) == 0)
 				return i + strlen(close);
-		return 0;
+		return SIZE_MAX;	/* all of it is thinking */
 	}
 	return 0;
 }
@@ -1540,10 +1547,16 @@ cut_in_call(const char *t, size_t n)
 			continue;
 		}
 		if (c == ':' && in_key && depth > 0 && depth <= 64) {
+			size_t v = i + 1;
+
+			while (v < n && strchr(" \t\r\n", t[v]) != NULL)
+				v++;
 			bad[depth - 1] = 0;
+			/* A whole literal or number (null: no call) is no cut. */
 			for (k = 0; k < sizeof(calls) / sizeof(calls[0]); k++)
 				if (kl == strlen(calls[k]) &&
-				    memcmp(t + ks, calls[k], kl) == 0)
+				    memcmp(t + ks, calls[k], kl) == 0 &&
+				    (v >= n || strchr("{[\"", t[v]) != NULL))
 					bad[depth - 1] = 1;
 		} else if (c == '{' || c == '[') {
 			if (depth < 64)
@@ -1670,6 +1683,23 @@ cand_add(struct cand *c, size_t *nc, size_t max, const char *t, size_t len,
 }
 
 /*
+ * Are the values of r (several, one after the other) all the same text?
+ * 1 or 0.
+ */
+static int
+all_equal(const struct reading *r)
+{
+	size_t j, l0 = r->spans[1] - r->spans[0];
+
+	for (j = 1; j < r->nvals; j++)
+		if (r->spans[2 * j + 1] - r->spans[2 * j] != l0 ||
+		    memcmp(r->text + r->spans[2 * j], r->text + r->spans[0],
+		    l0) != 0)
+			return 0;
+	return 1;
+}
+
+/*
  * The candidates of the readings in lx->rd: each as it is, several
  * values one after the other as the array of all of them and as each one
  * (the rule of saop-validate(1): the one that fits the schema).  Returns
@@ -1693,6 +1723,11 @@ candidates(struct lex *lx, struct cand *c, size_t *nc, size_t max)
 		}
 		if (r->nvals <= 1) {
 			rc = cand_add(c, nc, max, r->text, r->len, r->repairs);
+			continue;
+		}
+		if (all_equal(r)) {
+			rc = cand_add(c, nc, max, r->text + r->spans[0],
+			    r->spans[1] - r->spans[0], r->repairs);
 			continue;
 		}
 		arr.len = 0;
@@ -1829,6 +1864,8 @@ read_all(struct lex *lx, const char *s, size_t n, unsigned *extra)
 	int rc;
 
 	*extra = 0;
+	if (t == SIZE_MAX)
+		return 0;	/* the JSON in it is the model's draft */
 	if (t > 0) {
 		*extra |= R_THINK;
 		s += t;
@@ -1888,6 +1925,19 @@ saop_repair_with(const char *text, size_t len,
 		if (nc > 0)
 			break;
 	}
+	/*
+	 * With a schema, a reading that moved where a string ends must be
+	 * anchored: its strings end before a key the schema knows.
+	 */
+	if (o != NULL && o->schema != NULL)
+		for (k = 0; k < nc; k++)
+			if ((c[k].repairs & (R_UNESCAPED_QUOTE | R_MISSING_CLOSE |
+			    R_MISSING_OPEN)) && c[k].v != NULL &&
+			    !anchored(o->schema, c[k].v)) {
+				free(c[k].text);
+				json_decref(c[k].v);
+				c[k--] = c[--nc];
+			}
 	if (nc == 1 && !lx.overflow) {
 		pick = 0;
 	} else if (nc > 1 && o != NULL && o->schema != NULL) {
