@@ -56,7 +56,8 @@ enum {
 	R_STRING_CONCAT = 1u << 27,
 	R_CONCATENATED = 1u << 28,
 	R_SCHEMA_CHOICE = 1u << 29,
-	R_CLOSED = 1u << 30
+	R_CLOSED = 1u << 30,
+	R_ELLIPSIS = 1u << 31
 };
 
 static const char *const repair_names[] = {
@@ -67,7 +68,8 @@ static const char *const repair_names[] = {
 	"unquoted_key", "unquoted_string", "python_literal", "literal_case",
 	"not_json_value", "invalid_escape", "number_form", "control_character",
 	"unicode_space", "mismatched_bracket", "surplus_bracket",
-	"string_concatenation", "concatenated_values", "schema_choice", "closed"
+	"string_concatenation", "concatenated_values", "schema_choice", "closed",
+	"ellipsis"
 };
 
 #define MAX_READINGS	8	/* distinct readings kept at the least cost */
@@ -222,8 +224,8 @@ is_space(unsigned char c)
 }
 
 /*
- * The length of the Unicode white space (NBSP, U+2000..U+200B, U+2028,
- * U+2029, U+202F, U+205F, U+3000, U+FEFF) at s[i], or 0.
+ * The length of the Unicode white space (NBSP, U+180E, U+2000..U+200B,
+ * U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF) at s[i], or 0.
  */
 static size_t
 uspace_len(const char *s, size_t n, size_t i)
@@ -238,6 +240,7 @@ uspace_len(const char *s, size_t n, size_t i)
 	    p[2] == 0xa8 || p[2] == 0xa9 || p[2] == 0xaf))
 		return 3;
 	if ((p[0] == 0xe2 && p[1] == 0x81 && p[2] == 0x9f) ||
+	    (p[0] == 0xe1 && p[1] == 0xa0 && p[2] == 0x8e) ||
 	    (p[0] == 0xe3 && p[1] == 0x80 && p[2] == 0x80) ||
 	    (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf))
 		return 3;
@@ -348,6 +351,48 @@ closes_before(const char *s, size_t n, size_t i)
 }
 
 /*
+ * Does s[a..b), trailing white space aside, end with ',' '+' or ':' (or
+ * hold nothing)?  1 or 0.
+ */
+static int
+ends_badly(const char *s, size_t a, size_t b)
+{
+	while (b > a && is_space((unsigned char)s[b - 1]))
+		b--;
+	return b == a || s[b - 1] == ',' || s[b - 1] == '+' || s[b - 1] == ':';
+}
+
+/*
+ * Is the quote at s[q] (in the string opened at s[open]) an inch mark:
+ * right after a number that stands alone (a 24" screen, not value1")?
+ * 1 or 0.
+ */
+static int
+inch_mark(const char *s, size_t open, size_t q)
+{
+	size_t k = q;
+
+	while (k > open + 1 && (is_digit((unsigned char)s[k - 1]) ||
+	    s[k - 1] == '.'))
+		k--;
+	return k < q && is_digit((unsigned char)s[q - 1]) &&
+	    (k == open + 1 || !is_ident((unsigned char)s[k - 1]));
+}
+
+/*
+ * Can the quote at s[q] (in the string opened at s[open]) be a quote
+ * inside it: not right after the opening quote, nor after a ':' ',' '{'
+ * or '[' (white space aside), where a value would start?  1 or 0.
+ */
+static int
+inner_quote_ok(const char *s, size_t open, size_t q)
+{
+	while (q > open + 1 && is_space((unsigned char)s[q - 1]))
+		q--;
+	return q > open + 1 && strchr(":,{[", s[q - 1]) == NULL;
+}
+
+/*
  * A string opened at lx->i by a quote ('"', '\'', '`', typographic),
  * written out with double quotes; with cont, the string already written
  * goes on (its closing quote taken off by the caller).  A closing quote is
@@ -362,7 +407,9 @@ string(struct lex *lx, int key, int cont)
 	const char *s = lx->s;
 	size_t n = lx->n, mark;
 	char quote = s[lx->i], esc[8];
-	int typo = typo_quote(s, n, lx->i), k, inside = 0;
+	int typo = typo_quote(s, n, lx->i), k, inside = 0, odd_ok = 1;
+	int comma = 0, top = lx->depth == 0;
+	size_t start = lx->i;
 
 	if (typo != 0) {
 		if (fix(lx, R_TYPO_QUOTES) != 0)
@@ -371,6 +418,9 @@ string(struct lex *lx, int key, int cont)
 	} else {
 		if ((quote == '\'' && fix(lx, R_SINGLE_QUOTES) != 0) ||
 		    (quote == '`' && fix(lx, R_BACKTICKS) != 0))
+			return -1;
+		/* ``` is a fence, not a string. */
+		if (quote == '`' && lx->i + 1 < n && s[lx->i + 1] == '`')
 			return -1;
 		lx->i++;
 	}
@@ -382,14 +432,19 @@ string(struct lex *lx, int key, int cont)
 		int ends;
 
 		if (lx->i >= n) {
-			if (!lx->close)
+			/* A cut string with a quote read inside: no. */
+			if (!lx->close || inside)
 				return -1;	/* unterminated */
 			lx->truncated = 1;
 			return 0;
 		}
 		c = (unsigned char)s[lx->i];
 		ends = typo != 0 ? typo_quote(s, n, lx->i) == typo :
-		    c == (unsigned char)quote;
+		    c == (unsigned char)quote || (quote == '`' &&
+		    lx->i + 2 <= n && (unsigned char)s[lx->i] == 0xc2 &&
+		    (unsigned char)s[lx->i + 1] == 0xb4);
+		if (c == ',')
+			comma = 1;
 		if (ends) {
 			size_t j = next_nonspace(s, n, lx->i + (typo ? 3 : 1));
 
@@ -398,16 +453,28 @@ string(struct lex *lx, int key, int cont)
 			 * a string where a key would end (a ':' after it) or
 			 * where another string starts after white space.
 			 */
-			if ((k = key || (j < n && (s[j] == ':' || (s[j] == '"' &&
-			    j > lx->i + 1))) ? 0 : choose(lx, 2)) < 0)
+			if ((k = key || top || (j < n && (s[j] == ':' ||
+			    s[j] == '}' || s[j] == ']' || (s[j] == '"' &&
+			    j > lx->i + 1))) || !inner_quote_ok(s, start,
+			    lx->i) ? 0 : choose(lx, 2)) < 0)
 				return -1;
 			if (k == 0) {
-				lx->i += typo != 0 ? 3 : 1;
+				lx->i += typo != 0 ? 3 : c == '`' || c == '\'' ||
+				    c == '"' ? 1 : 2;
 				break;
 			}
 			if (fix(lx, R_UNESCAPED_QUOTE) != 0)
 				return -1;
-			inside = 1;
+			/*
+			 * An odd number of quotes inside, each an inch mark
+			 * (a 24" screen) or, in '...', an apostrophe (don't),
+			 * or pairs: else no.
+			 */
+			inside ^= 2;
+			inside |= 1;
+			if (quote == '\'' ? !is_ident((unsigned char)
+			    s[lx->i - 1]) : !inch_mark(s, start, lx->i))
+				odd_ok = 0;
 			if (typo != 0) {
 				if (put(lx, s + lx->i, 3) != 0)
 					return -1;
@@ -421,9 +488,16 @@ string(struct lex *lx, int key, int cont)
 			mark = lx->out->len;
 			continue;
 		}
-		if (!key && !inside && typo == 0 && quote != '`' &&
-		    (c == ',' || c == '}' || c == ']' || c == '\n') &&
-		    closes_before(s, n, lx->i)) {
+		/*
+		 * A missing closing quote: not in a key, not at the top, not
+		 * after a quote read inside, not before '}' ']' or a line end
+		 * when a ',' came first (which one was the end?), and never
+		 * leaving the string ending in ',' '+' or ':'.
+		 */
+		if (!key && !top && !inside && typo == 0 && quote != '`' &&
+		    (c == ',' || ((c == '}' || c == ']' || c == '\n') &&
+		    !comma)) && closes_before(s, n, lx->i) &&
+		    !ends_badly(s, start + 1, lx->i)) {
 			if ((k = choose(lx, 2)) < 0)
 				return -1;
 			if (k == 1) {
@@ -490,8 +564,9 @@ string(struct lex *lx, int key, int cont)
 				return -1;	/* no single reading */
 			}
 		} else if (c < 0x20) {		/* a raw control character */
-			if (key && (c == '\n' || c == '\r'))
-				return -1;	/* a key on two lines: no */
+			/* "key\n": where does that key end? */
+			if (key && lx->i + 1 < n && s[lx->i + 1] == quote)
+				return -1;
 			switch (c) {
 			case '\n':
 				strcpy(esc, "\\n");
@@ -520,6 +595,11 @@ string(struct lex *lx, int key, int cont)
 		}
 		mark = lx->out->len;
 	}
+	if ((inside & 2) && !odd_ok)
+		return -1;
+	/* "key:" "value": the quote after the colon is missing. */
+	if (key && lx->out->data[lx->out->len - 1] == ':')
+		return -1;
 	lx->last_string = 1;
 	return putc_(lx, '"');
 }
@@ -722,7 +802,7 @@ bare_string(struct lex *lx)
 
 	while (i < lx->n && strchr(",}]\n\r", s[i]) == NULL && s[i] != '\0') {
 		if (s[i] == '{' || s[i] == '[' || s[i] == '\'' ||
-		    s[i] == '`' || typo_quote(s, lx->n, i))
+		    s[i] == '`' || s[i] == '(' || typo_quote(s, lx->n, i))
 			return -1;
 		if (s[i] == ':' && (i + 1 >= lx->n ||
 		    is_space((unsigned char)s[i + 1])))
@@ -794,6 +874,16 @@ push(struct lex *lx, char c)
 	return putc_(lx, c);
 }
 
+/* Is "..." at lx->i (an elision)?  Then skip it: 1, else 0. */
+static int
+ellipsis(struct lex *lx)
+{
+	if (lx->i + 3 > lx->n || memcmp(lx->s + lx->i, "...", 3) != 0)
+		return 0;
+	lx->i += 3;
+	return 1;
+}
+
 /* The closing bracket of the innermost open container. */
 static char
 closer(const struct lex *lx)
@@ -812,7 +902,7 @@ key_starts(const struct lex *lx, size_t i)
 
 	if (quote_at(lx->s, lx->n, i))
 		return 1;
-	if (i >= lx->n || !is_ident_start((unsigned char)lx->s[i]))
+	if (i >= lx->n || !is_ident((unsigned char)lx->s[i]))
 		return 0;
 	while (k < lx->n && is_ident((unsigned char)lx->s[k]))
 		k++;
@@ -828,6 +918,44 @@ item_starts(const struct lex *lx, size_t i)
 
 	return quote_at(lx->s, lx->n, i) || c == '{' || c == '[' ||
 	    is_digit(c) || c == '-';
+}
+
+/*
+ * The index of the first byte at or after i that is neither white space
+ * nor inside a // or block comment (a comment there is counted).
+ */
+static size_t
+after_plus(struct lex *lx, size_t i)
+{
+	const char *s = lx->s;
+	size_t n = lx->n;
+
+	for (;;) {
+		i = next_nonspace(s, n, i);
+		if (i + 1 < n && s[i] == '/' && s[i + 1] == '*') {
+			for (i += 2; i + 1 < n && !(s[i] == '*' &&
+			    s[i + 1] == '/'); i++)
+				;
+			i += 2;
+		} else if (i + 1 < n && s[i] == '/' && s[i + 1] == '/') {
+			while (i < n && s[i] != '\n')
+				i++;
+		} else {
+			return i;
+		}
+		lx->repairs |= R_COMMENT;
+	}
+}
+
+/* Does a '+' come next (after white space and comments)?  1 or 0. */
+static int
+plus_follows(struct lex *lx)
+{
+	unsigned r = lx->repairs;
+	size_t i = after_plus(lx, lx->i);
+
+	lx->repairs = r;
+	return i < lx->n && lx->s[i] == '+';
 }
 
 /*
@@ -880,6 +1008,40 @@ value(struct lex *lx)
 			}
 			/* FALLTHROUGH */
 		case VALUE:
+			if (lx->depth > 0 && ellipsis(lx)) {
+				if (fix(lx, R_ELLIPSIS) != 0)
+					return -1;
+				st = lx->stack[lx->depth - 1] == '[' ?
+				    VALUE_OR_END : KEY_OR_END;
+				if (skip_space(lx) != 0)
+					return -1;
+				if (lx->i < lx->n && s[lx->i] == ',')
+					lx->i++;
+				else if (lx->i < lx->n && s[lx->i] != ']' &&
+				    s[lx->i] != '}')
+					return -1;
+				break;
+			}
+			if (c == ']' || c == '}') {
+				/* [} or {]: the wrong bracket closes it. */
+				if (st != VALUE_OR_END && !(st == VALUE &&
+				    lx->depth > 0 && lx->stack[lx->depth - 1] ==
+				    '['))
+					return -1;
+				if (lx->depth < 2 || c != (lx->stack[lx->depth
+				    - 2] == '{' ? '}' : ']'))
+					k = 1;
+				else if ((k = choose(lx, 2)) < 0)
+					return -1;
+				if (fix(lx, R_MISMATCHED_BRACKET) != 0 ||
+				    putc_(lx, closer(lx)) != 0)
+					return -1;
+				if (k == 1)
+					lx->i++;
+				lx->depth--;
+				st = AFTER;
+				break;
+			}
 			if (c == '{') {
 				lx->i++;
 				if (push(lx, '{') != 0)
@@ -894,8 +1056,8 @@ value(struct lex *lx)
 				st = VALUE_OR_END;
 				break;
 			}
-			if (c == '"' || c == '\'' || (lx->depth > 0 &&
-			    quote_at(s, lx->n, lx->i))) {
+			if (c == '"' || c == '\'' || ((lx->depth > 0 ||
+			    !lx->prefix) && quote_at(s, lx->n, lx->i))) {
 				if (string(lx, 0, 0) != 0)
 					return -1;
 			} else if (c == '-' || c == '+' || c == '.' ||
@@ -929,6 +1091,27 @@ value(struct lex *lx)
 					return -1;
 				break;
 			}
+			if (ellipsis(lx)) {
+				if (fix(lx, R_ELLIPSIS) != 0)
+					return -1;
+				st = KEY_OR_END;
+				if (skip_space(lx) != 0)
+					return -1;
+				if (lx->i < lx->n && s[lx->i] == ',')
+					lx->i++;
+				else if (lx->i < lx->n && s[lx->i] != '}')
+					return -1;
+				break;
+			}
+			if (c == ']' && st == KEY_OR_END) {	/* {] */
+				if (fix(lx, R_MISMATCHED_BRACKET) != 0 ||
+				    putc_(lx, '}') != 0)
+					return -1;
+				lx->i++;
+				lx->depth--;
+				st = AFTER;
+				break;
+			}
 			if (quote_at(s, lx->n, lx->i)) {
 				if (string(lx, 1, 0) != 0)
 					return -1;
@@ -937,7 +1120,13 @@ value(struct lex *lx)
 			} else {
 				size_t n = ident_len(lx);
 
+				/* A key of digits: {2: "b"}. */
 				if (n == 0)
+					while (lx->i + n < lx->n &&
+					    is_digit((unsigned char)s[lx->i + n]))
+						n++;
+				if (n == 0 || (lx->i + n < lx->n &&
+				    is_ident((unsigned char)s[lx->i + n])))
 					return -1;
 				if (fix(lx, R_UNQUOTED_KEY) != 0 ||
 				    putc_(lx, '"') != 0 ||
@@ -974,17 +1163,43 @@ value(struct lex *lx)
 			st = VALUE;
 			break;
 		case AFTER:
-			if (lx->depth == 0)
+			if (lx->depth == 0 && !(c == '+' && lx->last_string))
 				return 0;
+			if (c == '+' && lx->last_string) {
+				size_t j = after_plus(lx, lx->i + 1);
+
+				if (j >= lx->n || !quote_at(s, lx->n, j))
+					return -1;
+				lx->i = j;
+				/* Take off the white space, then the '"'. */
+				while (is_space((unsigned char)lx->out->data[
+				    lx->out->len - 1]))
+					lx->out->len--;
+				lx->out->len--;
+				if (fix(lx, R_STRING_CONCAT) != 0 ||
+				    string(lx, 0, 1) != 0)
+					return -1;
+				if (lx->truncated)
+					return 0;
+				break;
+			}
 			if (c == ',') {
 				lx->i++;
 				comma = lx->out->len;
 				if (putc_(lx, ',') != 0 || skip_space(lx) != 0)
 					return -1;
-				while (lx->i < lx->n && s[lx->i] == ',') {
-					lx->i++;
-					if (fix(lx, R_EXTRA_COMMA) != 0 ||
-					    skip_space(lx) != 0)
+				for (;;) {
+					if (lx->i < lx->n && s[lx->i] == ',') {
+						lx->i++;
+						if (fix(lx, R_EXTRA_COMMA) != 0)
+							return -1;
+					} else if (ellipsis(lx)) {
+						if (fix(lx, R_ELLIPSIS) != 0)
+							return -1;
+					} else {
+						break;
+					}
+					if (skip_space(lx) != 0)
 						return -1;
 				}
 				if (lx->i < lx->n && (s[lx->i] == '}' ||
@@ -1028,24 +1243,6 @@ value(struct lex *lx)
 					lx->i++;
 				break;
 			}
-			if (c == '+' && lx->last_string) {
-				size_t j = next_nonspace(s, lx->n, lx->i + 1);
-
-				if (j >= lx->n || !quote_at(s, lx->n, j))
-					return -1;
-				lx->i = j;
-				/* Take off the white space, then the '"'. */
-				while (is_space((unsigned char)lx->out->data[
-				    lx->out->len - 1]))
-					lx->out->len--;
-				lx->out->len--;
-				if (fix(lx, R_STRING_CONCAT) != 0 ||
-				    string(lx, 0, 1) != 0)
-					return -1;
-				if (lx->truncated)
-					return 0;
-				break;
-			}
 			if (lx->stack[lx->depth - 1] == '{' ?
 			    key_starts(lx, lx->i) : item_starts(lx, lx->i)) {
 				if (fix(lx, R_MISSING_COMMA) != 0 ||
@@ -1057,7 +1254,8 @@ value(struct lex *lx)
 			}
 			return -1;
 		}
-		if (st == AFTER && lx->depth == 0)
+		if (st == AFTER && lx->depth == 0 && !(lx->last_string &&
+		    plus_follows(lx)))
 			return 0;
 	}
 }
@@ -1123,6 +1321,13 @@ one_pass(struct lex *lx)
 			    putc_(lx, '\n') != 0)
 				return -1;
 			continue;
+		}
+		if (lx->s[lx->i] == ',' && next_nonspace(lx->s, lx->n,
+		    lx->i + 1) == lx->n) {
+			lx->i = lx->n;	/* 4, */
+			if (fix(lx, R_TRAILING_COMMA) != 0)
+				return -1;
+			break;
 		}
 		if (lx->s[lx->i] != '}' && lx->s[lx->i] != ']')
 			return -1;
@@ -1489,7 +1694,7 @@ jsonp(const char *s, size_t n, size_t *at, size_t *len)
 		e--;
 	while (e > i && is_space((unsigned char)s[e - 1]))
 		e--;
-	if (e <= i + 1 || s[e - 1] != ')' || !json_like_at(s, e - 1, i + 1))
+	if (e <= i + 1 || s[e - 1] != ')')
 		return 0;
 	*at = i + 1;
 	*len = e - 1 - (i + 1);

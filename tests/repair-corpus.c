@@ -54,8 +54,10 @@ value_of(const char *text, size_t len, const struct saop_schema *schema,
 	char *out;
 	size_t out_len;
 
+	/* Valid JSON is its own value (an integer beyond 64 bits too). */
 	if ((v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
-	    &je)) != NULL)
+	    &je)) != NULL || (v = json_loadb(text, len, JSON_DECODE_ANY |
+	    JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je)) != NULL)
 		return v;
 	ro.schema = schema;
 	ro.close = close;
@@ -64,7 +66,8 @@ value_of(const char *text, size_t len, const struct saop_schema *schema,
 		json_decref(readings);
 		return NULL;
 	}
-	v = json_loadb(out, out_len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+	v = json_loadb(out, out_len, JSON_DECODE_ANY | JSON_ALLOW_NUL |
+	    JSON_DECODE_INT_AS_REAL, &je);
 	free(out);
 	json_decref(rep);
 	return v;
@@ -167,7 +170,8 @@ main(int argc, char *argv[])
 		double t0;
 
 		line++;
-		if ((c = json_loadb(buf, (size_t)n, 0, &je)) == NULL ||
+		if ((c = json_loadb(buf, (size_t)n, JSON_DECODE_INT_AS_REAL,
+		    &je)) == NULL ||
 		    (text = json_string_value(json_object_get(c, "in"))) ==
 		    NULL) {
 			fprintf(stderr, "repair-corpus: line %ld: not a case\n",
