@@ -104,6 +104,8 @@ struct lex {
 	int truncated;		/* it did */
 	int prefix;		/* one value at the start; the rest is not ours */
 	int last_string;	/* the last token was a string */
+	int doubt;		/* this pass took a doubtful reading */
+	size_t doubt_best;	/* the least cost of a doubtful one */
 	char *stack;		/* open containers: '{' or '[' */
 	size_t depth;
 	size_t stack_cap;
@@ -283,6 +285,21 @@ next_nonspace(const char *s, size_t n, size_t i)
 }
 
 /*
+ * Does s[a..b) hold an odd number of '"'?  A comment that does took in
+ * a string's end: it is no comment.  1 or 0.
+ */
+static int
+odd_quotes(const char *s, size_t a, size_t b)
+{
+	int odd = 0;
+
+	for (; a < b; a++)
+		if (s[a] == '"')
+			odd = !odd;
+	return odd;
+}
+
+/*
  * Copy white space and drop comments (//, block, '#') up to the next
  * token; Unicode white space becomes a space.  Returns 0, or -1 on an
  * unterminated block comment, no memory, or a pass now too costly.
@@ -305,17 +322,20 @@ skip_space(struct lex *lx)
 				return -1;
 		} else if ((c == '/' && lx->i + 1 < lx->n &&
 		    s[lx->i + 1] == '/') || c == '#') {
+			start = lx->i;
 			while (lx->i < lx->n && s[lx->i] != '\n')
 				lx->i++;
-			if (fix(lx, R_COMMENT) != 0)
+			if (odd_quotes(s, start, lx->i) ||
+			    fix(lx, R_COMMENT) != 0)
 				return -1;
 		} else if (c == '/' && lx->i + 1 < lx->n &&
 		    s[lx->i + 1] == '*') {
+			start = lx->i;
 			lx->i += 2;
 			while (lx->i + 1 < lx->n &&
 			    !(s[lx->i] == '*' && s[lx->i + 1] == '/'))
 				lx->i++;
-			if (lx->i + 1 >= lx->n)
+			if (lx->i + 1 >= lx->n || odd_quotes(s, start, lx->i))
 				return -1;
 			lx->i += 2;
 			/* Keep the tokens on either side apart. */
@@ -344,7 +364,8 @@ closes_before(const char *s, size_t n, size_t i)
 
 	if (s[i] == ',')
 		return k < n && (s[k] == '"' || s[k] == '\'' || s[k] == '{' ||
-		    s[k] == '[' || is_digit((unsigned char)s[k]));
+		    s[k] == '[' || s[k] == '-' || is_digit((unsigned char)s[k]) ||
+		    is_ident_start((unsigned char)s[k]));
 	if (s[i] == '\n')
 		return k >= n || s[k] == '"' || s[k] == '}' || s[k] == ']';
 	return k >= n || s[k] == ',' || s[k] == '}' || s[k] == ']';
@@ -405,7 +426,7 @@ static int
 string(struct lex *lx, int key, int cont)
 {
 	const char *s = lx->s;
-	size_t n = lx->n, mark;
+	size_t n = lx->n;
 	char quote = s[lx->i], esc[8];
 	int typo = typo_quote(s, n, lx->i), k, inside = 0, odd_ok = 1;
 	int comma = 0, top = lx->depth == 0;
@@ -426,7 +447,6 @@ string(struct lex *lx, int key, int cont)
 	}
 	if (!cont && putc_(lx, '"') != 0)
 		return -1;
-	mark = lx->out->len;
 	for (;;) {
 		unsigned char c;
 		int ends;
@@ -443,21 +463,24 @@ string(struct lex *lx, int key, int cont)
 		    c == (unsigned char)quote || (quote == '`' &&
 		    lx->i + 2 <= n && (unsigned char)s[lx->i] == 0xc2 &&
 		    (unsigned char)s[lx->i + 1] == 0xb4);
-		if (c == ',')
-			comma = 1;
 		if (ends) {
 			size_t j = next_nonspace(s, n, lx->i + (typo ? 3 : 1));
 
 			/*
 			 * A key ends at its first closing quote, and so does
-			 * a string where a key would end (a ':' after it) or
-			 * where another string starts after white space.
+			 * a string where a key would end (a ':' after it).
+			 * Where a bracket or another string follows, or a
+			 * value would start before it, a quote inside is a
+			 * doubtful reading: it may not be taken, and when it
+			 * reads as well as the others, nothing is taken.
 			 */
-			if ((k = key || top || (j < n && (s[j] == ':' ||
-			    s[j] == '}' || s[j] == ']' || (s[j] == '"' &&
-			    j > lx->i + 1))) || !inner_quote_ok(s, start,
-			    lx->i) ? 0 : choose(lx, 2)) < 0)
+			if ((k = key || top || (j < n && s[j] == ':') ? 0 :
+			    choose(lx, 2)) < 0)
 				return -1;
+			if (k == 1 && ((j < n && (s[j] == '}' || s[j] == ']' ||
+			    (s[j] == '"' && j > lx->i + 1))) ||
+			    !inner_quote_ok(s, start, lx->i)))
+				lx->doubt = 1;
 			if (k == 0) {
 				lx->i += typo != 0 ? 3 : c == '`' || c == '\'' ||
 				    c == '"' ? 1 : 2;
@@ -485,28 +508,31 @@ string(struct lex *lx, int key, int cont)
 					return -1;
 				lx->i++;
 			}
-			mark = lx->out->len;
 			continue;
 		}
 		/*
 		 * A missing closing quote: not in a key, not at the top, not
-		 * after a quote read inside, not before '}' ']' or a line end
-		 * when a ',' came first (which one was the end?), and never
-		 * leaving the string ending in ',' '+' or ':'.
+		 * after a quote read inside.  After a ',' in the string
+		 * (which one was the end?), or leaving the string empty or
+		 * ending in ',' '+' ':' or white space (was it the value's?),
+		 * a doubtful reading.
 		 */
-		if (!key && !top && !inside && typo == 0 && quote != '`' &&
-		    (c == ',' || ((c == '}' || c == ']' || c == '\n') &&
-		    !comma)) && closes_before(s, n, lx->i) &&
-		    !ends_badly(s, start + 1, lx->i)) {
+		if (!key && !top && !inside && typo == 0 &&
+		    quote != '`' && (c == ',' || c == '}' || c == ']' ||
+		    c == '\n') && closes_before(s, n, lx->i)) {
 			if ((k = choose(lx, 2)) < 0)
 				return -1;
 			if (k == 1) {
+				if (comma || ends_badly(s, start + 1, lx->i) ||
+				    is_space((unsigned char)s[lx->i - 1]))
+					lx->doubt = 1;
 				if (fix(lx, R_MISSING_CLOSE) != 0)
 					return -1;
-				lx->out->len = mark;
 				break;
 			}
 		}
+		if (c == ',')
+			comma = 1;
 		if (c == '"') {			/* inside '...' or typographic */
 			if (put(lx, "\\\"", 2) != 0)
 				return -1;
@@ -585,18 +611,15 @@ string(struct lex *lx, int key, int cont)
 			    put(lx, esc, strlen(esc)) != 0)
 				return -1;
 			lx->i++;
-			continue;	/* white space: not the mark */
+			continue;
 		} else {
 			if (putc_(lx, (char)c) != 0)
 				return -1;
 			lx->i++;
-			if (c == ' ')
-				continue;
 		}
-		mark = lx->out->len;
 	}
 	if ((inside & 2) && !odd_ok)
-		return -1;
+		lx->doubt = 1;
 	/* "key:" "value": the quote after the colon is missing. */
 	if (key && lx->out->data[lx->out->len - 1] == ':')
 		return -1;
@@ -916,6 +939,16 @@ item_starts(const struct lex *lx, size_t i)
 {
 	unsigned char c = (unsigned char)lx->s[i];
 
+	static const char *const words[] = { "true", "false", "null",
+	    "True", "False", "None" };
+	size_t k, w;
+
+	for (k = 0; k < 6; k++) {
+		w = strlen(words[k]);
+		if (i + w <= lx->n && memcmp(lx->s + i, words[k], w) == 0 &&
+		    (i + w == lx->n || !is_ident((unsigned char)lx->s[i + w])))
+			return 1;
+	}
 	return quote_at(lx->s, lx->n, i) || c == '{' || c == '[' ||
 	    is_digit(c) || c == '-';
 }
@@ -1276,6 +1309,7 @@ pass_begin(struct lex *lx, const char *s, size_t n, struct saop__buf *out)
 	lx->tokens = 0;
 	lx->truncated = 0;
 	lx->last_string = 0;
+	lx->doubt = 0;
 	lx->nvals = 0;
 	lx->cpos = 0;
 	out->len = 0;
@@ -1369,6 +1403,11 @@ keep(struct lex *lx, struct saop__buf *out)
 	struct reading *r;
 	size_t k;
 
+	if (lx->doubt) {
+		if (lx->cost < lx->doubt_best)
+			lx->doubt_best = lx->cost;
+		return 0;
+	}
 	if (lx->cost < lx->best) {
 		readings_clear(lx);
 		lx->best = lx->cost;
@@ -1418,6 +1457,7 @@ search(struct lex *lx, const char *s, size_t n)
 		max_runs = MIN_RUNS;
 	readings_clear(lx);
 	lx->best = SIZE_MAX;
+	lx->doubt_best = SIZE_MAX;
 	lx->ndec = 0;
 	for (;;) {
 		int rc;
@@ -1448,6 +1488,9 @@ search(struct lex *lx, const char *s, size_t n)
 		readings_clear(lx);
 		return -1;
 	}
+	/* A doubtful reading as good as the best: no single reading. */
+	if (lx->nrd > 0 && lx->doubt_best <= lx->best)
+		lx->overflow = 1;
 	return (int)lx->nrd;
 }
 
@@ -1549,36 +1592,23 @@ from_fences(struct lex *lx, const char *s, size_t n, unsigned *extra)
 }
 
 /*
- * Does the prose s[0..n) dropped around a value look like JSON: a quoted
- * string followed by ':' or ',', or (at the edge next to the value) a
- * quote, a comma, a colon or a bracket?  1 or 0.
+ * Does the prose s[0..n) dropped around a value look like JSON: a double
+ * quote or a bracket anywhere, or (at the edge next to the value, when
+ * after it) a comma, a colon or a single quote?  1 or 0.
  */
 static int
 prose_looks_json(const char *s, size_t n, int before)
 {
-	size_t i, k;
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		if (s[i] != '"')
-			continue;
-		for (k = i + 1; k < n && s[k] != '"' && s[k] != '\n'; k++)
-			;
-		if (k < n && s[k] == '"') {
-			size_t j = next_nonspace(s, n, k + 1);
-
-			if (j < n && (s[j] == ':' || s[j] == ','))
-				return 1;
-			i = k;
-		}
-	}
-	if (before) {
-		i = n;
-		while (i > 0 && is_space((unsigned char)s[i - 1]))
-			i--;
-		return i > 0 && strchr("\",{[", s[i - 1]) != NULL;
-	}
+	for (i = 0; i < n; i++)
+		if (s[i] == '"' || s[i] == '{' || s[i] == '}' || s[i] == '[' ||
+		    s[i] == ']')
+			return 1;
+	if (before)
+		return 0;
 	i = next_nonspace(s, n, 0);
-	return i < n && strchr("\"',:}]", s[i]) != NULL;
+	return i < n && strchr("',:", s[i]) != NULL;
 }
 
 /*
