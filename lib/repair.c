@@ -937,14 +937,14 @@ key_starts(const struct lex *lx, size_t i)
 static int
 item_starts(const struct lex *lx, size_t i)
 {
-	unsigned char c = (unsigned char)lx->s[i];
-
 	static const char *const words[] = { "true", "false", "null",
 	    "True", "False", "None" };
-	size_t k, w;
+	unsigned char c = (unsigned char)lx->s[i];
+	size_t k;
 
 	for (k = 0; k < 6; k++) {
-		w = strlen(words[k]);
+		size_t w = strlen(words[k]);
+
 		if (i + w <= lx->n && memcmp(lx->s + i, words[k], w) == 0 &&
 		    (i + w == lx->n || !is_ident((unsigned char)lx->s[i + w])))
 			return 1;
