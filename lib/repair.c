@@ -285,8 +285,9 @@ next_nonspace(const char *s, size_t n, size_t i)
 }
 
 /*
- * Does s[a..b) hold an odd number of '"'?  A comment that does took in
- * a string's end: it is no comment.  1 or 0.
+ * Does s[a..b) hold an odd number of '"', or a quote and a colon after it
+ * ("key": a member)?  A line comment that does took in JSON (a newline
+ * missing): it is no comment.  1 or 0.
  */
 static int
 odd_quotes(const char *s, size_t a, size_t b)
@@ -294,8 +295,12 @@ odd_quotes(const char *s, size_t a, size_t b)
 	int odd = 0;
 
 	for (; a < b; a++)
-		if (s[a] == '"')
+		if (s[a] == '"') {
 			odd = !odd;
+			if (next_nonspace(s, b, a + 1) < b &&
+			    s[next_nonspace(s, b, a + 1)] == ':')
+				return 1;
+		}
 	return odd;
 }
 
@@ -330,12 +335,11 @@ skip_space(struct lex *lx)
 				return -1;
 		} else if (c == '/' && lx->i + 1 < lx->n &&
 		    s[lx->i + 1] == '*') {
-			start = lx->i;
 			lx->i += 2;
 			while (lx->i + 1 < lx->n &&
 			    !(s[lx->i] == '*' && s[lx->i + 1] == '/'))
 				lx->i++;
-			if (lx->i + 1 >= lx->n || odd_quotes(s, start, lx->i))
+			if (lx->i + 1 >= lx->n)
 				return -1;
 			lx->i += 2;
 			/* Keep the tokens on either side apart. */
@@ -414,6 +418,18 @@ inner_quote_ok(const char *s, size_t open, size_t q)
 }
 
 /*
+ * Does the cut string s[a..b) end (white space aside) with '}' ']' '\''
+ * '`' or '+'?  1 or 0.
+ */
+static int
+cut_badly(const char *s, size_t a, size_t b)
+{
+	while (b > a && is_space((unsigned char)s[b - 1]))
+		b--;
+	return b > a && strchr("}]'`+", s[b - 1]) != NULL;
+}
+
+/*
  * A string opened at lx->i by a quote ('"', '\'', '`', typographic),
  * written out with double quotes; with cont, the string already written
  * goes on (its closing quote taken off by the caller).  A closing quote is
@@ -455,6 +471,12 @@ string(struct lex *lx, int key, int cont)
 			/* A cut string with a quote read inside: no. */
 			if (!lx->close || inside)
 				return -1;	/* unterminated */
+			/*
+			 * Cut after a bracket, a quote or a '+': was that its
+			 * end (a closing quote missing before it)?  Doubtful.
+			 */
+			if (cut_badly(s, start + 1, n))
+				lx->doubt = 1;
 			lx->truncated = 1;
 			return 0;
 		}
