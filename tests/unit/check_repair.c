@@ -615,7 +615,7 @@ START_TEST(random_documents_and_one_slip_each)
 	if (getenv("SAOP_TEST_SEED") != NULL)
 		rng = strtoul(getenv("SAOP_TEST_SEED"), NULL, 10);
 	for (d = 0; d < 400; d++) {
-		json_t *v = rnd_value(1 + (int)rnd(3)), *got, *rep;
+		json_t *v = rnd_value(1 + (int)rnd(3)), *got, *rep, *rep2;
 		char *t = json_dumps(v, JSON_ENCODE_ANY | (d % 2 ?
 		    JSON_INDENT(2) : JSON_COMPACT)), *out, *out2;
 		size_t len, len2;
@@ -646,7 +646,7 @@ START_TEST(random_documents_and_one_slip_each)
 				fixed[k]++;
 				/* A repair of the repair changes nothing. */
 				ck_assert_msg(saop_repair(out, len, &out2,
-				    &len2, &rep, &e) == 0, "repair of %s "
+				    &len2, &rep2, &e) == 0, "repair of %s "
 				    "changed it", out);
 				json_decref(got);
 			}
