@@ -496,7 +496,7 @@ string(struct lex *lx, int key, int cont)
 			 * doubtful reading: it may not be taken, and when it
 			 * reads as well as the others, nothing is taken.
 			 */
-			if ((k = key || top || (j < n && s[j] == ':') ? 0 :
+			if ((k = key || (j < n && s[j] == ':') ? 0 :
 			    choose(lx, 2)) < 0)
 				return -1;
 			if (k == 1 && ((j < n && (s[j] == '}' || s[j] == ']' ||
@@ -738,7 +738,10 @@ number(struct lex *lx)
 		while (i < n && is_digit((unsigned char)s[i]))
 			i++;
 	}
-	if (i < n && (is_ident((unsigned char)s[i]) || s[i] == '.'))
+	/* 1.2.3, 2024-10-18, 1/3, 12:30: no number. */
+	if (i < n && (is_ident((unsigned char)s[i]) || s[i] == '.' ||
+	    s[i] == '-' || s[i] == ':' || (s[i] == '/' && !(i + 1 < n &&
+	    (s[i + 1] == '*' || s[i + 1] == '/')))))
 		return -1;
 	if (put(lx, s + d, i - d) != 0)
 		return -1;
@@ -847,7 +850,8 @@ bare_string(struct lex *lx)
 
 	while (i < lx->n && strchr(",}]\n\r", s[i]) == NULL && s[i] != '\0') {
 		if (s[i] == '{' || s[i] == '[' || s[i] == '\'' ||
-		    s[i] == '`' || s[i] == '(' || typo_quote(s, lx->n, i))
+		    s[i] == '`' || (s[i] == '(' && i == lx->i) ||
+		    typo_quote(s, lx->n, i))
 			return -1;
 		if (s[i] == ':' && (i + 1 >= lx->n ||
 		    is_space((unsigned char)s[i + 1])))
@@ -893,6 +897,52 @@ bare_string(struct lex *lx)
 	lx->i = i;
 	lx->last_string = 1;
 	return putc_(lx, '"');
+}
+
+/*
+ * A value that starts as a number but is none (a date, a version, a
+ * fraction, an id): one word with no space, up to ',' '}' ']' (white
+ * space before it allowed), holding a letter no number holds (not a hex
+ * digit, x or _: 0x1F, 1e, 1_000 stay refused), a ':' or '/', a '-' after
+ * its start, or more than one '.'; written as a string
+ * ("unquoted_string").  Returns 0, or -1 when there is none.
+ */
+static int
+word_string(struct lex *lx)
+{
+	const char *s = lx->s;
+	size_t i = lx->i, k, dash = 0, dot = 0;
+	int other = 0;
+
+	while (i < lx->n && !is_space((unsigned char)s[i]) &&
+	    strchr(",}]", s[i]) == NULL) {
+		if (s[i] == '"' || s[i] == '\'' || s[i] == '{' ||
+		    s[i] == '[' || s[i] == '\\' || s[i] == '#' ||
+		    (unsigned char)s[i] < 0x20 || (s[i] == '/' && i + 1 <
+		    lx->n && (s[i + 1] == '*' || s[i + 1] == '/')))
+			return -1;
+		if (s[i] == '-' && i > lx->i)
+			dash++;
+		else if (s[i] == '.')
+			dot++;
+		else if (s[i] == ':' || s[i] == '/' ||
+		    (is_ident_start((unsigned char)s[i]) && !is_hex(
+		    (unsigned char)s[i]) && s[i] != 'x' && s[i] != 'X' &&
+		    s[i] != '_'))
+			other = 1;
+		i++;
+	}
+	k = next_nonspace(s, lx->n, i);
+	if (k >= lx->n || strchr(",}]", s[k]) == NULL)
+		return -1;
+	if (!other && dash < 2 && dot < 2 && !(dash == 1 && dot == 0))
+		return -1;
+	if (fix(lx, R_UNQUOTED_STRING) != 0 || putc_(lx, '"') != 0 ||
+	    put(lx, s + lx->i, i - lx->i) != 0 || putc_(lx, '"') != 0)
+		return -1;
+	lx->i = i;
+	lx->last_string = 1;
+	return 0;
 }
 
 /*
@@ -1117,8 +1167,15 @@ value(struct lex *lx)
 					return -1;
 			} else if (c == '-' || c == '+' || c == '.' ||
 			    is_digit(c)) {
-				if (number(lx) != 0)
-					return -1;
+				size_t at = lx->out->len;
+
+				if (number(lx) != 0) {
+					/* 2024-10-18T10:00Z, 1/3, 0.0.1 */
+					lx->out->len = at;
+					if (lx->depth == 0 || lx->prefix ||
+					    word_string(lx) != 0)
+						return -1;
+				}
 			} else if ((k = literal(lx)) < 0) {
 				return -1;
 			} else if (k == 0 && (lx->depth == 0 || lx->prefix ||
@@ -1208,6 +1265,9 @@ value(struct lex *lx)
 			} else if (quote_at(s, lx->n, lx->i) ||
 			    strchr("{[-0123456789", s[lx->i]) != NULL ||
 			    is_ident_start((unsigned char)s[lx->i])) {
+				/* "a""b": two strings run together, doubtful. */
+				if (s[lx->i] == '"' && s[lx->i - 1] == '"')
+					lx->doubt = 1;
 				if (fix(lx, R_MISSING_COLON) != 0)
 					return -1;
 			} else {
