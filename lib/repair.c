@@ -987,6 +987,31 @@ closer(const struct lex *lx)
 }
 
 /*
+ * The closing bracket c at lx->i is of the wrong kind for the innermost
+ * container: a choice between the right one missing before it (when c
+ * closes the container around: then c is read again) and c standing for
+ * the right one ("mismatched_bracket").  The container is closed.
+ * Returns 0, or -1.
+ */
+static int
+wrong_bracket(struct lex *lx, unsigned char c)
+{
+	int k;
+
+	if (lx->depth < 2 || c != (lx->stack[lx->depth - 2] == '{' ? '}' :
+	    ']'))
+		k = 1;
+	else if ((k = choose(lx, 2)) < 0)
+		return -1;
+	if (fix(lx, R_MISMATCHED_BRACKET) != 0 || putc_(lx, closer(lx)) != 0)
+		return -1;
+	lx->depth--;
+	if (k == 1)
+		lx->i++;
+	return 0;
+}
+
+/*
  * Can an object member start at s[i]: a quoted key, or a bare key with a
  * ':' after it?  1 or 0.
  */
@@ -1133,17 +1158,8 @@ value(struct lex *lx)
 				    lx->depth > 0 && lx->stack[lx->depth - 1] ==
 				    '['))
 					return -1;
-				if (lx->depth < 2 || c != (lx->stack[lx->depth
-				    - 2] == '{' ? '}' : ']'))
-					k = 1;
-				else if ((k = choose(lx, 2)) < 0)
+				if (wrong_bracket(lx, c) != 0)
 					return -1;
-				if (fix(lx, R_MISMATCHED_BRACKET) != 0 ||
-				    putc_(lx, closer(lx)) != 0)
-					return -1;
-				if (k == 1)
-					lx->i++;
-				lx->depth--;
 				st = AFTER;
 				break;
 			}
@@ -1345,17 +1361,8 @@ value(struct lex *lx)
 				 * before it (when it closes the container
 				 * around), or it stands for the right one.
 				 */
-				if (lx->depth < 2 || c != (lx->stack[lx->depth
-				    - 2] == '{' ? '}' : ']'))
-					k = 1;
-				else if ((k = choose(lx, 2)) < 0)
+				if (wrong_bracket(lx, c) != 0)
 					return -1;
-				if (fix(lx, R_MISMATCHED_BRACKET) != 0 ||
-				    putc_(lx, closer(lx)) != 0)
-					return -1;
-				lx->depth--;
-				if (k == 1)
-					lx->i++;
 				break;
 			}
 			if (lx->stack[lx->depth - 1] == '{' ?
