@@ -650,6 +650,20 @@ string(struct lex *lx, int key, int cont)
 }
 
 /*
+ * A number cut at the end of the input, s[d..i): written as it is, for
+ * the scanner to drop its dangling '.', 'e' or sign.  Returns 0, or -1.
+ */
+static int
+cut_number(struct lex *lx, size_t d, size_t i)
+{
+	if (put(lx, lx->s + d, i - d) != 0)
+		return -1;
+	lx->i = i;
+	lx->truncated = 1;
+	return 0;
+}
+
+/*
  * A number: RFC 8259's, or with a '+' sign, no digit before the '.' or
  * none after it ("number_form"), or a signed Infinity (null,
  * "not_json_value").  Returns 0 or -1.
@@ -699,14 +713,9 @@ number(struct lex *lx)
 	if (i < n && s[i] == '.') {
 		i++;
 		if (i >= n || !is_digit((unsigned char)s[i])) {
-			if (i >= n && lx->close) {
-				/* Cut after the point: the scanner drops it. */
-				if (put(lx, s + d, i - d) != 0)
-					return -1;
-				lx->i = i;
-				lx->truncated = 1;
-				return 0;
-			}
+			/* Cut after the point: the scanner drops it. */
+			if (i >= n && lx->close)
+				return cut_number(lx, d, i);
 			if (i < n && (is_ident((unsigned char)s[i]) ||
 			    s[i] == '.'))
 				return -1;
@@ -720,21 +729,13 @@ number(struct lex *lx)
 			i++;
 	}
 	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		size_t e = i;
-
 		i++;
 		if (i < n && (s[i] == '+' || s[i] == '-'))
 			i++;
-		if (i >= n && lx->close) {
-			if (put(lx, s + d, i - d) != 0)
-				return -1;
-			lx->i = i;
-			lx->truncated = 1;
-			return 0;
-		}
+		if (i >= n && lx->close)
+			return cut_number(lx, d, i);
 		if (i >= n || !is_digit((unsigned char)s[i]))
 			return -1;
-		(void)e;
 		while (i < n && is_digit((unsigned char)s[i]))
 			i++;
 	}
