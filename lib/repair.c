@@ -75,6 +75,7 @@ static const char *const repair_names[] = {
 #define MAX_READINGS	8	/* distinct readings kept at the least cost */
 #define MAX_VALUES	64	/* concatenated top-level values */
 #define MIN_RUNS	64	/* passes the search may always make */
+#define MAX_RUNS	1024	/* passes it may make at most */
 #define SEARCH_BYTES	((size_t)8 << 20)	/* else: bytes it may scan */
 
 /* One reading: strict JSON text and how it was reached. */
@@ -1543,6 +1544,8 @@ search(struct lex *lx, const char *s, size_t n)
 	struct saop__buf out = { NULL, 0, 0 };
 	size_t runs = 0, max_runs = SEARCH_BYTES / (n + 1), k;
 
+	if (max_runs > MAX_RUNS)
+		max_runs = MAX_RUNS;
 	if (max_runs < MIN_RUNS)
 		max_runs = MIN_RUNS;
 	readings_clear(lx);
