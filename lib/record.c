@@ -400,6 +400,24 @@ lenient(const char *p, size_t n, int level)
 }
 
 /*
+ * The value at [p, p+n) (valid JSON, white space around allowed), a value
+ * jansson cannot hold (an integer beyond 64 bits) kept verbatim as the
+ * record reader keeps it.  Returns new reference, or NULL out of memory.
+ */
+json_t *
+saop__record_lenient(const char *p, size_t n)
+{
+	const char *end = p + n;
+
+	vmark_init();
+	p = ws(p, end);
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t' ||
+	    end[-1] == '\n' || end[-1] == '\r'))
+		end--;
+	return lenient(p, (size_t)(end - p), 0);
+}
+
+/*
  * See saop.h.  Returns 1 when v is a string that starts with this process's
  * mark, else 0.
  */

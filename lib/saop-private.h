@@ -118,6 +118,13 @@ int saop__store_tx(struct saop_store *s, int durable,
     int (*fn)(sqlite3 *db, void *arg, struct saop_err *e), void *arg,
     struct saop_err *e);
 
+/*
+ * The value at [p, p+n) (valid JSON, as the scanner judges it) with what
+ * jansson cannot hold kept verbatim (lib/record.c).  New reference, or
+ * NULL out of memory.
+ */
+json_t *saop__record_lenient(const char *p, size_t n);
+
 /* SAOP_EDB naming what failed and SQLite's message for db. */
 int saop__fail_db(struct saop_err *e, sqlite3 *db, const char *what);
 

@@ -1163,20 +1163,41 @@ void saop_schema_free(struct saop_schema *s);
 
 /*
  * Repair a model's output text (len bytes, may hold NUL) when the local fix
- * is unambiguous: a UTF-8 BOM ("bom"), a Markdown code fence around the
- * JSON ("code_fence"), prose around the one JSON object or array
- * ("prose"), // and block comments ("comment"), trailing commas
- * ("trailing_comma"), single-quoted strings ("single_quotes"), True, False
- * and None ("python_literal"), unquoted keys ("unquoted_key"), raw control
- * characters inside strings ("control_character").  The tokenizer knows
- * strings: nothing inside a string is ever touched except to escape it.
+ * has a single reading; every repair is named (saop-validate(1) lists
+ * them: "bom", "think_block", "code_fence", "prose", "jsonp", "comment",
+ * "trailing_comma", "extra_comma", "missing_comma", "missing_colon",
+ * "single_quotes", "typographic_quotes", "backticks",
+ * "missing_closing_quote", "missing_opening_quote", "unescaped_quote",
+ * "unquoted_key", "unquoted_string", "python_literal", "literal_case",
+ * "not_json_value", "invalid_escape", "number_form", "control_character",
+ * "unicode_space", "mismatched_bracket", "surplus_bracket",
+ * "string_concatenation", "concatenated_values", "schema_choice",
+ * "closed").  The readings that need the fewest repairs are kept; when
+ * they give different values, the schema picks the only one that fits.
  * Returns 1 with *out a new NUL-terminated text (free()), *out_len bytes,
  * and *repairs a new array of the names applied (json_decref()); 0 when the
  * text stays as it is (valid JSON, or no single reading), *out and *repairs
- * NULL; or -SAOP_ENOMEM.
+ * NULL; or -SAOP_ENOMEM.  saop_repair() is saop_repair_with() with no
+ * options.
  */
 int saop_repair(const char *text, size_t len, char **out, size_t *out_len,
     json_t **repairs, struct saop_err *e);
+
+/* How saop_repair_with() repairs. */
+struct saop_repair_opts {
+	const struct saop_schema *schema;	/* judges readings; NULL: none */
+	int close;	/* last resort: close a cut value by saop-detect's
+			   closing rules ("closed") */
+};
+
+/*
+ * saop_repair() with o (NULL: none); when no reading is taken because
+ * several give different values, *readings (when readings is not NULL)
+ * is a new array of their texts, else NULL.
+ */
+int saop_repair_with(const char *text, size_t len,
+    const struct saop_repair_opts *o, char **out, size_t *out_len,
+    json_t **repairs, json_t **readings, struct saop_err *e);
 
 /* The formatting-correction prompt (saop-validate(1)), around the errors. */
 #define SAOP_CORRECTION_PROMPT_HEAD \
@@ -1242,6 +1263,12 @@ struct saop_validate_opts {
 	 * large top-level array is checked an item at a time.
 	 */
 	int no_envelope;
+	/*
+	 * 1 (--close): a cut answer is closed locally when nothing else
+	 * reads (saop_repair_with()); validate.closed says whether it was.
+	 * Never for a record with a tool_call: it goes on to correction.
+	 */
+	int close;
 };
 
 /*
