@@ -472,7 +472,9 @@ void saop_now_iso8601(char buf[32]);
 
 enum saop_provider {
 	SAOP_PROVIDER_OPENAI = 0,	/* OpenAI-compatible chat completions */
-	SAOP_PROVIDER_ANTHROPIC = 1	/* Anthropic Messages */
+	SAOP_PROVIDER_ANTHROPIC = 1,	/* Anthropic Messages */
+	SAOP_PROVIDER_RESPONSES = 2,	/* OpenAI Responses (openai-responses) */
+	SAOP_PROVIDER_GEMINI = 3	/* Google Gemini generateContent */
 };
 
 /*
@@ -525,12 +527,28 @@ void saop_llm_config_free(struct saop_llm_config *cfg);
 struct saop_llm_answer {
 	char *raw;		/* the text received, NUL-terminated; never NULL after a call */
 	size_t raw_len;
-	char finish_reason[16];	/* stop, length, tool_calls, error; "" if none came */
+	char finish_reason[16];	/* stop, length, tool_calls, refusal, error; "" if none came */
 	int broken;		/* the stream ended without a finish reason */
 	long prompt_tokens;	/* -1 when not reported */
 	long completion_tokens;
 	int http_status;
 	json_t *tool_calls;	/* OpenAI-style tool calls, or NULL */
+	/*
+	 * 1 + the index in tool_calls of the call the answer was cut in
+	 * (its arguments unfinished); 0 when the answer was not cut inside
+	 * a call.
+	 */
+	size_t open_call;
+	/* The other choices (n > 1, candidateCount > 1): [{index, raw,
+	 * finish_reason, tool_calls}], or NULL. */
+	json_t *choices;
+	/* Tools the provider ran itself (Anthropic server_tool_use and its
+	 * result blocks, Responses web_search_call..., Gemini
+	 * executableCode...): the blocks as they came, or NULL. */
+	json_t *server_tools;
+	/* finish_reason refusal: what the model said instead (may be ""),
+	 * else NULL. */
+	char *refusal;
 };
 
 /* Free what a holds and zero it. */
