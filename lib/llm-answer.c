@@ -1173,6 +1173,9 @@ sse_dispatch(struct saop__llm_parser *p)
 		;			/* "data:" with nothing: keep-alive */
 	else if (p->data.len == 6 && memcmp(p->data.data, "[DONE]", 6) == 0)
 		p->done = 1;
+	else if (p->at_end && p->data.len < 6 &&
+	    memcmp(p->data.data, "[DONE]", p->data.len) == 0)
+		p->tail_cut = 1;	/* the end marker, cut short */
 	else
 		handle_json(p, p->data.data, p->data.len, 0);
 	p->data.len = 0;
