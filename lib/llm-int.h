@@ -141,13 +141,33 @@ void saop__llm_one_line(char *out, size_t outsz, const char *s);
 int saop__llm_classify_error(const json_t *err, int status, char *msg,
     size_t msgsz);
 
+/*
+ * The delay a Google error object asks for (details[] RetryInfo
+ * retryDelay) in milliseconds, or -1 when it names none.
+ */
+long saop__llm_retry_delay_ms(const json_t *err);
+
 /* ---- lib/llm-config.c: the endpoint ---- */
 
 /*
- * The endpoint URL of cfg (base URL plus the provider's path, before any
- * query).  A new string (free()), or NULL on ENOMEM.
+ * The endpoint URL of cfg for model (base URL plus the provider's path,
+ * before any query).  A new string (free()), or NULL on ENOMEM.
  */
-char *saop__llm_endpoint(const struct saop_llm_config *cfg);
+char *saop__llm_endpoint(const struct saop_llm_config *cfg,
+    const char *model);
+
+/*
+ * The model a call of request goes to: its "model", else cfg->model (may
+ * be NULL).  Borrowed.
+ */
+const char *saop__llm_model_of(const struct saop_llm_config *cfg,
+    const json_t *request);
+
+/*
+ * The header line carrying key for provider p ("Authorization: Bearer",
+ * "x-api-key", "x-goog-api-key").  A new string, or NULL on ENOMEM.
+ */
+char *saop__llm_auth_header(enum saop_provider p, const char *key);
 
 /* ---- lib/llm-answer.c: JSON and the answer ---- */
 
