@@ -1220,11 +1220,11 @@ START_TEST(config_problems_are_reported_by_the_call_and_the_dry_run_only)
 
 	/* Reading the environment never fails a program that calls no model. */
 	clear_env();
-	setenv("SAOP_PROVIDER", "gemini", 1);
+	setenv("SAOP_PROVIDER", "vertex-ai", 1);
 	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
 	ck_assert(!saop_llm_configured(&cfg));
 	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ECONFIG);
-	ck_assert_ptr_nonnull(strstr(e.msg, "gemini"));
+	ck_assert_ptr_nonnull(strstr(e.msg, "vertex-ai"));
 	saop_llm_answer_free(&a);
 	saop_llm_config_free(&cfg);
 	/* A typo of anthropic: its key means a model was meant. */
