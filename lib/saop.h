@@ -609,9 +609,12 @@ int saop_model_call(const struct saop_model *m, const json_t *request,
 
 /*
  * What saop_llm_call() does beyond the declarations above:
- *  - URL: cfg->base + "/chat/completions" (openai) or "/messages"
- *    (anthropic); headers Authorization: Bearer / x-api-key and
- *    anthropic-version: 2023-06-01.
+ *  - URL: cfg->base + "/chat/completions" (openai), "/messages"
+ *    (anthropic), "/responses" (openai-responses) or
+ *    "/models/MODEL:streamGenerateContent?alt=sse" (gemini;
+ *    ":generateContent" when not streaming); headers Authorization:
+ *    Bearer / x-api-key (with anthropic-version: 2023-06-01) /
+ *    x-goog-api-key: the key is never in the URL.
  *  - Body: the request's model, else cfg->model (neither: SAOP_ECONFIG).
  *    OpenAI: "system" becomes the first message, "stop_sequences" becomes
  *    "stop", other fields pass as they are, and a stream asks for
@@ -621,14 +624,20 @@ int saop_model_call(const struct saop_model *m, const json_t *request,
  *    "tool" messages become tool_use / tool_result blocks, and only
  *    temperature, top_p, top_k, metadata, thinking and service_tier pass
  *    (the API refuses unknown fields).  "tools" and "tool_choice" are
- *    converted either way.
+ *    converted either way.  Responses and Gemini: see
+ *    lib/llm-request.c's body_responses() and body_gemini().
  *  - Answer: SSE, one JSON body or Ollama NDJSON, whatever the server
  *    sends.  raw is the text only; tool calls (with partial arguments
  *    when cut) are in a->tool_calls as
  *    [{"id", "type": "function", "function": {"name", "arguments"}}].
- *    finish_reason: stop (end_turn, stop_sequence), length (max_tokens,
- *    model_context_window_exceeded, done_reason length), tool_calls
- *    (tool_use), error (an error inside the stream, content_filter...).
+ *    finish_reason: stop (end_turn, stop_sequence, STOP), length
+ *    (max_tokens, model_context_window_exceeded, MAX_TOKENS,
+ *    max_output_tokens, done_reason length), tool_calls (tool_use),
+ *    refusal (refusal text, content_filter, SAFETY...: the call then
+ *    returns SAOP_EREFUSED with a->refusal), error (an error inside the
+ *    stream).  Choice 0 is the answer, the others in a->choices; tools
+ *    the provider ran in a->server_tools; a call whose end came with no
+ *    arguments has "{}"; a->open_call names the call a cut is in.
  *    A finished answer needs a finish reason and then either the end
  *    marker ([DONE], message_stop, done: true) or a clean end of the
  *    body; a transfer that breaks before the end marker is SAOP_ENETWORK
