@@ -792,13 +792,14 @@ responses_item(struct saop__llm_parser *p, long ix, const json_t *it,
 	const char *ty = json_string_value(json_object_get(it, "type"));
 	struct tool *t;
 	json_t *c;
-	size_t i;
 
 	if (!json_is_object(it) || ty == NULL) {
 		bad_chunk(p, "an output item without a type");
 		return;
 	}
 	if (strcmp(ty, "message") == 0 && whole) {
+		size_t i;
+
 		json_array_foreach(json_object_get(it, "content"), i, c) {
 			const char *ct = json_string_value(json_object_get(c,
 			    "type"));
@@ -1060,14 +1061,14 @@ static void
 handle_obj(struct saop__llm_parser *p, const json_t *o, int whole)
 {
 	const char *type = json_string_value(json_object_get(o, "type"));
-
 	const char *obj = json_string_value(json_object_get(o, "object"));
-	size_t i;
-	json_t *x;
 
 	if (p->err != 0)
 		return;
 	if (whole && json_is_array(o)) {
+		size_t i;
+		json_t *x;
+
 		/* Gemini streamGenerateContent without alt=sse: an array. */
 		json_array_foreach(o, i, x) {
 			if (!json_is_object(x)) {

@@ -208,10 +208,12 @@ saop__llm_endpoint(const struct saop_llm_config *cfg, const char *model)
 	    "/messages" : cfg->provider == SAOP_PROVIDER_RESPONSES ?
 	    "/responses" : "/chat/completions";
 	const char *auth = strstr(base, "://"), *query, *extra = "";
-	size_t n, plen;
+	size_t n;
 	char *u, *gp = NULL;
 
 	if (cfg->provider == SAOP_PROVIDER_GEMINI) {
+		size_t plen;
+
 		if (model == NULL)
 			model = "";
 		if (strncmp(model, "models/", 7) == 0)
