@@ -1532,6 +1532,17 @@ saop__llm_fill_answer(struct saop__llm_parser *p, struct saop_llm_answer *a)
 		    "finish_reason", sub.finish_reason[0] != '\0' ?
 		    sub.finish_reason : NULL, "tool_calls", sub.tool_calls,
 		    "refusal", sub.refusal);
+		if (c != NULL) {
+			/* Members the choice has not: absent, not null. */
+			const char *k;
+			void *tmp;
+			json_t *v;
+
+			json_object_foreach_safe(c, tmp, k, v)
+				if (json_is_null(v) && strcmp(k,
+				    "finish_reason") != 0)
+					json_object_del(c, k);
+		}
 		if (c != NULL && a->choices == NULL &&
 		    (a->choices = json_array()) == NULL) {
 			json_decref(c);

@@ -88,13 +88,27 @@ while IFS='	' read -r fx prov status expr; do
 			if [ "$_rc" -ne 75 ]; then
 				# The end had come before the cut: the whole
 				# record, nothing less.
-				jq -S 'del(.task_id)' "$tmp/out" >"$tmp/cut"
-				jq -e '.state != "PAUSED_FOR_INTERVENTION"' \
+				# (The usage may come after the end; when
+				# only the end marker was lost finish_reason
+				# is null, as saop-suspend(1) says, and the
+				# other choices may be cut: checked below.)
+				lost=$(jq '.finish_reason == null' "$tmp/out")
+				jq -S --argjson l "$lost" 'del(.task_id, .usage) |
+				    if $l then del(.finish_reason, .choices)
+				    else . end' "$tmp/out" >"$tmp/cut"
+				jq -S --argjson l "$lost" 'del(.usage) |
+				    if $l then del(.finish_reason, .choices)
+				    else . end' "$tmp/whole" >"$tmp/whole2"
+				jq -e --slurpfile w "$tmp/whole" '[.choices // [] |
+				    to_entries[] | .key as $k | .value |
+				    .raw as $r |
+				    (.finish_reason == $w[0].choices[$k].finish_reason
+				    or .finish_reason == null) and
+				    ($w[0].choices[$k].raw | startswith($r))] | all' \
 				    "$tmp/out" >/dev/null ||
-				    fail "$fx cut at $c ($how): $(cat "$tmp/out")"
-				[ "$(jq -r '.raw // ""' "$tmp/out")" = \
-				    "$whole_raw" ] ||
-				    fail "$fx cut at $c ($how): another raw: $(cat "$tmp/out")"
+				    fail "$fx cut at $c ($how): choices: $(cat "$tmp/out")"
+				cmp -s "$tmp/cut" "$tmp/whole2" ||
+				    fail "$fx cut at $c ($how) is not the whole record: $(diff "$tmp/whole2" "$tmp/cut")"
 				continue
 			fi
 			jqf '.state == "PAUSED_FOR_INTERVENTION" and
