@@ -220,6 +220,24 @@ message_anthropic(const json_t *m)
 }
 
 /*
+ * Set out's "tools" and "tool_choice" from req's, each turned by tf and
+ * cf (a wire format's own form).  Returns 0, or -1 on ENOMEM.
+ */
+static int
+set_tools(json_t *out, const json_t *req, json_t *(*tf)(const json_t *),
+    json_t *(*cf)(const json_t *))
+{
+	if (json_is_array(json_object_get(req, "tools")) &&
+	    set(out, "tools", tf(json_object_get(req, "tools"))) != 0)
+		return -1;
+	if (json_object_get(req, "tool_choice") != NULL &&
+	    set(out, "tool_choice", cf(json_object_get(req, "tool_choice"))) !=
+	    0)
+		return -1;
+	return 0;
+}
+
+/*
  * Fill out with req as an OpenAI chat completions body: system becomes the
  * first message, stop_sequences stop, Anthropic-style tools and tool_choice
  * are turned OpenAI's way, the other members are copied, and stream is set
@@ -252,12 +270,7 @@ body_openai(json_t *out, const json_t *req, int stream)
 	if (stop == NULL && json_object_get(req, "stop_sequences") != NULL)
 		json_object_set(out, "stop",
 		    json_object_get(req, "stop_sequences"));
-	if (json_is_array(json_object_get(req, "tools")) &&
-	    set(out, "tools", tools_openai(json_object_get(req, "tools"))))
-		return -1;
-	if (json_object_get(req, "tool_choice") != NULL &&
-	    set(out, "tool_choice",
-	    choice_openai(json_object_get(req, "tool_choice"))) != 0)
+	if (set_tools(out, req, tools_openai, choice_openai) != 0)
 		return -1;
 	if (set(out, "stream", json_boolean(stream)) != 0)
 		return -1;
@@ -332,12 +345,7 @@ body_anthropic(json_t *out, const json_t *req, int stream)
 	for (i = 0; keep[i] != NULL; i++)
 		if ((x = json_object_get(req, keep[i])) != NULL)
 			json_object_set(out, keep[i], x);
-	if (json_is_array(json_object_get(req, "tools")) &&
-	    set(out, "tools", tools_anthropic(json_object_get(req, "tools"))))
-		goto out;
-	if (json_object_get(req, "tool_choice") != NULL &&
-	    set(out, "tool_choice",
-	    choice_anthropic(json_object_get(req, "tool_choice"))) != 0)
+	if (set_tools(out, req, tools_anthropic, choice_anthropic) != 0)
 		goto out;
 	if (set(out, "stream", json_boolean(stream)) != 0)
 		goto out;
@@ -442,6 +450,34 @@ nomem:
 }
 
 /*
+ * A function tool t of either form (OpenAI's {"type":"function",
+ * "function":{name, description, parameters}} or Anthropic's {name,
+ * description, input_schema}) as a new {name, description, KEY: schema}
+ * (the schema when it has one).  NULL when t is another tool (a built-in
+ * one), or on ENOMEM.
+ */
+static json_t *
+function_tool(const json_t *t, const char *key)
+{
+	const json_t *f = json_object_get(t, "function");
+	const json_t *src = f != NULL ? f : t;
+	json_t *ps = f != NULL ? json_object_get(f, "parameters") :
+	    json_object_get(t, "input_schema"), *n;
+
+	if (f == NULL && ps == NULL)
+		return NULL;
+	if ((n = json_pack("{s:O?}", "name", json_object_get(src,
+	    "name"))) == NULL)
+		return NULL;
+	if (json_object_get(src, "description") != NULL)
+		json_object_set(n, "description",
+		    json_object_get(src, "description"));
+	if (ps != NULL)
+		json_object_set(n, key, ps);
+	return n;
+}
+
+/*
  * The tools array in the Responses form: a function tool, OpenAI's
  * nested {"type":"function","function":{...}} or Anthropic's
  * {name, input_schema}, becomes {"type":"function", name, description,
@@ -451,35 +487,25 @@ nomem:
 static json_t *
 tools_responses(const json_t *tools)
 {
-	json_t *out, *t, *n;
+	json_t *out, *t;
 	size_t i;
 
 	if ((out = json_array()) == NULL)
 		return NULL;
 	json_array_foreach(tools, i, t) {
-		const json_t *f = json_object_get(t, "function");
-		const json_t *src = f != NULL ? f : t;
+		json_t *n = function_tool(t, "parameters");
 
-		if (f == NULL && json_object_get(t, "input_schema") == NULL) {
+		if (n == NULL) {
 			json_array_append(out, t);
 			continue;
 		}
-		n = json_pack("{s:s, s:O?}", "type", "function", "name",
-		    json_object_get(src, "name"));
-		if (n == NULL)
-			continue;
-		if (json_object_get(src, "description") != NULL)
-			json_object_set(n, "description",
-			    json_object_get(src, "description"));
-		json_object_set(n, "parameters", f != NULL ?
-		    json_object_get(f, "parameters") :
-		    json_object_get(t, "input_schema"));
+		json_object_set_new(n, "type", json_string("function"));
 		if (json_object_get(n, "parameters") == NULL)
 			json_object_set_new(n, "parameters",
 			    json_pack("{s:s}", "type", "object"));
-		if (json_object_get(src, "strict") != NULL)
-			json_object_set(n, "strict",
-			    json_object_get(src, "strict"));
+		if (json_object_get(json_object_get(t, "function"), "strict"))
+			json_object_set(n, "strict", json_object_get(
+			    json_object_get(t, "function"), "strict"));
 		json_array_append_new(out, n);
 	}
 	return out;
@@ -560,12 +586,7 @@ body_responses(json_t *out, const json_t *req, int stream)
 		    "format", "type", t)) != 0)
 			goto out;
 	}
-	if (json_is_array(json_object_get(req, "tools")) &&
-	    set(out, "tools", tools_responses(json_object_get(req, "tools"))))
-		goto out;
-	if (json_object_get(req, "tool_choice") != NULL &&
-	    set(out, "tool_choice",
-	    choice_responses(json_object_get(req, "tool_choice"))) != 0)
+	if (set_tools(out, req, tools_responses, choice_responses) != 0)
 		goto out;
 	if (set(out, "stream", json_boolean(stream)) != 0)
 		goto out;
@@ -709,7 +730,7 @@ nomem:
 static json_t *
 tools_gemini(const json_t *tools)
 {
-	json_t *out, *decl, *t, *n;
+	json_t *out, *decl, *t;
 	size_t i;
 
 	if ((out = json_array()) == NULL || (decl = json_array()) == NULL) {
@@ -717,24 +738,12 @@ tools_gemini(const json_t *tools)
 		return NULL;
 	}
 	json_array_foreach(tools, i, t) {
-		const json_t *f = json_object_get(t, "function");
-		const json_t *src = f != NULL ? f : t;
-		const json_t *ps = f != NULL ? json_object_get(f,
-		    "parameters") : json_object_get(t, "input_schema");
+		json_t *n = function_tool(t, "parametersJsonSchema");
 
-		if (f == NULL && json_object_get(t, "input_schema") == NULL) {
-			json_array_append(out, t);
-			continue;
-		}
-		n = json_pack("{s:O?}", "name", json_object_get(src, "name"));
 		if (n == NULL)
-			continue;
-		if (json_object_get(src, "description") != NULL)
-			json_object_set(n, "description",
-			    json_object_get(src, "description"));
-		if (ps != NULL)
-			json_object_set(n, "parametersJsonSchema", (json_t *)ps);
-		json_array_append_new(decl, n);
+			json_array_append(out, t);
+		else
+			json_array_append_new(decl, n);
 	}
 	if (json_array_size(decl) > 0)
 		json_array_append_new(out, json_pack("{s:o}",

@@ -1455,6 +1455,10 @@ END_TEST
 
 /* ---- the parser on its own: any split of the bytes reads the same ---- */
 
+/*
+ * The bytes of fixture name: of the shared fixtures, or of tests/data/llm
+ * for a "data:" name.  *len their length.
+ */
 static char *
 slurp(const char *name, size_t *len)
 {
@@ -1463,8 +1467,13 @@ slurp(const char *name, size_t *len)
 	char *s;
 	long n;
 
-	snprintf(path, sizeof(path), "%s/%s", fixdir, name);
-	ck_assert_ptr_nonnull(f = fopen(path, "rb"));
+	if (strncmp(name, "data:", 5) == 0)
+		snprintf(path, sizeof(path), "%s/tests/data/llm/%s",
+		    getenv("top_srcdir") != NULL ? getenv("top_srcdir") : ".",
+		    name + 5);
+	else
+		snprintf(path, sizeof(path), "%s/%s", fixdir, name);
+	ck_assert_msg((f = fopen(path, "rb")) != NULL, "%s", path);
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	rewind(f);
@@ -1544,7 +1553,7 @@ END_TEST
  * choices and of server tool blocks, the token counts (-2: not checked).
  */
 struct fxcase {
-	const char *name;	/* "shared:" names ../shared/fixtures/llm */
+	const char *name;	/* "data:" names tests/data/llm */
 	const char *ctype;
 	int rc;
 	const char *finish;
@@ -1557,89 +1566,62 @@ struct fxcase {
 };
 
 static const struct fxcase fxcases[] = {
-	{ "openai-chat-n3.sse", NULL, 0, "stop",
+	{ "data:openai-chat-n3.sse", NULL, 0, "stop",
 	    "{\"city\":\"San Francisco\",\"temperature\":65,\"units\":\"f\"}",
 	    0, NULL, NULL, 2, 0, -2, -2, NULL },
-	{ "openai-chat-refusal.sse", NULL, -SAOP_EREFUSED, "refusal", "", 0,
+	{ "data:openai-chat-refusal.sse", NULL, -SAOP_EREFUSED, "refusal", "", 0,
 	    NULL, NULL, 0, 0, -2, -2,
 	    "I'm sorry, I can't assist with that request." },
-	{ "openai-chat-two-tools.sse", NULL, 0, "tool_calls", "", 2,
+	{ "data:openai-chat-two-tools.sse", NULL, 0, "tool_calls", "", 2,
 	    "{\"city\": \"Edinburgh\", \"country\": \"GB\", \"units\": \"c\"}",
 	    "{\"ticker\": \"AAPL\", \"exchange\": \"NASDAQ\"}",
 	    0, 0, -2, -2, NULL },
-	{ "openrouter-tool-null-args.sse", NULL, 0, "tool_calls", "", 1, "{}",
+	{ "data:openrouter-tool-null-args.sse", NULL, 0, "tool_calls", "", 1, "{}",
 	    "{}", 0, 0, -2, -2, NULL },
-	{ "groq-x-groq-usage.sse", NULL, 0, "stop", NULL, 0, NULL, NULL, 0, 0,
+	{ "data:groq-x-groq-usage.sse", NULL, 0, "stop", NULL, 0, NULL, NULL, 0, 0,
 	    5003, 359, NULL },
-	{ "anthropic-tool-use.sse", NULL, 0, "tool_calls",
+	{ "data:anthropic-tool-use.sse", NULL, 0, "tool_calls",
 	    "I'll check the current weather in Paris for you.", 1,
 	    "{\"location\": \"Paris\"}", "{\"location\": \"Paris\"}", 0, 0, 377,
 	    65, NULL },
-	{ "anthropic-tool-no-args.sse", NULL, 0, "tool_calls",
+	{ "data:anthropic-tool-no-args.sse", NULL, 0, "tool_calls",
 	    "I'll check the current weather in Paris for you.", 1, "{}", "{}",
 	    0, 0, 377, 65, NULL },
-	{ "anthropic-web-search.sse", NULL, 0, "stop", NULL, 0, NULL, NULL, 0,
+	{ "data:anthropic-web-search.sse", NULL, 0, "stop", NULL, 0, NULL, NULL, 0,
 	    4, -2, -2, NULL },
-	{ "anthropic-refusal.sse", NULL, -SAOP_EREFUSED, "refusal", "", 0,
+	{ "data:anthropic-refusal.sse", NULL, -SAOP_EREFUSED, "refusal", "", 0,
 	    NULL, NULL, 0, 0, 20, 0, "" },
-	{ "anthropic-compaction.sse", NULL, 0, "stop", "Hello there!", 0, NULL,
+	{ "data:anthropic-compaction.sse", NULL, 0, "stop", "Hello there!", 0, NULL,
 	    NULL, 0, 0, 30, 8, NULL },
-	{ "responses-text.sse", NULL, 0, "stop", NULL, 0, NULL, NULL, 0, 0,
+	{ "data:responses-text.sse", NULL, 0, "stop", NULL, 0, NULL, NULL, 0, 0,
 	    -2, -2, NULL },
-	{ "responses-function-call.sse", NULL, 0, "tool_calls", "", 1,
+	{ "data:responses-function-call.sse", NULL, 0, "tool_calls", "", 1,
 	    "{\"country\":\"France\"}", "{\"country\":\"France\"}", 0, 0, -2,
 	    -2, NULL },
-	{ "responses-incomplete.sse", NULL, 0, "length", NULL, 0, NULL, NULL,
+	{ "data:responses-incomplete.sse", NULL, 0, "length", NULL, 0, NULL, NULL,
 	    0, 0, -2, 3, NULL },
-	{ "gemini-stream.sse", NULL, 0, "stop",
+	{ "data:gemini-stream.sse", NULL, 0, "stop",
 	    "The capital of France is Paris.\n", 0, NULL, NULL, 0, 0, 13, 8,
 	    NULL },
-	{ "gemini-function-call.sse", NULL, 0, "tool_calls", "", 1,
+	{ "data:gemini-function-call.sse", NULL, 0, "tool_calls", "", 1,
 	    "{\"country\":\"France\"}", "{\"country\":\"France\"}", 0, 0, 52, 5,
 	    NULL },
-	{ "gemini-max-tokens.json", "application/json; charset=UTF-8", 0,
+	{ "data:gemini-max-tokens.json", "application/json; charset=UTF-8", 0,
 	    "length", "The capital of France is", 0, NULL, NULL, 0, 0, 15, 5,
 	    NULL },
-	{ "shared:openai-chat-json-stop.sse", NULL, 0, "stop", NULL, 0, NULL,
+	{ "openai-chat-json-stop.sse", NULL, 0, "stop", NULL, 0, NULL,
 	    NULL, 0, 0, -2, -2, NULL },
-	{ "shared:openai-chat-tool-calls.sse", NULL, 0, "tool_calls", "", 1,
+	{ "openai-chat-tool-calls.sse", NULL, 0, "tool_calls", "", 1,
 	    NULL, NULL, 0, 0, -2, -2, NULL },
-	{ "shared:openai-chat-length.sse", NULL, 0, "length", "{\"", 0, NULL,
+	{ "openai-chat-length.sse", NULL, 0, "length", "{\"", 0, NULL,
 	    NULL, 0, 0, -2, -2, NULL },
-	{ "shared:anthropic-max-tokens-tool-use.sse", NULL, 0, "length", NULL,
+	{ "anthropic-max-tokens-tool-use.sse", NULL, 0, "length", NULL,
 	    1, NULL, NULL, 0, 0, -2, -2, NULL },
-	{ "shared:anthropic-prefill-stop-sequence.sse", NULL, 0, "stop", NULL,
+	{ "anthropic-prefill-stop-sequence.sse", NULL, 0, "stop", NULL,
 	    0, NULL, NULL, 0, 0, -2, -2, NULL },
-	{ "shared:ollama-generate-stream.ndjson", "application/x-ndjson", 0,
+	{ "ollama-generate-stream.ndjson", "application/x-ndjson", 0,
 	    "stop", NULL, 0, NULL, NULL, 0, 0, -2, -2, NULL },
 };
-
-/* The bytes of fixture name (see struct fxcase); *len their length. */
-static char *
-fx_slurp(const char *name, size_t *len)
-{
-	const char *top = getenv("top_srcdir");
-	char path[1100];
-	FILE *f;
-	char *s;
-	long n;
-
-	if (strncmp(name, "shared:", 7) == 0)
-		snprintf(path, sizeof(path), "%s/%s", fixdir, name + 7);
-	else
-		snprintf(path, sizeof(path), "%s/tests/data/llm/%s",
-		    top != NULL ? top : ".", name);
-	ck_assert_msg((f = fopen(path, "rb")) != NULL, "%s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	ck_assert_ptr_nonnull(s = malloc((size_t)n + 1));
-	ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-	s[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return s;
-}
 
 /*
  * Parse the first n bytes at s, fed in pieces: cuts[] (ncuts offsets,
@@ -1789,7 +1771,7 @@ START_TEST(every_recorded_answer_reads_the_same_however_split_or_cut)
 	char *s, what[200];
 	int rw, r;
 
-	s = fx_slurp(x->name, &n);
+	s = slurp(x->name, &n);
 	rw = parse_cuts(s, n, x->ctype, NULL, 0, 1, &w, &e);
 	check_whole(x, rw, &w, &e);
 	/* Every piece size up to 9 bytes, then random splits. */
@@ -1866,7 +1848,7 @@ START_TEST(a_cut_inside_the_second_call_names_it)
 	char *s, *second;
 	int r;
 
-	s = fx_slurp("openai-chat-two-tools.sse", &n);
+	s = slurp("data:openai-chat-two-tools.sse", &n);
 	ck_assert_int_eq(parse_cuts(s, n, NULL, NULL, 0, 1, &w, &e), 0);
 	/* The middle of the second call's arguments. */
 	ck_assert_ptr_nonnull(second = strstr(s, "\"index\":1,\"function\":"
