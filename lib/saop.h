@@ -523,7 +523,9 @@ void saop_now_iso8601(char buf[32]);
 
 enum saop_provider {
 	SAOP_PROVIDER_OPENAI = 0,	/* OpenAI-compatible chat completions */
-	SAOP_PROVIDER_ANTHROPIC = 1	/* Anthropic Messages */
+	SAOP_PROVIDER_ANTHROPIC = 1,	/* Anthropic Messages */
+	SAOP_PROVIDER_RESPONSES = 2,	/* OpenAI Responses (openai-responses) */
+	SAOP_PROVIDER_GEMINI = 3	/* Google Gemini generateContent */
 };
 
 /*
@@ -576,12 +578,28 @@ void saop_llm_config_free(struct saop_llm_config *cfg);
 struct saop_llm_answer {
 	char *raw;		/* the text received, NUL-terminated; never NULL after a call */
 	size_t raw_len;
-	char finish_reason[16];	/* stop, length, tool_calls, error; "" if none came */
+	char finish_reason[16];	/* stop, length, tool_calls, refusal, error; "" if none came */
 	int broken;		/* the stream ended without a finish reason */
 	long prompt_tokens;	/* -1 when not reported */
 	long completion_tokens;
 	int http_status;
 	json_t *tool_calls;	/* OpenAI-style tool calls, or NULL */
+	/*
+	 * 1 + the index in tool_calls of the call the answer was cut in
+	 * (its arguments unfinished); 0 when the answer was not cut inside
+	 * a call.
+	 */
+	size_t open_call;
+	/* The other choices (n > 1, candidateCount > 1): [{index, raw,
+	 * finish_reason, tool_calls}], or NULL. */
+	json_t *choices;
+	/* Tools the provider ran itself (Anthropic server_tool_use and its
+	 * result blocks, Responses web_search_call..., Gemini
+	 * executableCode...): the blocks as they came, or NULL. */
+	json_t *server_tools;
+	/* finish_reason refusal: what the model said instead (may be ""),
+	 * else NULL. */
+	char *refusal;
 };
 
 /* Free what a holds and zero it. */
@@ -642,9 +660,12 @@ int saop_model_call(const struct saop_model *m, const json_t *request,
 
 /*
  * What saop_llm_call() does beyond the declarations above:
- *  - URL: cfg->base + "/chat/completions" (openai) or "/messages"
- *    (anthropic); headers Authorization: Bearer / x-api-key and
- *    anthropic-version: 2023-06-01.
+ *  - URL: cfg->base + "/chat/completions" (openai), "/messages"
+ *    (anthropic), "/responses" (openai-responses) or
+ *    "/models/MODEL:streamGenerateContent?alt=sse" (gemini;
+ *    ":generateContent" when not streaming); headers Authorization:
+ *    Bearer / x-api-key (with anthropic-version: 2023-06-01) /
+ *    x-goog-api-key: the key is never in the URL.
  *  - Body: the request's model, else cfg->model (neither: SAOP_ECONFIG).
  *    OpenAI: "system" becomes the first message, "stop_sequences" becomes
  *    "stop", other fields pass as they are, and a stream asks for
@@ -654,14 +675,20 @@ int saop_model_call(const struct saop_model *m, const json_t *request,
  *    "tool" messages become tool_use / tool_result blocks, and only
  *    temperature, top_p, top_k, metadata, thinking and service_tier pass
  *    (the API refuses unknown fields).  "tools" and "tool_choice" are
- *    converted either way.
+ *    converted either way.  Responses and Gemini: see
+ *    lib/llm-request.c's body_responses() and body_gemini().
  *  - Answer: SSE, one JSON body or Ollama NDJSON, whatever the server
  *    sends.  raw is the text only; tool calls (with partial arguments
  *    when cut) are in a->tool_calls as
  *    [{"id", "type": "function", "function": {"name", "arguments"}}].
- *    finish_reason: stop (end_turn, stop_sequence), length (max_tokens,
- *    model_context_window_exceeded, done_reason length), tool_calls
- *    (tool_use), error (an error inside the stream, content_filter...).
+ *    finish_reason: stop (end_turn, stop_sequence, STOP), length
+ *    (max_tokens, model_context_window_exceeded, MAX_TOKENS,
+ *    max_output_tokens, done_reason length), tool_calls (tool_use),
+ *    refusal (refusal text, content_filter, SAFETY...: the call then
+ *    returns SAOP_EREFUSED with a->refusal), error (an error inside the
+ *    stream).  Choice 0 is the answer, the others in a->choices; tools
+ *    the provider ran in a->server_tools; a call whose end came with no
+ *    arguments has "{}"; a->open_call names the call a cut is in.
  *    A finished answer needs a finish reason and then either the end
  *    marker ([DONE], message_stop, done: true) or a clean end of the
  *    body; a transfer that breaks before the end marker is SAOP_ENETWORK

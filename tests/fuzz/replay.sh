@@ -30,6 +30,8 @@ for t in detect record repair schema llm-answer resume-merge wrapper; do
 	[ -d "$fz/regressions/$t" ] && set -- "$@" "$fz/regressions/$t"
 	replay "$t" "$@"
 done
+# The recorded provider answers (tests/data/llm/README.md).
+replay llm-answer "$top_srcdir/tests/data/llm"
 if [ -e "${SAOP_SHARED:-/nonexistent}/corpora/JSONTestSuite/test_parsing" ] &&
     [ -e "$SAOP_SHARED/fixtures/llm" ]; then
 	for t in detect repair resume-merge wrapper; do
