@@ -18,7 +18,8 @@ enum {
 	OPT_NO_REPAIR,
 	OPT_NO_RETRY,
 	OPT_MAX_RESUMES,
-	OPT_NO_WAIT
+	OPT_NO_WAIT,
+	OPT_CLOSE
 };
 
 /* The options of saop-validate: getopt, --help, usage, completion, page. */
@@ -33,6 +34,9 @@ static const struct cli_option options[] = {
 	    "correction turns per record ($SAOP_MAX_CORRECTION_RETRIES, 2)"),
 	CLI_OPT("no-repair", 0, OPT_NO_REPAIR, NULL,
 	    "do not repair answers locally"),
+	CLI_OPT("close", 0, OPT_CLOSE, NULL,
+	    "close a cut answer locally as the last resort (never a tool "
+	    "call's)"),
 	CLI_OPT("no-retry", 0, OPT_NO_RETRY, NULL,
 	    "only validate: send no correction turn"),
 	CLI_OPTS_SUSPEND(OPT_MAX_RESUMES, OPT_NO_WAIT),
@@ -184,6 +188,9 @@ own_opt(void *arg, int ch, const char *val)
 		return 1;
 	case OPT_NO_RETRY:
 		r->no_retry = 1;
+		return 1;
+	case OPT_CLOSE:
+		r->vo.close = 1;
 		return 1;
 	case OPT_MAX_RESUMES:
 		r->guard.opts.max_resumes = (int)cli_count(
