@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "saop-private.h"
+#include "db.h"
 
 /* 429s waited out per turn before the turn is suspended instead. */
 #define RATE_WAITS_MAX	10
@@ -57,26 +57,11 @@ struct save_arg {
 
 /* Upsert one row inside a transaction; 0 or SAOP_EDB. */
 static int
-save_tx(sqlite3 *db, void *arg, struct saop_err *e)
+save_tx(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	const struct save_arg *a = arg;
-	sqlite3_stmt *st;
-	int rc;
 
-	if (sqlite3_prepare_v2(db, "INSERT INTO agent_turn_states (task_id,"
-	    " turn_state_json, saved_at) VALUES (?, ?, ?) ON CONFLICT"
-	    " (task_id) DO UPDATE SET turn_state_json ="
-	    " excluded.turn_state_json, saved_at = excluded.saved_at", -1,
-	    &st, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "saving the turn state");
-	sqlite3_bind_text(st, 1, a->task_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, a->text, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, a->now, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "saving the turn state");
-	return 0;
+	return saop__db_turn_save(db, a->task_id, a->text, a->now, e);
 }
 
 /*
@@ -104,23 +89,18 @@ saop_turn_state_save(struct saop_store *s, const char *task_id,
 	return rc;
 }
 
-/* Delete one row inside a transaction; 0 or SAOP_EDB.  *arg: counts. */
-static int
-delete_tx(sqlite3 *db, void *arg, struct saop_err *e)
-{
-	const char *task_id = *(const char **)arg;
-	sqlite3_stmt *st;
-	int rc;
+struct delete_arg {
+	const char *task_id;
+	long long deleted;
+};
 
-	if (sqlite3_prepare_v2(db, "DELETE FROM agent_turn_states WHERE"
-	    " task_id = ?", -1, &st, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "deleting the turn state");
-	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "deleting the turn state");
-	return 0;
+/* Delete one row inside a transaction; 0 or SAOP_EDB. */
+static int
+delete_tx(struct saop__db *db, void *arg, struct saop_err *e)
+{
+	struct delete_arg *a = arg;
+
+	return saop__db_turn_delete(db, a->task_id, &a->deleted, e);
 }
 
 /* Delete task_id's turn state: 1 deleted, 0 none, or a negative code. */
@@ -128,12 +108,47 @@ int
 saop_turn_state_delete(struct saop_store *s, const char *task_id,
     struct saop_err *e)
 {
-	const char *arg = task_id;
+	struct delete_arg a = { task_id, 0 };
 	int rc;
 
-	if ((rc = saop__store_tx(s, 1, delete_tx, &arg, e)) != 0)
+	if ((rc = saop__store_tx(s, 1, delete_tx, &a, e)) != 0)
 		return rc;
-	return sqlite3_changes(saop__store_db(s)) > 0 ? 1 : 0;
+	return a.deleted > 0 ? 1 : 0;
+}
+
+struct each_arg {
+	int (*each)(void *arg, const char *task_id, json_t *state,
+	    const char *saved_at);
+	void *arg;
+	struct saop_err *e;
+};
+
+/*
+ * saop__db_turn_each() callback: parse one row's state and hand it on.
+ * Returns what each returned, or -SAOP_EDATA for a state that is not a
+ * JSON object.
+ */
+static int
+each_row(void *arg, const struct saop__db_row *r)
+{
+	struct each_arg *a = arg;
+	const char *id = saop__db_col_text(r, 0);
+	const char *text = saop__db_col_text(r, 1);
+	const char *at = saop__db_col_text(r, 2);
+	json_error_t je;
+	json_t *state;
+	int rc;
+
+	state = text != NULL ? json_loads(text, 0, &je) : NULL;
+	if (state == NULL || !json_is_object(state)) {
+		json_decref(state);
+		return saop__fail(a->e, SAOP_EDATA, 0, "state database: "
+		    "the turn state of task %s is not a JSON object",
+		    id != NULL ? id : "?");
+	}
+	rc = a->each(a->arg, id != NULL ? id : "", state, at != NULL ? at : "");
+	json_decref(state);
+	return rc;
 }
 
 /*
@@ -146,45 +161,13 @@ saop_turn_state_each(struct saop_store *s, const char *task_id,
     int (*each)(void *arg, const char *task_id, json_t *state,
     const char *saved_at), void *arg, struct saop_err *e)
 {
-	sqlite3_stmt *st;
-	sqlite3 *db;
-	json_error_t je;
-	int rc, r = 0;
+	struct each_arg a = { each, arg, e };
+	struct saop__db *db;
+	int rc;
 
-	if ((rc = saop__store_connect(s, e)) != 0)
+	if ((rc = saop__store_conn(s, &db, e)) != 0)
 		return rc;
-	db = saop__store_db(s);
-	if (sqlite3_prepare_v2(db, "SELECT task_id, turn_state_json,"
-	    " saved_at FROM agent_turn_states WHERE ?1 IS NULL OR"
-	    " task_id = ?1 ORDER BY saved_at, task_id", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return saop__fail_db(e, db, "reading the turn states");
-	if (task_id != NULL)
-		sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *id = (const char *)sqlite3_column_text(st, 0);
-		const char *text = (const char *)sqlite3_column_text(st, 1);
-		const char *at = (const char *)sqlite3_column_text(st, 2);
-		json_t *state;
-
-		state = text != NULL ? json_loads(text, 0, &je) : NULL;
-		if (state == NULL || !json_is_object(state)) {
-			json_decref(state);
-			sqlite3_finalize(st);
-			return saop__fail(e, SAOP_EDATA, 0, "state database: "
-			    "the turn state of task %s is not a JSON object",
-			    id != NULL ? id : "?");
-		}
-		r = each(arg, id != NULL ? id : "", state,
-		    at != NULL ? at : "");
-		json_decref(state);
-		if (r != 0)
-			break;
-	}
-	sqlite3_finalize(st);
-	if (r == 0 && rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "reading the turn states");
-	return r;
+	return saop__db_turn_each(db, task_id, each_row, &a, e);
 }
 
 /* saop_turn_state_each() callback of load: keep the state. */
