@@ -170,9 +170,7 @@ pg_open(const char *target, struct saop__db **db, struct saop_err *e)
 	    "fallback_application_name", NULL };
 	const char *vals[4];
 	struct pg *g;
-	char msg[512];
 	PGresult *r;
-	int rc;
 
 	pthread_once(&pq_once, pq_init);
 	if (pq_init_err[0] != '\0')
@@ -190,6 +188,9 @@ pg_open(const char *target, struct saop__db **db, struct saop_err *e)
 	vals[3] = NULL;
 	g->c = P.connectdb_params(keys, vals, 1);
 	if (g->c == NULL || P.status(g->c) != CONNECTION_OK) {
+		char msg[512];
+		int rc;
+
 		first_line(msg, sizeof(msg), g->c ? P.error_message(g->c) :
 		    "out of memory");
 		rc = saop__fail(e, SAOP_EDB, 0,

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -102,6 +103,7 @@ lite_close(struct saop__db *db)
 static int
 lite_open(const char *path, struct saop__db **db, struct saop_err *e)
 {
+	struct timespec pause = { 0, 20000000L };
 	struct lite *l;
 	int fd, tries, rc;
 
@@ -137,7 +139,7 @@ lite_open(const char *path, struct saop__db **db, struct saop_err *e)
 		    NULL);
 		if (rc == SQLITE_OK || !busy(rc))
 			break;
-		usleep(10000 + rand() % 40000);
+		nanosleep(&pause, NULL);
 	}
 	if (rc != SQLITE_OK) {
 		rc = fail(l, "setting WAL mode", e);

@@ -258,10 +258,12 @@ read_all(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	const struct report_ctx *c = arg;
 	struct fold f;
-	int i, rc;
+	int i;
 
 	f.rep = c->rep;
 	for (i = 0; i < SAOP__REPORT_PARTS; i++) {
+		int rc;
+
 		f.fn = parts[i];
 		rc = saop__db_report(db, (enum saop__db_report_part)i, c->task,
 		    each_row, &f, e);

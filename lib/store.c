@@ -59,6 +59,13 @@ saop_store_path(const struct saop_store *s)
 	return s->shown;
 }
 
+/* See saop.h.  Returns 1 for a postgres:// URI, else 0. */
+int
+saop_store_is_server(const char *target)
+{
+	return saop__db_is_pg(target);
+}
+
 /*
  * Write the current UTC time to buf as ISO 8601 with milliseconds
  * ("2026-08-23T10:00:00.123Z"; see saop.h).

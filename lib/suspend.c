@@ -161,10 +161,14 @@ saop_turn_state_each(struct saop_store *s, const char *task_id,
     int (*each)(void *arg, const char *task_id, json_t *state,
     const char *saved_at), void *arg, struct saop_err *e)
 {
-	struct each_arg a = { each, arg, e };
+	struct each_arg a;
 	struct saop__db *db;
 	int rc;
 
+	saop_err_clear(e);
+	a.each = each;
+	a.arg = arg;
+	a.e = e;
 	if ((rc = saop__store_conn(s, &db, e)) != 0)
 		return rc;
 	return saop__db_turn_each(db, task_id, each_row, &a, e);

@@ -175,7 +175,8 @@ read_records(const struct cli *o, const char *path, json_t *report)
 
 /*
  * The database the run reads: --db, $SAOP_DB, else .saop/state.sqlite;
- * NULL when that file does not exist (a report never makes one).
+ * NULL when that file does not exist (a report never makes one).  A
+ * server's URI is taken as it is.
  */
 static const char *
 db_path(const struct cli *o)
@@ -184,7 +185,7 @@ db_path(const struct cli *o)
 
 	if (p == NULL && ((p = getenv("SAOP_DB")) == NULL || *p == '\0'))
 		p = ".saop/state.sqlite";
-	return access(p, F_OK) == 0 ? p : NULL;
+	return saop_store_is_server(p) || access(p, F_OK) == 0 ? p : NULL;
 }
 
 /*

@@ -77,7 +77,19 @@ jqf() {
 	jq -e "$1" "$2" >/dev/null || fail "jq '$1' is false on $2: $(head -c 2000 "$2")"
 }
 
-# sql QUERY: one query on the test's state database.
+# sql QUERY: one query on the test's state database (a SQLite file, or
+# PostgreSQL: tests/cli/pg-lib.sh).
 sql() {
-	sqlite3 "$SAOP_DB" "$1"
+	case $SAOP_DB in
+	postgres://*|postgresql://*) pg_sql "$SAOP_DB" "$1" ;;
+	*) sqlite3 "$SAOP_DB" "$1" ;;
+	esac
 }
+
+# With SAOP_TEST_DB=postgresql (tests/cli/store-both.sh runs a test so),
+# the state is a PostgreSQL database of the test's own server.
+if [ "${SAOP_TEST_DB:-sqlite}" = postgresql ]; then
+	. "$top_srcdir/tests/cli/pg-lib.sh"
+	pg_start
+	SAOP_DB=$(pg_newdb state)
+fi
