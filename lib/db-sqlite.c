@@ -191,7 +191,8 @@ lite_retry(struct saop__db *db)
 
 /*
  * The prepared statement of sql, from the cache (the SQL of db.c is
- * static text: its address is its key) or prepared now.  Returns it
+ * mostly static text: its address, then its text, is the key) or
+ * prepared now.  Returns it
  * (borrowed: owned by the cache), or NULL with e filled.
  */
 static sqlite3_stmt *
@@ -201,7 +202,8 @@ prepare(struct lite *l, const char *sql, struct saop_err *e)
 	int i;
 
 	for (i = 0; i < CACHE; i++)
-		if (l->cache[i].sql == sql && l->cache[i].st != NULL)
+		if (l->cache[i].sql == sql && l->cache[i].st != NULL &&
+		    strcmp(sqlite3_sql(l->cache[i].st), sql) == 0)
 			return l->cache[i].st;
 	if (sqlite3_prepare_v3(l->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &st,
 	    NULL) != SQLITE_OK) {

@@ -484,3 +484,108 @@ saop__db_report(struct saop__db *db, enum saop__db_report_part part,
 		sql = report_sql[part][1];
 	return db->be->run(db, sql, &p, 1, row, arg, NULL, e);
 }
+
+/* ---- copying a whole database (saop-report --copy-to) ---- */
+
+/* The tables a copy moves, their columns, and whether "id" is an
+ * identity column (PostgreSQL's counter then set past the copied ids). */
+static const struct {
+	const char *table, *cols;
+	int nparams, has_id;
+} tables[] = {
+	{ "tasks", "task_id, status, reason, updated_at", 4, 0 },
+	{ "events", "id, time, task_id, turn, event, data", 6, 1 },
+	{ "partial_completion_log", "id, task_id, turn_number,"
+	  " truncation_index, initial_chunk_length, resume_attempts,"
+	  " final_status, timestamp, sent_bytes, received_bytes,"
+	  " prompt_tokens, completion_tokens", 12, 1 },
+	{ "tool_outputs", "id, task_id, tool_name, tool_call_id, byte_size,"
+	  " turn_age, captured_at, stored_at, content_hash, raw_content", 10, 1 },
+	{ "agent_turn_states", "task_id, turn_state_json, saved_at", 3, 0 },
+};
+
+struct copy_arg {
+	struct saop__db *to;
+	const char *insert;
+	long long rows;
+	struct saop_err *e;
+};
+
+/* Row of a source table: insert it into the destination.  Returns 0 or
+ * the insert's negative code. */
+static int
+copy_row(void *arg, const struct saop__db_row *r)
+{
+	struct copy_arg *a = arg;
+	int rc;
+
+	rc = a->to->be->run(a->to, a->insert, r->v, r->n, NULL, NULL, NULL,
+	    a->e);
+	if (rc == 0)
+		a->rows++;
+	return rc;
+}
+
+/* Row of a count: keep it in the long long arg.  Returns 0. */
+static int
+count_row(void *arg, const struct saop__db_row *r)
+{
+	*(long long *)arg = saop__db_col_int(r, 0);
+	return 0;
+}
+
+/*
+ * Copy every row of from's tables into to, ids kept, inside to's
+ * transaction (see saop_store_copy()).  Returns the rows copied, or a
+ * negative code with e filled: -SAOP_EDATA when to holds rows already.
+ */
+long long
+saop__db_copy(struct saop__db *from, struct saop__db *to,
+    struct saop_err *e)
+{
+	struct copy_arg a = { to, NULL, 0, e };
+	char sql[512];
+	size_t t;
+	int i, rc;
+
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		long long have = 0;
+
+		snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s",
+		    tables[t].table);
+		if ((rc = to->be->run(to, sql, NULL, 0, count_row, &have, NULL,
+		    e)) != 0)
+			return rc;
+		if (have > 0)
+			return saop__fail(e, SAOP_EDATA, 0, "the destination "
+			    "is not empty: %s holds %lld rows", tables[t].table,
+			    have);
+	}
+	for (t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		char insert[512];
+		int n;
+
+		n = snprintf(insert, sizeof(insert), "INSERT INTO %s (%s)"
+		    " VALUES (", tables[t].table, tables[t].cols);
+		for (i = 1; i <= tables[t].nparams; i++)
+			n += snprintf(insert + n, sizeof(insert) - (size_t)n,
+			    "%s?%d", i > 1 ? ", " : "", i);
+		snprintf(insert + n, sizeof(insert) - (size_t)n, ")");
+		a.insert = insert;
+		snprintf(sql, sizeof(sql), "SELECT %s FROM %s%s", tables[t].cols,
+		    tables[t].table, tables[t].has_id ? " ORDER BY id" : "");
+		if ((rc = from->be->run(from, sql, NULL, 0, copy_row, &a, NULL,
+		    e)) != 0)
+			return rc;
+		if (tables[t].has_id && to->be->dialect == SAOP__DB_PG) {
+			snprintf(sql, sizeof(sql), "SELECT setval("
+			    "pg_get_serial_sequence('%s', 'id'),"
+			    " coalesce(max(id), 0) + 1, false) FROM %s",
+			    tables[t].table, tables[t].table);
+			if ((rc = to->be->run(to, sql, NULL, 0, NULL, NULL, NULL,
+			    e)) != 0)
+				return rc;
+		}
+	}
+	return a.rows;
+}

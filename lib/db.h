@@ -215,6 +215,11 @@ int saop__db_report(struct saop__db *db, enum saop__db_report_part part,
     const char *task, int (*row)(void *arg, const struct saop__db_row *r),
     void *arg, struct saop_err *e);
 
+/* Copy every table of from into to (inside to's transaction), ids kept;
+ * the rows copied, or -SAOP_EDATA when to holds rows already. */
+long long saop__db_copy(struct saop__db *from, struct saop__db *to,
+    struct saop_err *e);
+
 /*
  * The store's transaction: run fn(db, arg, e) inside a write transaction
  * of s's database (connecting it first), retrying the whole transaction a

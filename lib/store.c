@@ -275,6 +275,38 @@ saop_store_new(const char *path, struct saop_err *e)
 	return s;
 }
 
+struct copy_tx {
+	struct saop__db *from;
+	long long rows;
+};
+
+/* Transaction body of saop_store_copy() on the destination db.  Returns
+ * 0, or a negative code with e filled. */
+static int
+copy_tx(struct saop__db *db, void *arg, struct saop_err *e)
+{
+	struct copy_tx *c = arg;
+
+	c->rows = saop__db_copy(c->from, db, e);
+	return c->rows < 0 ? (int)c->rows : 0;
+}
+
+/* See saop.h.  Returns the rows copied, or a negative code with e filled. */
+long long
+saop_store_copy(struct saop_store *from, struct saop_store *to,
+    struct saop_err *e)
+{
+	struct copy_tx c = { NULL, 0 };
+	int rc;
+
+	saop_err_clear(e);
+	if ((rc = saop__store_conn(from, &c.from, e)) != 0)
+		return rc;
+	if ((rc = saop__store_tx(to, 1, copy_tx, &c, e)) != 0)
+		return rc;
+	return c.rows;
+}
+
 /*
  * Connect s's database if it is not connected yet (a file: its directory
  * 0700 and the file 0600 made; see lib/db-sqlite.c and lib/db-pg.c), and

@@ -54,4 +54,32 @@ cmp -s "$tmp/rows.one" "$tmp/rows.par" ||
     fail "no resumes logged"
 [ "$(pg_sql "$pg" 'SELECT count(*) FROM tool_outputs')" -gt 0 ] ||
     fail "no outputs stored"
+
+# Moving over: the single run's state.sqlite copied into PostgreSQL holds
+# the same rows, ids too; the report reads the same; new rows get new ids.
+cp=$(pg_newdb copy)
+saop-report --db "$tmp/one.sqlite" --copy-to "$cp" 2>"$tmp/copy.err" ||
+    fail "--copy-to: $(cat "$tmp/copy.err")"
+grep -q "copied [0-9]* rows" "$tmp/copy.err" || fail "--copy-to said: $(cat "$tmp/copy.err")"
+q="SELECT id, task_id, byte_size, HEX FROM tool_outputs ORDER BY id;
+SELECT id, time, task_id, turn, event, data FROM events ORDER BY id;
+SELECT * FROM partial_completion_log ORDER BY id;
+SELECT * FROM tasks ORDER BY 1; SELECT * FROM agent_turn_states ORDER BY 1"
+sqlite3 "$tmp/one.sqlite" "$(printf '%s' "$q" | sed 's/HEX/hex(raw_content)/')" >"$tmp/rows.one"
+pg_sql "$cp" "$(printf '%s' "$q" | sed "s/HEX/upper(encode(raw_content, 'hex'))/")" >"$tmp/rows.cp"
+cmp -s "$tmp/rows.one" "$tmp/rows.cp" ||
+    fail "copied rows differ: $(diff "$tmp/rows.one" "$tmp/rows.cp" | head -c 1500)"
+saop-report --db "$tmp/one.sqlite" --json | jq -S . >"$tmp/rep.one"
+saop-report --db "$cp" --json | jq -S . >"$tmp/rep.cp"
+cmp -s "$tmp/rep.one" "$tmp/rep.cp" || fail "reports differ: $(diff "$tmp/rep.one" "$tmp/rep.cp" | head -c 1500)"
+expect_status 65 saop-report --db "$tmp/one.sqlite" --copy-to "$cp" 2>"$tmp/copy.err"
+grep -q "not empty" "$tmp/copy.err" || fail "second copy: $(cat "$tmp/copy.err")"
+max=$(pg_sql "$cp" 'SELECT max(id) FROM events')
+printf '{"task_id":"new","turn":1,"raw":"{\"a\": 1"}\n' | saop-detect --db "$cp" >/dev/null || true
+[ "$(pg_sql "$cp" "SELECT min(id) > $max FROM events WHERE task_id = 'new'")" = t ] ||
+    fail "new events after the copy: $(pg_sql "$cp" "SELECT id FROM events WHERE task_id = 'new'")"
+# And back: PostgreSQL into a new state.sqlite.
+saop-report -q --db "$cp" --copy-to "$tmp/back.sqlite" || fail "copy back"
+[ "$(sqlite3 "$tmp/back.sqlite" 'SELECT count(*) FROM events')" = "$(pg_sql "$cp" 'SELECT count(*) FROM events')" ] ||
+    fail "copied back: not the same events"
 exit 0
