@@ -247,11 +247,19 @@ saop__db_output_put(struct saop__db *db, const struct saop__db_output *o,
 	p[2] = saop__db_int((long long)o->len);
 	p[3] = saop__db_blob(o->raw, o->len);
 	/* Equal hashes are compared byte for byte (the hash need not be
-	 * unique). */
+	 * unique), and only then: the bytes are not sent to a server for
+	 * an output no row has the hash of. */
 	*id = -1;
-	rc = db->be->run(db, "SELECT id FROM tool_outputs WHERE task_id = ?1"
-	    " AND content_hash = ?2 AND byte_size = ?3 AND raw_content = ?4"
-	    " ORDER BY id LIMIT 1", p, 4, id_row, id, NULL, e);
+	rc = db->be->run(db, "SELECT count(*) - 1 FROM tool_outputs WHERE"
+	    " task_id = ?1 AND content_hash = ?2 AND byte_size = ?3", p, 3,
+	    id_row, id, NULL, e);
+	if (rc == 0 && *id >= 0) {
+		*id = -1;
+		rc = db->be->run(db, "SELECT id FROM tool_outputs WHERE"
+		    " task_id = ?1 AND content_hash = ?2 AND byte_size = ?3 AND"
+		    " raw_content = ?4 ORDER BY id LIMIT 1", p, 4, id_row, id,
+		    NULL, e);
+	}
 	if (rc < 0)
 		return rc;
 	if (*id >= 0) {

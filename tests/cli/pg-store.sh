@@ -85,6 +85,16 @@ for n in 1 2 3 4; do
 	[ "$(pg_sql "$db" "SELECT count(*) || ' ' || max(version) FROM saop_schema_version")" = "$last $last" ] ||
 	    fail "race $n: $(pg_sql "$db" 'SELECT * FROM saop_schema_version')"
 done
+# A program that has nothing to store never connects, nor loads libpq:
+# the URI of a server that is not there costs it nothing.
+printf '%s\n' '{"raw": "{\"a\": 1}"}' >"$tmp/one"
+SAOP_DB="postgresql://saop:pw@127.0.0.1:1/none" LD_DEBUG=libs \
+    saop-detect <"$tmp/one" >"$tmp/one.out" 2>"$tmp/ld" || fail "detect: $(tail -3 "$tmp/ld")"
+grep -q 'libpq' "$tmp/ld" && fail "libpq loaded by a program that stores nothing"
+grep -q 'libsqlite3\|libjansson' "$tmp/ld" || fail "LD_DEBUG shows no libraries: $(head -3 "$tmp/ld")"
+SAOP_DB="postgresql://saop:pw@127.0.0.1:1/none" saop-prune <"$tmp/one" >/dev/null ||
+    fail "prune with nothing to prune touched the database"
+
 # Again: nothing to do, nothing changed.
 saop-report --db "$db" --json >/dev/null || fail "second start"
 [ "$(pg_sql "$db" "SELECT count(*) FROM saop_schema_version")" = "$last" ] ||
