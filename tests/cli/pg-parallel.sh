@@ -75,7 +75,7 @@ cmp -s "$tmp/rep.one" "$tmp/rep.cp" || fail "reports differ: $(diff "$tmp/rep.on
 expect_status 65 saop-report --db "$tmp/one.sqlite" --copy-to "$cp" 2>"$tmp/copy.err"
 grep -q "not empty" "$tmp/copy.err" || fail "second copy: $(cat "$tmp/copy.err")"
 max=$(pg_sql "$cp" 'SELECT max(id) FROM events')
-printf '{"task_id":"new","turn":1,"raw":"{\"a\": 1"}\n' | saop-detect --db "$cp" >/dev/null || true
+printf '%s\n' '{"task_id":"new","turn":1,"raw":"{\"a\": 1"}' | saop-detect --db "$cp" >/dev/null || true
 [ "$(pg_sql "$cp" "SELECT min(id) > $max FROM events WHERE task_id = 'new'")" = t ] ||
     fail "new events after the copy: $(pg_sql "$cp" "SELECT id FROM events WHERE task_id = 'new'")"
 # And back: PostgreSQL into a new state.sqlite.
