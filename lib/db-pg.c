@@ -50,6 +50,8 @@ struct pq_fns {
 	Oid (*ftype)(const PGresult *, int);
 	char *(*cmd_tuples)(PGresult *);
 	char *(*cmd_status)(PGresult *);
+	unsigned char *(*unescape_bytea)(const unsigned char *, size_t *);
+	void (*freemem)(void *);
 	PQnoticeProcessor (*set_notice_processor)(PGconn *, PQnoticeProcessor,
 	    void *);
 };
@@ -78,6 +80,8 @@ static const struct {
 	{ "PQftype", offsetof(struct pq_fns, ftype) },
 	{ "PQcmdTuples", offsetof(struct pq_fns, cmd_tuples) },
 	{ "PQcmdStatus", offsetof(struct pq_fns, cmd_status) },
+	{ "PQunescapeBytea", offsetof(struct pq_fns, unescape_bytea) },
+	{ "PQfreemem", offsetof(struct pq_fns, freemem) },
 	{ "PQsetNoticeProcessor",
 	    offsetof(struct pq_fns, set_notice_processor) },
 };
@@ -307,51 +311,9 @@ dollars(const char *sql)
 	return s;
 }
 
-/* The value of a hex digit, or -1. */
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/*
- * A bytea in hex text form ("\x0a1b...", n characters) decoded into a
- * new buffer (free()), its length in *len.  Returns it, or NULL out of
- * memory or when s is not hex.
- */
-static char *
-unhex(const char *s, size_t n, size_t *len)
-{
-	char *out;
-	size_t i;
-
-	if (n < 2 || s[0] != '\\' || s[1] != 'x' || (n - 2) % 2 != 0)
-		return NULL;
-	if ((out = malloc((n - 2) / 2 + 1)) == NULL)
-		return NULL;
-	for (i = 2; i < n; i += 2) {
-		int hi = hexval((unsigned char)s[i]);
-		int lo = hexval((unsigned char)s[i + 1]);
-
-		if (hi < 0 || lo < 0) {
-			free(out);
-			return NULL;
-		}
-		out[(i - 2) / 2] = (char)(hi << 4 | lo);
-	}
-	*len = (n - 2) / 2;
-	return out;
-}
-
 /*
  * Call row() for each row of r (text format: integers stay text, which
- * saop__db_col_int() reads; a bytea is decoded).  Returns 0, row's
+ * saop__db_col_int() reads; a bytea is decoded by libpq).  Returns 0, row's
  * non-zero return, or -SAOP_ENOMEM.
  */
 static int
@@ -359,7 +321,7 @@ each_row(PGresult *r, int (*row)(void *arg, const struct saop__db_row *r),
     void *arg, struct saop_err *e)
 {
 	struct saop__db_val v[MAX_PARAMS];
-	char *dec[MAX_PARAMS];
+	unsigned char *dec[MAX_PARAMS];
 	struct saop__db_row w = { 0, v };
 	int i, j, n = P.nfields(r), out = 0;
 
@@ -379,17 +341,18 @@ each_row(PGresult *r, int (*row)(void *arg, const struct saop__db_row *r),
 			v[j].n = (size_t)P.getlength(r, i, j);
 			if (P.ftype(r, j) == BYTEA_OID) {
 				v[j].type = SAOP__DB_BLOB;
-				if ((dec[j] = unhex(v[j].p, v[j].n, &v[j].n)) ==
-				    NULL)
+				if ((dec[j] = P.unescape_bytea((const unsigned
+				    char *)v[j].p, &v[j].n)) == NULL)
 					out = saop__fail(e, SAOP_ENOMEM, 0,
 					    "state database: a bytea value");
-				v[j].p = dec[j];
+				v[j].p = (const char *)dec[j];
 			}
 		}
 		if (out == 0)
 			out = row(arg, &w);
 		for (j = 0; j < n; j++)
-			free(dec[j]);
+			if (dec[j] != NULL)
+				P.freemem(dec[j]);
 	}
 	return out;
 }

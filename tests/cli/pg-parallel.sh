@@ -82,4 +82,7 @@ printf '%s\n' '{"task_id":"new","turn":1,"raw":"{\"a\": 1"}' | saop-detect --db 
 saop-report -q --db "$cp" --copy-to "$tmp/back.sqlite" || fail "copy back"
 [ "$(sqlite3 "$tmp/back.sqlite" 'SELECT count(*) FROM events')" = "$(pg_sql "$cp" 'SELECT count(*) FROM events')" ] ||
     fail "copied back: not the same events"
+q='SELECT id, byte_size, hex(raw_content) FROM tool_outputs ORDER BY id'
+[ "$(sqlite3 "$tmp/back.sqlite" "$q" | md5sum)" = "$(sqlite3 "$tmp/one.sqlite" "$q" | md5sum)" ] ||
+    fail "copied back: the raw outputs differ"
 exit 0
