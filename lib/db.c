@@ -356,29 +356,120 @@ saop__db_resume_log(struct saop__db *db,
 	    " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)", p, 11, NULL, e);
 }
 
-/* ---- agent_turn_states ---- */
+/* ---- agent_turn_states: saved turns and their claims ---- */
 
-/* Insert or replace task_id's saved turn.  Returns 0 or -SAOP_EDB. */
+/* Bind key k to p[0..2]. */
+static void
+bind_key(struct saop__db_val *p, const struct saop_turn_key *k)
+{
+	p[0] = saop__db_text(k->task_id);
+	p[1] = saop__db_int(k->turn);
+	p[2] = saop__db_text(k->stage);
+}
+
+/* Bind claim c (NULL: no claim, four NULLs) to p[0..3]. */
+static void
+bind_claim(struct saop__db_val *p, const struct saop__db_claim *c)
+{
+	p[0] = saop__db_text(c ? c->host : NULL);
+	p[1] = c ? saop__db_int(c->pid) : saop__db_text(NULL);
+	p[2] = saop__db_text(c ? c->start : NULL);
+	p[3] = c ? saop__db_int(c->until) : saop__db_text(NULL);
+}
+
+/*
+ * k's row to row(): claim_host, claim_pid, claim_start, claim_until,
+ * turn_state_json; none when there is no row.  On PostgreSQL the row is
+ * locked until the transaction ends (FOR UPDATE): two sessions claiming
+ * it at once see each other's claim, as SQLite's one writer does.
+ * Returns 0, row's non-zero return, or a negative code.
+ */
 int
-saop__db_turn_save(struct saop__db *db, const char *task_id,
-    const char *json, const char *now, struct saop_err *e)
+saop__db_turn_read(struct saop__db *db, const struct saop_turn_key *k,
+    int (*row)(void *arg, const struct saop__db_row *r), void *arg,
+    struct saop_err *e)
 {
 	struct saop__db_val p[3];
 
-	p[0] = saop__db_text(task_id);
-	p[1] = saop__db_text(json);
-	p[2] = saop__db_text(now);
-	return run(db, "INSERT INTO agent_turn_states (task_id,"
-	    " turn_state_json, saved_at) VALUES (?1, ?2, ?3) ON CONFLICT"
-	    " (task_id) DO UPDATE SET turn_state_json ="
-	    " excluded.turn_state_json, saved_at = excluded.saved_at", p, 3,
-	    NULL, e);
+	bind_key(p, k);
+	return db->be->run(db, db->be->dialect == SAOP__DB_PG ?
+	    "SELECT claim_host, claim_pid, claim_start, claim_until,"
+	    " turn_state_json FROM agent_turn_states WHERE task_id = ?1 AND"
+	    " turn = ?2 AND stage = ?3 FOR UPDATE" :
+	    "SELECT claim_host, claim_pid, claim_start, claim_until,"
+	    " turn_state_json FROM agent_turn_states WHERE task_id = ?1 AND"
+	    " turn = ?2 AND stage = ?3", p, 3, row, arg, NULL, e);
 }
 
-/* Delete task_id's saved turn; *deleted: the rows gone.  Returns 0 or
+/* Insert or replace k's row: its state text, saved_at now, claimed by c
+ * (NULL: by nobody).  Returns 0 or -SAOP_EDB. */
+int
+saop__db_turn_save(struct saop__db *db, const struct saop_turn_key *k,
+    const char *json, const char *now, const struct saop__db_claim *c,
+    struct saop_err *e)
+{
+	struct saop__db_val p[9];
+
+	bind_key(p, k);
+	p[3] = saop__db_text(json);
+	p[4] = saop__db_text(now);
+	bind_claim(p + 5, c);
+	return run(db, "INSERT INTO agent_turn_states (task_id, turn, stage,"
+	    " turn_state_json, saved_at, claim_host, claim_pid, claim_start,"
+	    " claim_until) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+	    " ON CONFLICT (task_id, turn, stage) DO UPDATE SET"
+	    " turn_state_json = excluded.turn_state_json, saved_at ="
+	    " excluded.saved_at, claim_host = excluded.claim_host, claim_pid"
+	    " = excluded.claim_pid, claim_start = excluded.claim_start,"
+	    " claim_until = excluded.claim_until", p, 9, NULL, e);
+}
+
+/* Set the claim of k's row to c.  Returns 0 or -SAOP_EDB. */
+int
+saop__db_turn_claim(struct saop__db *db, const struct saop_turn_key *k,
+    const struct saop__db_claim *c, struct saop_err *e)
+{
+	struct saop__db_val p[7];
+
+	bind_key(p, k);
+	bind_claim(p + 3, c);
+	return run(db, "UPDATE agent_turn_states SET claim_host = ?4,"
+	    " claim_pid = ?5, claim_start = ?6, claim_until = ?7 WHERE"
+	    " task_id = ?1 AND turn = ?2 AND stage = ?3", p, 7, NULL, e);
+}
+
+/* Drop claim c (host, pid, start) of k's row; *changed: rows changed.
+ * Returns 0 or -SAOP_EDB. */
+int
+saop__db_turn_release(struct saop__db *db, const struct saop_turn_key *k,
+    const struct saop__db_claim *c, long long *changed, struct saop_err *e)
+{
+	struct saop__db_val p[7];
+
+	bind_key(p, k);
+	bind_claim(p + 3, c);
+	return run(db, "UPDATE agent_turn_states SET claim_host = NULL,"
+	    " claim_pid = NULL, claim_start = NULL, claim_until = NULL WHERE"
+	    " task_id = ?1 AND turn = ?2 AND stage = ?3 AND claim_host = ?4"
+	    " AND claim_pid = ?5 AND claim_start = ?6", p, 6, changed, e);
+}
+
+/* Delete k's row; *deleted: rows gone.  Returns 0 or -SAOP_EDB. */
+int
+saop__db_turn_delete(struct saop__db *db, const struct saop_turn_key *k,
+    long long *deleted, struct saop_err *e)
+{
+	struct saop__db_val p[3];
+
+	bind_key(p, k);
+	return run(db, "DELETE FROM agent_turn_states WHERE task_id = ?1 AND"
+	    " turn = ?2 AND stage = ?3", p, 3, deleted, e);
+}
+
+/* Delete every row of task_id; *deleted: how many.  Returns 0 or
  * -SAOP_EDB. */
 int
-saop__db_turn_delete(struct saop__db *db, const char *task_id,
+saop__db_turn_clear(struct saop__db *db, const char *task_id,
     long long *deleted, struct saop_err *e)
 {
 	struct saop__db_val p = saop__db_text(task_id);
@@ -387,9 +478,29 @@ saop__db_turn_delete(struct saop__db *db, const char *task_id,
 	    1, deleted, e);
 }
 
-/* Each saved turn (of task_id, when not NULL) to row(): task_id,
- * turn_state_json, saved_at, oldest first.  Returns 0, row's non-zero
- * return, or a negative code. */
+/* Push the end of every lease of claim c (host, pid, start) to
+ * c->until.  Returns 0 or -SAOP_EDB. */
+int
+saop__db_turn_renew(struct saop__db *db, const struct saop__db_claim *c,
+    struct saop_err *e)
+{
+	struct saop__db_val p[4];
+
+	p[0] = saop__db_int(c->until);
+	p[1] = saop__db_text(c->host);
+	p[2] = saop__db_int(c->pid);
+	p[3] = saop__db_text(c->start);
+	return run(db, "UPDATE agent_turn_states SET claim_until = ?1 WHERE"
+	    " claim_host = ?2 AND claim_pid = ?3 AND claim_start = ?4", p, 4,
+	    NULL, e);
+}
+
+/*
+ * Each saved turn (of task_id, when not NULL) to row(), oldest first:
+ * task_id, turn, stage, turn_state_json, saved_at, claim_host, claim_pid,
+ * claim_start, claim_until.  Returns 0, row's non-zero return, or a
+ * negative code.
+ */
 int
 saop__db_turn_each(struct saop__db *db, const char *task_id,
     int (*row)(void *arg, const struct saop__db_row *r), void *arg,
@@ -397,10 +508,11 @@ saop__db_turn_each(struct saop__db *db, const char *task_id,
 {
 	struct saop__db_val p = saop__db_text(task_id);
 
-	return db->be->run(db, "SELECT task_id, turn_state_json, saved_at"
+	return db->be->run(db, "SELECT task_id, turn, stage, turn_state_json,"
+	    " saved_at, claim_host, claim_pid, claim_start, claim_until"
 	    " FROM agent_turn_states WHERE CAST(?1 AS TEXT) IS NULL OR"
-	    " task_id = ?1 ORDER BY saved_at, task_id", &p, 1, row, arg, NULL,
-	    e);
+	    " task_id = ?1 ORDER BY saved_at, task_id, turn, stage", &p, 1,
+	    row, arg, NULL, e);
 }
 
 /* ---- the report ---- */
@@ -509,7 +621,8 @@ static const struct {
 	  " prompt_tokens, completion_tokens", 12, 1 },
 	{ "tool_outputs", "id, task_id, tool_name, tool_call_id, byte_size,"
 	  " turn_age, captured_at, stored_at, content_hash, raw_content", 10, 1 },
-	{ "agent_turn_states", "task_id, turn_state_json, saved_at", 3, 0 },
+	{ "agent_turn_states", "task_id, turn, stage, turn_state_json,"
+	  " saved_at, claim_host, claim_pid, claim_start, claim_until", 9, 0 },
 };
 
 struct copy_arg {

@@ -187,12 +187,40 @@ struct saop__db_resume_row {
 int saop__db_resume_log(struct saop__db *db,
     const struct saop__db_resume_row *r, struct saop_err *e);
 
-/* agent_turn_states (suspend.c): upsert, delete (*deleted: rows gone),
- * and each row (task_id, turn_state_json, saved_at), oldest first. */
-int saop__db_turn_save(struct saop__db *db, const char *task_id,
-    const char *json, const char *now, struct saop_err *e);
-int saop__db_turn_delete(struct saop__db *db, const char *task_id,
+/*
+ * agent_turn_states (suspend.c): a saved turn per key (task, turn,
+ * stage) and the claim of the process working on it.  read: the key's
+ * row (claim_host, claim_pid, claim_start, claim_until,
+ * turn_state_json), locked on PostgreSQL until the transaction ends;
+ * save: upsert (claimed by c, or by nobody when c is NULL); claim: set
+ * the claim; release: drop c's claim; delete, clear (a task's rows);
+ * renew: push c's leases to c->until (the renewer's own connection,
+ * outside a transaction); each: every row (task_id, turn, stage,
+ * turn_state_json, saved_at, claim_host, claim_pid, claim_start,
+ * claim_until), oldest first.
+ */
+struct saop__db_claim {
+	const char *host;
+	long pid;
+	const char *start;
+	long long until;	/* the lease's end, ms since the epoch */
+};
+int saop__db_turn_read(struct saop__db *db, const struct saop_turn_key *k,
+    int (*row)(void *arg, const struct saop__db_row *r), void *arg,
+    struct saop_err *e);
+int saop__db_turn_save(struct saop__db *db, const struct saop_turn_key *k,
+    const char *json, const char *now, const struct saop__db_claim *c,
+    struct saop_err *e);
+int saop__db_turn_claim(struct saop__db *db, const struct saop_turn_key *k,
+    const struct saop__db_claim *c, struct saop_err *e);
+int saop__db_turn_release(struct saop__db *db, const struct saop_turn_key *k,
+    const struct saop__db_claim *c, long long *changed, struct saop_err *e);
+int saop__db_turn_delete(struct saop__db *db, const struct saop_turn_key *k,
     long long *deleted, struct saop_err *e);
+int saop__db_turn_clear(struct saop__db *db, const char *task_id,
+    long long *deleted, struct saop_err *e);
+int saop__db_turn_renew(struct saop__db *db, const struct saop__db_claim *c,
+    struct saop_err *e);
 int saop__db_turn_each(struct saop__db *db, const char *task_id,
     int (*row)(void *arg, const struct saop__db_row *r), void *arg,
     struct saop_err *e);
@@ -230,6 +258,10 @@ long long saop__db_copy(struct saop__db *from, struct saop__db *to,
 int saop__store_tx(struct saop_store *s, int durable,
     int (*fn)(struct saop__db *db, void *arg, struct saop_err *e), void *arg,
     struct saop_err *e);
+/* The database s was made for, as given (a URI with its password: never
+ * to be shown; borrowed).  For a second connection (suspend.c's lease
+ * renewer). */
+const char *saop__store_target(const struct saop_store *s);
 /* s's connection, connecting it first: 0 with *db borrowed, or -SAOP_E. */
 int saop__store_conn(struct saop_store *s, struct saop__db **db,
     struct saop_err *e);

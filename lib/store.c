@@ -59,6 +59,13 @@ saop_store_path(const struct saop_store *s)
 	return s->shown;
 }
 
+/* See db.h.  Returns the path or URI s was made for, as given. */
+const char *
+saop__store_target(const struct saop_store *s)
+{
+	return s->path;
+}
+
 /* See saop.h.  Returns 1 for a postgres:// URI, else 0. */
 int
 saop_store_is_server(const char *target)
