@@ -109,17 +109,24 @@ lite_open(const char *path, struct saop__db **db, struct saop_err *e)
 
 	if (make_parent(path, e) != 0)
 		return -SAOP_EIO;
-	/* Create the file ourselves so that it is 0600 from the start. */
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1) {
-		int why = errno;
-
-		/* A read-only file may still serve reads (--get). */
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-			return saop__fail(e, SAOP_EIO, why,
+	/*
+	 * Create a missing file ourselves so that it is 0600 from the start.
+	 * An existing one is not opened here: closing a descriptor of it
+	 * would drop the POSIX locks another connection of this process
+	 * holds on it (the lease renewer's, say), and another process could
+	 * then checkpoint and delete the WAL under it.
+	 */
+	if (access(path, F_OK) != 0) {
+		if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
+			return saop__fail(e, SAOP_EIO, errno,
 			    "state database: cannot open %s: %s", path,
-			    strerror(why));
-	}
-	close(fd);
+			    strerror(errno));
+		close(fd);
+	} else if (access(path, R_OK) != 0)
+		/* A read-only file may still serve reads (--get). */
+		return saop__fail(e, SAOP_EIO, errno,
+		    "state database: cannot open %s: %s", path,
+		    strerror(errno));
 	if ((l = calloc(1, sizeof(*l))) == NULL)
 		return saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
 	l->base.be = &saop__db_sqlite;
