@@ -105,7 +105,7 @@ lite_open(const char *path, struct saop__db **db, struct saop_err *e)
 {
 	struct timespec pause = { 0, 20000000L };
 	struct lite *l;
-	int fd, tries, rc;
+	int tries, rc;
 
 	if (make_parent(path, e) != 0)
 		return -SAOP_EIO;
@@ -117,6 +117,8 @@ lite_open(const char *path, struct saop__db **db, struct saop_err *e)
 	 * then checkpoint and delete the WAL under it.
 	 */
 	if (access(path, F_OK) != 0) {
+		int fd;
+
 		if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
 			return saop__fail(e, SAOP_EIO, errno,
 			    "state database: cannot open %s: %s", path,

@@ -16,7 +16,7 @@ ran=0
 for t in detect-records examples-agent-loop examples-ci-resume \
     examples-make pipeline-e2e pipeline-examples resume-prefill \
     resume-overlap suspend-503 suspend-basic suspend-cut suspend-down \
-    suspend-refused suspend-tool suspend-outage validate-basic; do
+    suspend-refused suspend-tool validate-basic; do
 	set +e
 	sh "$top_srcdir/tests/cli/$t.sh" >"$tmp/$t.log" 2>&1
 	rc=$?
