@@ -111,6 +111,13 @@ int saop__store_connect(struct saop_store *s, struct saop_err *e);
 sqlite3 *saop__store_db(struct saop_store *s);
 
 /*
+ * The value at [p, p+n) (valid JSON, as the scanner judges it) with what
+ * jansson cannot hold kept verbatim (lib/record.c).  New reference, or
+ * NULL out of memory.
+ */
+json_t *saop__record_lenient(const char *p, size_t n);
+
+/*
  * LLM (lib/llm.c): the wire body for a request, and the answer parser the
  * client feeds (exposed for the unit tests).
  */
@@ -147,6 +154,16 @@ json_t *saop__json_fast(const char *buf, size_t len);
 int saop__json_fast_items(const char *buf, size_t len,
     int (*each)(void *arg, json_t *item, size_t i), void *arg,
     size_t *count);
+
+/*
+ * Scan buf[start..len) as the JSON of an answer whose text before start
+ * is wrapper (SAOP_WRAP_* bits; 0: bare, as saop_detect_buffer()): a
+ * complete value may be followed by a closing fence (FENCE) or, past a
+ * line break, by prose; every index of res counts in the whole text.
+ * Returns 0, or -SAOP_ENOMEM (lib/detect.c).
+ */
+int saop__detect_part(const char *buf, size_t len, size_t start,
+    unsigned wrapper, size_t max_depth, struct saop_detect_result *res);
 
 /*
  * record: parse text (len bytes) as one record, exactly as the reader
