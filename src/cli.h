@@ -100,7 +100,7 @@ struct cli_option {
 	CLI_OPT("quiet", 'q', 'q', NULL, "write nothing; only the exit status tells"), \
 	CLI_OPT("verbose", 'v', 'v', NULL, "say more on stderr (twice: more still)"), \
 	CLI_OPT("task", 0, CLI_OPT_TASK, "ID", "task id for records without one ($SAOP_TASK_ID)"), \
-	CLI_OPT("db", 0, CLI_OPT_DB, "PATH", "state database ($SAOP_DB, .saop/state.sqlite)"), \
+	CLI_OPT("db", 0, CLI_OPT_DB, "PATH|URI", "state database: a file or a postgresql:// URI ($SAOP_DB, .saop/state.sqlite)"), \
 	CLI_OPT("max-record", 0, CLI_OPT_MAX_RECORD, "BYTES", "longest record line or raw input"), \
 	CLI_OPT("output", 'o', 'o', "FILE", "write to FILE, whole or not at all (as make wants)")
 

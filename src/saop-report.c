@@ -15,11 +15,15 @@
  */
 
 
-/* --json */
+/* --json, --copy-to */
 static int json_opt;
+static const char *copy_to;
 
 /* The options of saop-report: getopt, --help, usage, completion, page. */
 static const struct cli_option options[] = {
+	CLI_VALUE("copy-to", "DB", &copy_to,
+	    "copy every row of the state database into DB (a postgresql:// "
+	    "URI, or a file) instead of reporting"),
 	CLI_FLAG("json", &json_opt,
 	    "one JSON object (tasks and overall) instead of text"),
 	CLI_OPTS_COMMON,
@@ -178,7 +182,8 @@ read_records(const struct cli *o, const char *path, json_t *report)
 
 /*
  * The database the run reads: --db, $SAOP_DB, else .saop/state.sqlite;
- * NULL when that file does not exist (a report never makes one).
+ * NULL when that file does not exist (a report never makes one).  A
+ * server's URI is taken as it is.
  */
 static const char *
 db_path(const struct cli *o)
@@ -187,7 +192,39 @@ db_path(const struct cli *o)
 
 	if (p == NULL && ((p = getenv("SAOP_DB")) == NULL || *p == '\0'))
 		p = ".saop/state.sqlite";
-	return access(p, F_OK) == 0 ? p : NULL;
+	return saop_store_is_server(p) || access(p, F_OK) == 0 ? p : NULL;
+}
+
+/*
+ * --copy-to to: copy every row of the database db (NULL: missing) into
+ * to, telling how many on stderr (unless --quiet).  Returns the exit
+ * status: 0, or exits through cli_die() (74 the database, 65 a
+ * destination that is not empty).
+ */
+static int
+copy(const struct cli *o, const char *db, const char *to, int files)
+{
+	struct saop_store *from, *dest;
+	struct saop_err e;
+	long long n;
+
+	if (files)
+		cli_usage_error("--copy-to takes no record files");
+	if (db == NULL) {
+		cli_warn("no state database to copy");
+		return EX_NOINPUT;
+	}
+	if ((from = saop_store_open(db, &e)) == NULL ||
+	    (dest = saop_store_open(to, &e)) == NULL)
+		cli_die(&e);
+	if ((n = saop_store_copy(from, dest, &e)) < 0)
+		cli_die(&e);
+	if (!o->quiet)
+		fprintf(stderr, "saop-report: copied %lld rows from %s to %s\n",
+		    n, saop_store_path(from), saop_store_path(dest));
+	saop_store_close(from);
+	saop_store_close(dest);
+	return CLI_OK;
 }
 
 /*
@@ -205,14 +242,17 @@ run(int argc, char *argv[])
 	json_t *report;
 	int first, json, status = CLI_OK;
 
-	cli_init("saop-report", options, "[file ...]", "Print, per task and "
-	    "overall, what the pipeline did: turns, truncations,\nrepairs, "
-	    "correction turns, escalations, suspensions, pruning and the "
-	    "cost\nof recovery, from state.sqlite and the records given "
-	    "(their turns, final\nstates and local repairs by kind).");
+	cli_init("saop-report", options, "[file ...]\n--copy-to db",
+	    "Print, per task and overall, what the pipeline did: turns, "
+	    "truncations,\nrepairs, correction turns, escalations, "
+	    "suspensions, pruning and the cost\nof recovery, from the state "
+	    "database and the records given (their turns, final\nstates and "
+	    "local repairs by kind).");
 	first = cli_getopt(&opt, argc, argv, NULL, NULL);
 	json = json_opt;
 	db = db_path(&opt);
+	if (copy_to != NULL)
+		return copy(&opt, db, copy_to, first < argc);
 	if (db == NULL && first == argc) {
 		cli_warn("no state database at %s, and no records given",
 		    opt.db ? opt.db : getenv("SAOP_DB") && *getenv("SAOP_DB") ?
