@@ -1184,12 +1184,21 @@ turn_init(struct turn *t, json_t *rec, const struct saop_suspend_opts *o)
 static json_t *
 turn_state(const struct turn *t, const struct saop_suspend_opts *o)
 {
-	json_t *rec, *st;
+	json_t *rec, *st, *v;
+	const char *k;
+	size_t kl;
 
-	if ((rec = json_deep_copy(t->rec)) == NULL)
+	/* The record without its verdict, its members shared; keys by
+	 * their length: jansson's copies cut a key at a \u0000. */
+	if ((rec = json_object()) == NULL)
 		return NULL;
-	json_object_del(rec, "state");
-	json_object_del(rec, "error");
+	json_object_keylen_foreach((json_t *)t->rec, k, kl, v)
+		if (!(kl == 5 && (memcmp(k, "state", 5) == 0 ||
+		    memcmp(k, "error", 5) == 0)) &&
+		    json_object_setn(rec, k, kl, v) != 0) {
+			json_decref(rec);
+			return NULL;
+		}
 	st = json_pack("{s:o, s:s, s:I, s:s%, s:i}", "record", rec, "stage",
 	    stage_of(o), "received",
 	    (json_int_t)t->plen, "partial", t->partial != NULL ? t->partial :

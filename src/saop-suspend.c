@@ -387,9 +387,9 @@ resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
 			}
 			continue;	/* 0: done meanwhile */
 		}
-		if ((rec = json_deep_copy(json_object_get(st, "record"))) ==
-		    NULL)
-			cli_die_nomem();
+		/* st is this claim's own parse: its record is worked on in
+		 * place (a copy by jansson would cut a key at a \u0000). */
+		rec = json_incref(json_object_get(st, "record"));
 		if (saop_suspend_turn(rec, st, &r->so, &oc, &e) != 0) {
 			cli_warn_err(&e);
 			status = cli_worse(status,
