@@ -1634,6 +1634,20 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 					t.discarded = 1;
 				}
 			}
+			if (o->max_answer > 0 && t.plen > o->max_answer) {
+				struct saop_err ignored;
+
+				/* Over --max-record: refused, never an
+				 * out-of-memory crash; kept saved (let go),
+				 * for a --resume with a larger limit. */
+				saop_llm_answer_free(&a);
+				rc = saop__fail(e, SAOP_ELIMIT, 0, "the answer "
+				    "to this turn is %zu bytes, over the "
+				    "--max-record limit of %zu (raise it with "
+				    "--max-record)", t.plen, o->max_answer);
+				save(&t, o, 0, &ignored);
+				goto out;
+			}
 		}
 		if (rc == 0) {
 			/* The row stays (claimed) until the caller has
@@ -1722,6 +1736,15 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 		g->out.calls++;
 		rc = saop_model_call(&o->model, request, a, e);
 		g->out.received += a->raw_len;
+		if (rc == 0 && o->max_answer > 0 && a->raw_len >
+		    o->max_answer) {
+			saop_llm_answer_free(a);
+			rc = saop__fail(e, SAOP_ELIMIT, 0, "the model's answer "
+			    "is %zu bytes, over the --max-record limit of %zu "
+			    "(raise it with --max-record)", g->out.received,
+			    o->max_answer);
+			break;
+		}
 		if (rc == 0) {
 			struct saop_err ignored;
 

@@ -508,6 +508,8 @@ main(int argc, char *argv[])
 	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
 		cli_die(&e);
 	saop_suspend_opts_for(&r.so, "saop-suspend", &r.cfg);
+	r.so.max_answer = opt.max_record ? opt.max_record :
+	    SAOP_MAX_RECORD_BYTES;
 	if (r.resume) {
 		status = resume_turns(&opt, &r, optind < argc ? argv[optind] :
 		    NULL);
