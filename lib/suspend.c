@@ -296,17 +296,19 @@ struct row_arg {
 	int claim;		/* save: 1 claimed by this process */
 	int found;		/* claim, delete: the row was there */
 	char *got;		/* claim: the row's text (malloc) */
+	size_t got_len;		/* its length */
 };
 
 /*
  * Inside a transaction: read k's claim and say whether this process may
  * take the row (*found: there is a row).  Returns 0 when it may (or
  * there is none), -SAOP_EBUSY naming the live holder, or -SAOP_EDB.
- * With got, the row's turn_state_json is copied there (malloc).
+ * With got, the row's turn_state_json is copied there (malloc), its
+ * length in *got_len.
  */
 static int
 may_take(sqlite3 *db, const struct saop_turn_key *k, int *found, char **got,
-    struct saop_err *e)
+    size_t *got_len, struct saop_err *e)
 {
 	sqlite3_stmt *st;
 	struct claim c;
@@ -347,6 +349,7 @@ may_take(sqlite3 *db, const struct saop_turn_key *k, int *found, char **got,
 			}
 			memcpy(*got, t != NULL ? t : "", (size_t)n);
 			(*got)[n] = '\0';
+			*got_len = (size_t)n;
 		}
 	} else if (rc != SQLITE_DONE) {
 		sqlite3_finalize(st);
@@ -382,7 +385,7 @@ save_tx(sqlite3 *db, void *arg, struct saop_err *e)
 	sqlite3_stmt *st;
 	int rc;
 
-	if ((rc = may_take(db, a->k, &a->found, NULL, e)) != 0)
+	if ((rc = may_take(db, a->k, &a->found, NULL, NULL, e)) != 0)
 		return rc;
 	if (sqlite3_prepare_v2(db, "INSERT INTO agent_turn_states (task_id,"
 	    " turn, stage, turn_state_json, saved_at, claim_host, claim_pid,"
@@ -447,7 +450,7 @@ claim_tx(sqlite3 *db, void *arg, struct saop_err *e)
 
 	free(a->got);
 	a->got = NULL;
-	if ((rc = may_take(db, a->k, &a->found, &a->got, e)) != 0 ||
+	if ((rc = may_take(db, a->k, &a->found, &a->got, &a->got_len, e)) != 0 ||
 	    !a->found)
 		return rc;
 	if (sqlite3_prepare_v2(db, "UPDATE agent_turn_states SET claim_host"
@@ -512,7 +515,7 @@ saop_turn_state_claim(struct saop_store *s, const struct saop_turn_key *k,
 		return rc;
 	}
 	renew_start(s);
-	rc = state_parse(k, a.got, strlen(a.got), state, e);
+	rc = state_parse(k, a.got, a.got_len, state, e);
 	free(a.got);
 	if (rc < 0) {
 		struct saop_err ignored;
@@ -576,7 +579,7 @@ delete_tx(sqlite3 *db, void *arg, struct saop_err *e)
 	struct row_arg *a = arg;
 	int rc;
 
-	if ((rc = may_take(db, a->k, &a->found, NULL, e)) == -SAOP_EBUSY) {
+	if ((rc = may_take(db, a->k, &a->found, NULL, NULL, e)) == -SAOP_EBUSY) {
 		a->found = 0;	/* another's: left to it */
 		saop_err_clear(e);
 		return 0;
