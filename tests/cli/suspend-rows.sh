@@ -3,7 +3,8 @@
 # 30-digit number), a task_id that is a number or null, one unreadable
 # row that is only that row's trouble (named, skipped: 65), and a refusal
 # during --resume that keeps the turn (the record written with its
-# error) until a later --resume delivers it.
+# error) until a later --resume delivers it; control characters of a task
+# id escaped by --list.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/suspend-lib.sh"
 
@@ -50,4 +51,11 @@ grep -q '^{"task_id":null,"turn":4,' "$tmp/out2" || fail "null task_id: $(cat "$
 [ "$(sql 'SELECT task_id FROM agent_turn_states')" = bad ] ||
     fail "left: $(sql 'SELECT task_id, turn FROM agent_turn_states')"
 saop-suspend --clear bad || fail "--clear"
+# Control characters of a task id are shown escaped by --list.
+sql "INSERT INTO agent_turn_states (task_id, turn, stage, turn_state_json,
+    saved_at) VALUES ('c' || char(27) || '[2J', 1, 'saop-suspend',
+    '{\"record\":{},\"received\":0}', 'z')"
+saop-suspend --list >"$tmp/list" || fail "--list"
+grep -qF 'c\x1b[2J	1	saop-suspend	z	0	-' "$tmp/list" || fail "--list: $(cat -v "$tmp/list")"
+! grep -q "$(printf '\033')" "$tmp/list" || fail "a raw ESC in --list"
 exit 0
