@@ -1052,6 +1052,8 @@ saop_suspend_set_notice(void (*say)(const char *line))
 	notice_fn = say;
 }
 
+static void say(const char *fmt, ...) SAOP__PRINTF(1, 2);
+
 /* Hand one line of the monitor (printf format) to the program. */
 static void
 say(const char *fmt, ...)
