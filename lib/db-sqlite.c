@@ -172,12 +172,26 @@ static int
 lite_open(const char *path, struct saop__db **db, struct saop_err *e)
 {
 	struct timespec pause = { 0, 20000000L };
-	struct lite *l;
 	struct stat st;
+	struct lite *l;
 	int tries, rc;
 
 	if (make_parent(path, e) != 0)
 		return -SAOP_EIO;
+	/* No symbolic link is followed, nobody else's file used. */
+	if ((rc = saop__store_check_dir(path, e)) != 0)
+		return rc;
+	if (lstat(path, &st) == 0 && (S_ISLNK(st.st_mode) ||
+	    (S_ISREG(st.st_mode) && st.st_uid != geteuid()))) {
+		if (S_ISLNK(st.st_mode))
+			return saop__store_open_failed("state database", path,
+			    ELOOP, e);
+		return saop__fail(e, SAOP_EIO, 0, "state database: %s belongs "
+		    "to uid %ld, not to you (uid %ld): refused", path,
+		    (long)st.st_uid, (long)geteuid());
+	}
+	if ((rc = saop__store_check_companions(path, e)) != 0)
+		return rc;
 	/*
 	 * Create a missing file ourselves so that it is 0600 from the start.
 	 * An existing one is not opened here: closing a descriptor of it
@@ -188,7 +202,8 @@ lite_open(const char *path, struct saop__db **db, struct saop_err *e)
 	if (access(path, F_OK) != 0) {
 		int fd;
 
-		if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
+		if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+		    0600)) == -1)
 			return open_failed(path, errno, e);
 		close(fd);
 	} else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -205,7 +220,8 @@ lite_open(const char *path, struct saop__db **db, struct saop_err *e)
 	l->base.be = &saop__db_sqlite;
 	l->ckpt = -1;
 	if (sqlite3_open_v2(path, &l->h, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW,
+	    NULL) != SQLITE_OK) {
 		rc = saop__fail(e, SAOP_EDB, 0,
 		    "state database: cannot open %s: %s", path,
 		    l->h ? sqlite3_errmsg(l->h) : "out of memory");

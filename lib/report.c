@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +73,21 @@ task_of(json_t *rep, const char *id)
 }
 
 /*
+ * a + b, held at the largest (or smallest) 64-bit integer instead of
+ * overflowing (signed overflow is undefined): a sum of counts from a
+ * database anybody could write stays a number.  Returns the sum.
+ */
+static json_int_t
+sat_add(json_int_t a, json_int_t b)
+{
+	json_int_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? LLONG_MAX : LLONG_MIN;
+	return r;
+}
+
+/*
  * Add n to the integer at obj.key (a missing member counts 0).  Returns 0,
  * or -1 out of memory.
  */
@@ -80,8 +96,8 @@ add(json_t *obj, const char *key, json_int_t n)
 {
 	json_t *v = json_object_get(obj, key);
 
-	return json_object_set_new(obj, key, json_integer(n +
-	    (json_is_integer(v) ? json_integer_value(v) : 0)));
+	return json_object_set_new(obj, key, json_integer(sat_add(n,
+	    json_is_integer(v) ? json_integer_value(v) : 0)));
 }
 
 /* Column col of st as a 64-bit integer (NULL reads 0). */
@@ -377,9 +393,9 @@ settle(json_t *t)
 	    json_object_set_new(t, "turns", json_integer(records)) != 0)
 		return -1;
 	json_object_foreach(rec, key, cost)
-		tokens += json_integer_value(json_object_get(cost,
-		    "prompt_tokens")) + json_integer_value(json_object_get(cost,
-		    "completion_tokens"));
+		tokens = sat_add(tokens, sat_add(json_integer_value(
+		    json_object_get(cost, "prompt_tokens")), json_integer_value(
+		    json_object_get(cost, "completion_tokens"))));
 	return json_object_set_new(t, "recovery_tokens", json_integer(tokens));
 }
 

@@ -180,4 +180,16 @@ int saop__record_parse(const char *text, size_t len, json_t **rec,
  */
 char *saop__record_text(const json_t *rec, size_t *len, struct saop_err *e);
 
+/*
+ * store: the checks of the state database's place, as ssh does for its
+ * files: its directory (no symbolic link, ours or root's, not writable by
+ * every user), the files SQLite keeps beside it (-wal, -shm, -journal:
+ * no symbolic link, ours), and the message of a failed open() (a
+ * symbolic link named as such).  Each returns 0 or -SAOP_EIO with e.
+ */
+int saop__store_check_dir(const char *path, struct saop_err *e);
+int saop__store_check_companions(const char *path, struct saop_err *e);
+int saop__store_open_failed(const char *what, const char *path, int why,
+    struct saop_err *e);
+
 #endif /* SAOP_PRIVATE_H */

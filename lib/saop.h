@@ -934,6 +934,7 @@ struct saop_suspend_opts {
 	int max_resumes;	/* automatic resumptions per turn (>= 0) */
 	long poll_ms;		/* connectivity poll interval (> 0) */
 	long long max_wait_ms;	/* longest wait for the endpoint; -1: no end */
+	size_t max_answer;	/* longest answer (--max-record); 0: none */
 	int no_wait;		/* 1: suspend at once (exit 75), no waiting */
 	enum saop_resume_form form;	/* continuation form; AUTO as resume */
 	enum saop_provider provider;

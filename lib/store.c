@@ -94,6 +94,117 @@ saop_now_iso8601(char buf[32])
 }
 
 /*
+ * Check, as ssh does for its files, the directory that holds path (".":
+ * none named): not a symbolic link, owned by this user (or root), not
+ * writable by every user.  Another user's directory, or one anybody can
+ * write to, could hold a planted database or a symbolic link to any file
+ * of ours.  Returns 0, or -SAOP_EIO with e filled.
+ */
+int
+saop__store_check_dir(const char *path, struct saop_err *e)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	struct stat st;
+	int fd, rc = 0;
+
+	if (slash == NULL)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (dir == NULL)
+		return saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1) {
+		rc = saop__fail(e, SAOP_EIO, errno, "state database: %s: %s",
+		    dir, errno == ELOOP || errno == ENOTDIR ? "a symbolic link "
+		    "or not a directory: refused (it could point anywhere)" :
+		    strerror(errno));
+	} else if (fstat(fd, &st) != 0) {
+		rc = saop__fail(e, SAOP_EIO, errno, "state database: %s: %s",
+		    dir, strerror(errno));
+	} else if (st.st_uid != geteuid() && st.st_uid != 0) {
+		rc = saop__fail(e, SAOP_EIO, 0, "state database: the "
+		    "directory %s belongs to uid %ld, not to you (uid %ld): "
+		    "refused", dir, (long)st.st_uid, (long)geteuid());
+	} else if (st.st_mode & S_IWOTH) {
+		rc = saop__fail(e, SAOP_EIO, 0, "state database: the "
+		    "directory %s is writable by every user: refused (keep "
+		    "the database in a private directory, such as the "
+		    "default .saop/)", dir);
+	}
+	if (fd != -1)
+		close(fd);
+	free(dir);
+	return rc;
+}
+
+/*
+ * Check an open file fd of path: a regular file owned by this user.
+ * what names it ("state database", "--log").  Returns 0, or -SAOP_EIO.
+ */
+static int
+check_file(int fd, const char *path, const char *what, struct saop_err *e)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		return saop__fail(e, SAOP_EIO, errno, "%s: %s: %s", what, path,
+		    strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return 0;	/* /dev/null, a FIFO: nobody's data */
+	if (st.st_uid != geteuid())
+		return saop__fail(e, SAOP_EIO, 0, "%s: %s belongs to uid %ld, "
+		    "not to you (uid %ld): refused", what, path,
+		    (long)st.st_uid, (long)geteuid());
+	return 0;
+}
+
+/*
+ * The message for an open() of path that failed with errno why: a
+ * symbolic link is named as such.  Returns -SAOP_EIO with e filled.
+ */
+int
+saop__store_open_failed(const char *what, const char *path, int why,
+    struct saop_err *e)
+{
+	if (why == ELOOP)
+		return saop__fail(e, SAOP_EIO, why, "%s: %s is a symbolic "
+		    "link: refused (it could point anywhere)", what, path);
+	return saop__fail(e, SAOP_EIO, why, "%s: cannot open %s: %s", what,
+	    path, strerror(why));
+}
+
+/*
+ * The files SQLite adds beside path (-wal, -shm, -journal), when they
+ * exist: no symbolic link, owned by this user.  Returns 0 or -SAOP_EIO.
+ */
+int
+saop__store_check_companions(const char *path, struct saop_err *e)
+{
+	static const char *const ext[] = { "-wal", "-shm", "-journal" };
+	struct stat st;
+	char name[4096];
+	size_t i;
+
+	for (i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		snprintf(name, sizeof(name), "%s%s", path, ext[i]);
+		if (lstat(name, &st) != 0)
+			continue;
+		if (S_ISLNK(st.st_mode))
+			return saop__store_open_failed("state database", name,
+			    ELOOP, e);
+		if (st.st_uid != geteuid())
+			return saop__fail(e, SAOP_EIO, 0, "state database: %s "
+			    "belongs to uid %ld, not to you (uid %ld): refused",
+			    name, (long)st.st_uid, (long)geteuid());
+	}
+	return 0;
+}
+
+/*
  * Sleep for ms milliseconds.  Returns nanosleep()'s 0, or -1 when a signal
  * cut the sleep short.
  */
@@ -410,14 +521,22 @@ log_stream(struct saop_store *s, int *failed, struct saop_err *e)
 	int fd;
 
 	*failed = 0;
+	saop_err_clear(e);
 	if (s->log != NULL || s->log_path == NULL)
 		return s->log;
-	if ((fd = open(s->log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
-	    0600)) == -1 || (s->log = fdopen(fd, "a")) == NULL) {
-		saop__fail(e, SAOP_EIO, errno, "--log %s: %s", s->log_path,
-		    strerror(errno));
-		if (fd != -1)
-			close(fd);
+	/* No symbolic link followed, nobody else's file appended to. */
+	if ((fd = open(s->log_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1) {
+		saop__store_open_failed("--log", s->log_path, errno, e);
+		*failed = 1;
+		return NULL;
+	}
+	if (check_file(fd, s->log_path, "--log", e) != 0 ||
+	    (s->log = fdopen(fd, "a")) == NULL) {
+		if (e->code == SAOP_OK)
+			saop__fail(e, SAOP_EIO, errno, "--log %s: %s",
+			    s->log_path, strerror(errno));
+		close(fd);
 		*failed = 1;
 		return NULL;
 	}

@@ -1011,6 +1011,8 @@ saop_suspend_set_notice(void (*say)(const char *line))
 	notice_fn = say;
 }
 
+static void say(const char *fmt, ...) SAOP__PRINTF(1, 2);
+
 /* Hand one line of the monitor (printf format) to the program. */
 static void
 say(const char *fmt, ...)
@@ -1150,12 +1152,21 @@ turn_init(struct turn *t, json_t *rec, const struct saop_suspend_opts *o)
 static json_t *
 turn_state(const struct turn *t, const struct saop_suspend_opts *o)
 {
-	json_t *rec, *st;
+	json_t *rec, *st, *v;
+	const char *k;
+	size_t kl;
 
-	if ((rec = json_deep_copy(t->rec)) == NULL)
+	/* The record without its verdict, its members shared; keys by
+	 * their length: jansson's copies cut a key at a \u0000. */
+	if ((rec = json_object()) == NULL)
 		return NULL;
-	json_object_del(rec, "state");
-	json_object_del(rec, "error");
+	json_object_keylen_foreach((json_t *)t->rec, k, kl, v)
+		if (!(kl == 5 && (memcmp(k, "state", 5) == 0 ||
+		    memcmp(k, "error", 5) == 0)) &&
+		    json_object_setn(rec, k, kl, v) != 0) {
+			json_decref(rec);
+			return NULL;
+		}
 	st = json_pack("{s:o, s:s, s:I, s:s%, s:i}", "record", rec, "stage",
 	    stage_of(o), "received",
 	    (json_int_t)t->plen, "partial", t->partial != NULL ? t->partial :
@@ -1725,6 +1736,20 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 					t.discarded = 1;
 				}
 			}
+			if (o->max_answer > 0 && t.plen > o->max_answer) {
+				struct saop_err ignored;
+
+				/* Over --max-record: refused, never an
+				 * out-of-memory crash; kept saved (let go),
+				 * for a --resume with a larger limit. */
+				saop_llm_answer_free(&a);
+				rc = saop__fail(e, SAOP_ELIMIT, 0, "the answer "
+				    "to this turn is %zu bytes, over the "
+				    "--max-record limit of %zu (raise it with "
+				    "--max-record)", t.plen, o->max_answer);
+				save(&t, o, 0, &ignored);
+				goto out;
+			}
 		}
 		if (rc == 0) {
 			/* The row stays (claimed) until the caller has
@@ -1823,6 +1848,15 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 		g->out.calls++;
 		rc = saop_model_call(&o->model, request, a, e);
 		g->out.received += a->raw_len;
+		if (rc == 0 && o->max_answer > 0 && a->raw_len >
+		    o->max_answer) {
+			saop_llm_answer_free(a);
+			rc = saop__fail(e, SAOP_ELIMIT, 0, "the model's answer "
+			    "is %zu bytes, over the --max-record limit of %zu "
+			    "(raise it with --max-record)", g->out.received,
+			    o->max_answer);
+			break;
+		}
 		if (rc == 0) {
 			struct saop_err ignored;
 

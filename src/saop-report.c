@@ -50,8 +50,9 @@ print_counts(const json_t *counts)
 	int first = 1;
 
 	json_object_foreach((json_t *)counts, key, v) {
-		printf("%s%s %lld", first ? "" : ", ", key,
-		    (long long)json_integer_value(v));
+		printf("%s", first ? "" : ", ");
+		cli_put_field(stdout, key);
+		printf(" %lld", (long long)json_integer_value(v));
 		first = 0;
 	}
 	if (first)
@@ -138,9 +139,19 @@ print_text(const json_t *report)
 		const char *reason = json_string_value(json_object_get(t,
 		    "reason"));
 
-		printf("task %s: %s%s%s%s\n", json_string_value(
-		    json_object_get(t, "task_id")), status ? status : "-",
-		    reason ? " (" : "", reason ? reason : "", reason ? ")" : "");
+		/* Task ids and reasons are anybody's text: control
+		 * characters shown escaped, never sent to the terminal. */
+		printf("task ");
+		cli_put_field(stdout, json_string_value(json_object_get(t,
+		    "task_id")));
+		printf(": ");
+		cli_put_field(stdout, status ? status : "-");
+		if (reason != NULL) {
+			printf(" (");
+			cli_put_field(stdout, reason);
+			printf(")");
+		}
+		printf("\n");
 		print_task(t);
 	}
 	printf("overall: %lld task%s\n", num(all, "tasks", NULL),

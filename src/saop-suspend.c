@@ -398,9 +398,9 @@ resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
 			}
 			continue;	/* 0: done meanwhile */
 		}
-		if ((rec = json_deep_copy(json_object_get(st, "record"))) ==
-		    NULL)
-			cli_die_nomem();
+		/* st is this claim's own parse: its record is worked on in
+		 * place (a copy by jansson would cut a key at a \u0000). */
+		rec = json_incref(json_object_get(st, "record"));
 		if (saop_suspend_turn(rec, st, &r->so, &oc, &e) != 0) {
 			cli_warn_err(&e);
 			status = cli_worse(status,
@@ -505,6 +505,8 @@ run(int argc, char *argv[])
 		return clear_turn(&opt, r.clear);
 	cli_llm_config(&opt, &r.cfg);
 	saop_suspend_opts_for(&r.so, "saop-suspend", &r.cfg);
+	r.so.max_answer = opt.max_record ? opt.max_record :
+	    SAOP_MAX_RECORD_BYTES;
 	if (r.resume) {
 		status = resume_turns(&opt, &r, first < argc ? argv[first] :
 		    NULL);

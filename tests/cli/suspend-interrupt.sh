@@ -10,9 +10,9 @@
 ROUNDS=${SAOP_KILL_ROUNDS:-100}
 TURNS=4
 sse_openai "$tmp/a.sse" '{"ok": ' 'true}'
-# Every call answered in about 4 ms: a kill lands before, during or
+# Every call answered after about 4 ms: a kill lands before, during or
 # after a call, or between a record's write and its forgetting.
-srv_start 'body=@a.sse delay=0.004'
+srv_start 'body=@a.sse delay=4'
 
 # rnd N: a random whole number from 0 to N-1.
 rnd() {

@@ -2,7 +2,8 @@
 # saop-suspend --resume, exactly once: 3 and 8 resumers at once on 30
 # saved turns make exactly 30 model calls and write 30 records, each turn
 # once; with one resumer killed in the middle of its call, the turn it
-# held is taken over (its pid is gone) and still delivered once.
+# held is taken over (its pid is gone) and still delivered once; a lease
+# shorter than a call is renewed, so a live claim is never taken.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/suspend-lib.sh"
 
@@ -17,7 +18,7 @@ save_turns() {
 		i=$((i + 1))
 		record race "$i"
 	done >"$tmp/in"
-	srv_start 'status=503' 'body=@a.sse delay=0.05'
+	srv_start 'status=503' 'body=@a.sse delay=50'
 	expect_status 75 saop-suspend --no-wait "$tmp/in" >/dev/null 2>&1
 	[ "$(sql 'SELECT count(*) FROM agent_turn_states')" -eq "$N" ] ||
 	    fail "saved: $(sql 'SELECT count(*) FROM agent_turn_states')"
@@ -87,4 +88,25 @@ check_delivered "$tmp/k.1" "$tmp/k.2" "$tmp/k.3" "$tmp/k.4"
 # call more at most, never a turn twice.
 [ "$(calls)" -le $((N + 1)) ] || fail "killed resumer: $(calls) calls"
 echo "suspend-race: one resumer killed: $(calls) calls, $N records" >&2
+
+# A claim outlives its lease while its process works: the lease (here
+# 300 ms) is renewed, so a resumer coming 1 s into a 2 s call skips it.
+export SAOP_CLAIM_LEASE_MS=300
+rm -f "$SAOP_DB"*
+srv_start 'status=503' 'body=@a.sse delay=2000'
+record slow 1 | expect_status 75 saop-suspend --no-wait >/dev/null 2>&1
+base=$(srv_requests)
+saop-suspend --resume >"$tmp/s.1" 2>/dev/null &
+first=$!
+i=0
+until [ "$(sql "SELECT count(*) FROM agent_turn_states WHERE claim_pid = $first")" -gt 0 ]; do
+	i=$((i + 1)); [ "$i" -lt 400 ] || fail "the first resumer never claimed"
+	sleep 0.01
+done
+sleep 1
+saop-suspend --resume -v >"$tmp/s.2" 2>"$tmp/s.err" || fail "second: $(cat "$tmp/s.err")"
+grep -q 'is being worked on by pid' "$tmp/s.err" || fail "not skipped: $(cat "$tmp/s.err")"
+wait "$first" || fail "first resumer"
+[ "$(cat "$tmp/s.1" "$tmp/s.2" | wc -l)" -eq 1 ] || fail "lease: $(cat "$tmp/s.1" "$tmp/s.2")"
+[ "$(calls)" -eq 1 ] || fail "lease: $(calls) calls"
 exit 0

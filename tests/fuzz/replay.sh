@@ -25,7 +25,7 @@ replay() {
 	broken="$broken $_t"
 }
 
-for t in detect record repair schema llm-answer resume-merge wrapper; do
+for t in detect record repair schema llm-answer resume-merge turn-state wrapper; do
 	set -- "$fz/$t"
 	[ -d "$fz/regressions/$t" ] && set -- "$@" "$fz/regressions/$t"
 	replay "$t" "$@"

@@ -889,6 +889,33 @@ START_TEST(validate_protocol_pauses_and_resumes_through_the_guard)
 }
 END_TEST
 
+START_TEST(guard_covers_a_numeric_task_id)
+{
+	static const struct step s[] = { { SAOP_ENETWORK, 0, -1, "" } };
+	struct saop_suspend_guard g;
+	struct saop_llm_answer a;
+	struct saop_model m;
+	struct saop_err e;
+	json_t *r = rec(), *state;
+	struct saop_turn_key tk = key("42", 4, "saop-validate");
+
+	json_object_set_new(r, "task_id", json_integer(42));
+	guard_for(&g, s, 1, "saop-validate");
+	g.opts.no_wait = 1;
+	g.rec = r;
+	m = saop_suspend_model(&g);
+	ck_assert_int_eq(saop_model_call(&m, json_object_get(r, "request"),
+	    &a, &e), -SAOP_ENETWORK);
+	saop_llm_answer_free(&a);
+	ck_assert_int_eq(g.out.suspended, 1);
+	ck_assert_int_eq(saop_turn_state_load(st, &tk, &state, &e), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
+	    state, "record"), "task_id")), 42);
+	json_decref(state);
+	json_decref(r);
+}
+END_TEST
+
 START_TEST(probe_of_a_closed_port_says_down)
 {
 	/* Port 1 on loopback: nothing listens there in a test box. */
@@ -933,6 +960,7 @@ main(void)
 	tcase_add_test(tc,
 	    no_wait_through_the_guard_keeps_the_turn_of_its_stage);
 	tcase_add_test(tc, guard_leaves_a_turn_another_stage_saved);
+	tcase_add_test(tc, guard_covers_a_numeric_task_id);
 	tcase_add_test(tc,
 	    validate_protocol_pauses_and_resumes_through_the_guard);
 	suite_add_tcase(s, tc);
