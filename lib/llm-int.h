@@ -115,6 +115,17 @@ int saop__llm_classify_error(const json_t *err, int status, char *msg,
  */
 char *saop__llm_endpoint(const struct saop_llm_config *cfg);
 
+/* ---- lib/llm-schema.c: the user's schema on the wire ---- */
+
+/*
+ * Add cfg's schema to body, the wire body of request (the native field,
+ * or the system prompt); keep the request's own field; take every
+ * structured-output field out of a continuation.  Returns 0, or -1 on
+ * ENOMEM.
+ */
+int saop__llm_schema_apply(json_t *body, const struct saop_llm_config *cfg,
+    const json_t *request);
+
 /* ---- lib/llm-answer.c: JSON and the answer ---- */
 
 /*

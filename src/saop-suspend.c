@@ -15,7 +15,9 @@ enum {
 	OPT_NO_WAIT,
 	OPT_RESUME,
 	OPT_LIST,
-	OPT_CLEAR
+	OPT_CLEAR,
+	OPT_SCHEMA,
+	OPT_SCHEMA_MODE
 };
 
 static const char own_help[] =
@@ -26,7 +28,13 @@ static const char own_help[] =
 "                        their records\n"
 "      --list            print the saved turns: task, turn, stage,\n"
 "                        saved_at, bytes received\n"
-"      --clear TASK      delete TASK's saved turn\n";
+"      --clear TASK      delete TASK's saved turn\n"
+"      --schema FILE     send the JSON Schema in FILE (\"envelope\": the SAOP\n"
+"                        envelope) as the answer's structured output\n"
+"                        ($SAOP_SCHEMA)\n"
+"      --schema-mode M   native (the provider's field, the default),\n"
+"                        prompt (the system prompt) or off\n"
+"                        ($SAOP_SCHEMA_MODE)\n";
 
 /* What the run shares between records. */
 struct suspend_run {
@@ -34,7 +42,13 @@ struct suspend_run {
 	struct saop_suspend_opts so;
 	int resumed;		/* --resume: turns done */
 	int resume, list;	/* --resume, --list */
+	int quiet;		/* -q */
 	const char *clear;	/* --clear TASK */
+	const char *schema_path;	/* --schema, else $SAOP_SCHEMA */
+	const char *schema_mode;	/* --schema-mode, else $SAOP_SCHEMA_MODE */
+	struct saop_schema *schema;
+	char schema_name[65];
+	struct saop_schema_guard sg;	/* the field, dropped once refused */
 };
 
 /* -r: rec's raw is a bare chat request: make it rec.request.  0 or -1. */
@@ -100,6 +114,62 @@ defer(struct suspend_run *r, json_t *rec, struct saop_err *e)
 	return -1;
 }
 
+/*
+ * After a call: say on rec what became of the schema, and warn (unless
+ * -q) when the server refused the structured-output field.
+ */
+static void
+note_schema(struct suspend_run *r, json_t *rec)
+{
+	struct saop_err e;
+	int rc;
+
+	if ((rc = saop_schema_note(&r->sg, rec, r->so.store, &e)) < 0)
+		cli_die(&e);
+	if (rc == 1 && !r->quiet)
+		cli_warn("task %s: the server refused %s (%s); the turn was "
+		    "asked again without it", json_string_value(
+		    json_object_get(rec, "task_id")), saop_schema_field(
+		    &r->cfg), r->sg.why);
+}
+
+/*
+ * --schema / $SAOP_SCHEMA: load the schema (exits 78 when it cannot be
+ * read or compiled) and put it into the run's configuration, with the
+ * mode of --schema-mode / $SAOP_SCHEMA_MODE (exits 64 for a bad word).
+ */
+static void
+load_schema(struct suspend_run *r)
+{
+	enum saop_schema_mode mode = SAOP_SCHEMA_NATIVE;
+	struct saop_err e;
+	const char *base, *p = r->schema_path;
+	size_t n;
+
+	if (r->schema_mode == NULL || *r->schema_mode == '\0')
+		r->schema_mode = getenv("SAOP_SCHEMA_MODE");
+	if (r->schema_mode != NULL && *r->schema_mode != '\0' &&
+	    saop_schema_mode_parse(r->schema_mode, &mode) != 0)
+		cli_usage_error("--schema-mode: '%s' is not native, prompt "
+		    "or off", r->schema_mode);
+	if (p == NULL || *p == '\0')
+		p = getenv("SAOP_SCHEMA");
+	if (p == NULL || *p == '\0')
+		return;
+	r->schema = strcmp(p, "envelope") == 0 ?
+	    saop_schema_envelope_v1(&e) : saop_schema_load(p, NULL, &e);
+	if (r->schema == NULL)
+		cli_die(&e);
+	/* Its name: the file's, without directory and extension. */
+	base = strrchr(p, '/') != NULL ? strrchr(p, '/') + 1 : p;
+	n = strcspn(base, ".");
+	snprintf(r->schema_name, sizeof(r->schema_name), "%.*s",
+	    (int)(n < 64 ? n : 64), base);
+	r->cfg.schema = saop_schema_document(r->schema);
+	r->cfg.schema_name = r->schema_name;
+	r->cfg.schema_mode = (int)mode;
+}
+
 /* One record: call the model for it under the suspend policy. */
 static int
 suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
@@ -122,6 +192,7 @@ suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		return defer(r, rec, e);
 	if (saop_suspend_turn(rec, NULL, &r->so, &oc, e) != 0)
 		return -1;
+	note_schema(r, rec);
 	if (oc.resumes > 0 && l->o->verbose)
 		cli_warn("task %s: turn resumed %d time(s) after a lost "
 		    "network", json_string_value(json_object_get(rec,
@@ -258,6 +329,7 @@ resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
 			continue;
 		}
 		r->resumed++;
+		note_schema(r, rec);
 		if (o->quiet)
 			;
 		else if (o->raw_out)
@@ -305,6 +377,12 @@ own_opt(void *arg, int ch, const char *val)
 	case OPT_CLEAR:
 		r->clear = val;
 		return 1;
+	case OPT_SCHEMA:
+		r->schema_path = val;
+		return 1;
+	case OPT_SCHEMA_MODE:
+		r->schema_mode = val;
+		return 1;
 	default:
 		return 0;
 	}
@@ -320,6 +398,8 @@ main(int argc, char *argv[])
 		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "list", no_argument, NULL, OPT_LIST },
 		{ "clear", required_argument, NULL, OPT_CLEAR },
+		{ "schema", required_argument, NULL, OPT_SCHEMA },
+		{ "schema-mode", required_argument, NULL, OPT_SCHEMA_MODE },
 		{ NULL, 0, NULL, 0 }
 	};
 	static struct suspend_run r;
@@ -329,7 +409,7 @@ main(int argc, char *argv[])
 	int status;
 
 	cli_init("saop-suspend", "[-hqRrVv] [--max-resumes n] [--no-wait] "
-	    "[--db path] [--log file] [--task id] [--dry-run] [file] | "
+	    "[--schema file] [--schema-mode mode] [--db path] [--log file] [--task id] [--dry-run] [file] | "
 	    "--resume [task] | --list | --clear task",
 	    "Call the model for each record; on a lost network save the "
 	    "turn, wait for the endpoint and resume.", own_help);
@@ -347,7 +427,12 @@ main(int argc, char *argv[])
 		return clear_turn(&opt, r.clear);
 	if (saop_llm_config_from_env(&r.cfg, &e) != 0)
 		cli_die(&e);
+	load_schema(&r);
 	saop_suspend_opts_for(&r.so, "saop-suspend", &r.cfg);
+	r.quiet = opt.quiet;
+	r.sg.inner = r.so.model;
+	r.sg.cfg = &r.cfg;
+	r.so.model = saop_schema_model(&r.sg);
 	if (r.resume) {
 		status = resume_turns(&opt, &r, optind < argc ? argv[optind] :
 		    NULL);
@@ -361,5 +446,6 @@ main(int argc, char *argv[])
 		status = cli_run(&loop);
 	}
 	saop_llm_config_free(&r.cfg);
+	saop_schema_free(r.schema);
 	return status;
 }

@@ -18,12 +18,15 @@ enum {
 	OPT_NO_REPAIR,
 	OPT_NO_RETRY,
 	OPT_MAX_RESUMES,
-	OPT_NO_WAIT
+	OPT_NO_WAIT,
+	OPT_CHECK
 };
 
 static const char own_help[] =
 "      --schema FILE   validate against the JSON Schema in FILE\n"
-"                      (default: the SAOP envelope v1)\n"
+"                      ($SAOP_SCHEMA; default: the SAOP envelope v1)\n"
+"      --check CMD     after the schema, run CMD with the answer's JSON\n"
+"                      on its stdin: exit 0 accepts (repeatable)\n"
 "      --ref-dir URI=DIR  read $refs under URI from DIR (repeatable)\n"
 "      --format-assert  assert \"format\" instead of annotating\n"
 "      --max-retries N  correction turns per record\n"
@@ -44,6 +47,9 @@ struct validate_run {
 	struct saop_schema_opts so;	/* --format-assert, --ref-dir */
 	const char *schema_path;	/* --schema */
 	const char **refs;		/* --ref-dir URI=DIR, argc at most */
+	const char **checks;		/* --check CMD, argc at most */
+	struct saop_schema_guard sg;	/* the structured-output field of
+					   the correction calls */
 	size_t nrefs;
 	int no_retry;		/* --no-retry */
 };
@@ -118,7 +124,8 @@ static int
 validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 {
 	struct validate_run *r = l->arg;
-	int rc;
+	struct saop_err ne;
+	int rc, refusals;
 
 	cli_record_task(l->o, rec);
 
@@ -134,7 +141,19 @@ validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	r->guard.rec = rec;
 	/* With -q and no model nobody reads the record after. */
 	r->vo.no_envelope = l->o->quiet && r->vo.model.call == NULL;
+	refusals = r->sg.refusals;
 	rc = saop_validate_record(rec, &r->vo, e);
+	if (r->sg.refusals > refusals) {
+		/* A correction call was refused the field and made again
+		 * without it: the record and the events say so. */
+		r->sg.refused = 1;
+		if (saop_schema_note(&r->sg, rec, r->vo.store, &ne) < 0)
+			cli_die(&ne);
+		if (!l->o->quiet)
+			cli_warn("line %ld: the server refused %s (%s); the "
+			    "correction turn was sent again without it",
+			    l->line, saop_schema_field(&r->cfg), r->sg.why);
+	}
 	if (rc != CLI_OK)
 		report(l, rec);
 	return rc;
@@ -184,6 +203,9 @@ own_opt(void *arg, int ch, const char *val)
 	case OPT_NO_WAIT:
 		r->guard.opts.no_wait = 1;
 		return 1;
+	case OPT_CHECK:
+		r->checks[r->vo.nchecks++] = val;
+		return 1;
 	default:
 		return 0;
 	}
@@ -202,6 +224,7 @@ main(int argc, char *argv[])
 		{ "no-retry", no_argument, NULL, OPT_NO_RETRY },
 		{ "max-resumes", required_argument, NULL, OPT_MAX_RESUMES },
 		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
+		{ "check", required_argument, NULL, OPT_CHECK },
 		{ NULL, 0, NULL, 0 }
 	};
 	static struct validate_run r;
@@ -210,9 +233,10 @@ main(int argc, char *argv[])
 	struct saop_schema *schema;
 	struct saop_err e;
 	const char *env;
+	size_t i;
 	int status;
 
-	cli_init("saop-validate", "[-hqRrVv] [--schema file] "
+	cli_init("saop-validate", "[-hqRrVv] [--schema file] [--check cmd] "
 	    "[--ref-dir uri=dir] [--format-assert] [--max-retries n] "
 	    "[--no-repair] [--no-retry] [--max-resumes n] [--no-wait] "
 	    "[--db path] [--log file] [--task id] "
@@ -220,7 +244,8 @@ main(int argc, char *argv[])
 	    "Validate model output against a JSON Schema (the SAOP envelope "
 	    "by default);\nrepair it locally, else ask the model to correct "
 	    "it, else escalate.", own_help);
-	if ((r.refs = calloc((size_t)argc + 1, sizeof(*r.refs))) == NULL)
+	if ((r.refs = calloc((size_t)argc + 1, sizeof(*r.refs))) == NULL ||
+	    (r.checks = calloc((size_t)argc + 1, sizeof(*r.checks))) == NULL)
 		abort();
 	r.vo.max_retries = SAOP_MAX_CORRECTION_RETRIES;
 	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
@@ -232,7 +257,17 @@ main(int argc, char *argv[])
 	cli_getopt(&opt, argc, argv, longopts, own_opt, &r);
 	if (argc - optind > 1 || (opt.raw_in && argc - optind > 0))
 		cli_usage(EX_USAGE);
+	/* A check that cannot run stops the run before any record. */
+	for (i = 0; i < r.vo.nchecks; i++)
+		if (saop_check_runnable(r.checks[i], &e) != 0)
+			cli_die(&e);
+	r.vo.checks = r.checks;
 	r.so.ref_dirs = r.refs;
+	if (r.schema_path == NULL && (env = getenv("SAOP_SCHEMA")) != NULL &&
+	    *env != '\0')
+		r.schema_path = env;
+	if (r.schema_path != NULL && strcmp(r.schema_path, "envelope") == 0)
+		r.schema_path = NULL;
 	schema = r.schema_path != NULL ? saop_schema_load(r.schema_path,
 	    &r.so, &e) : saop_schema_envelope_v1(&e);
 	if (schema == NULL)
@@ -243,6 +278,15 @@ main(int argc, char *argv[])
 		cli_die(&e);
 	r.model = !r.no_retry && (opt.dry_run || saop_llm_configured(&r.cfg));
 	saop_suspend_opts_for(&r.guard.opts, "saop-validate", &r.cfg);
+	/* The correction calls carry a given schema in the provider's
+	 * structured-output field too (dropped once a server refuses it). */
+	if (r.schema_path != NULL) {
+		r.cfg.schema = saop_schema_document(schema);
+		r.cfg.schema_mode = SAOP_SCHEMA_NATIVE;
+	}
+	r.sg.inner = r.guard.opts.model;
+	r.sg.cfg = &r.cfg;
+	r.guard.opts.model = saop_schema_model(&r.sg);
 	if (!r.no_retry && !r.model && opt.verbose)
 		cli_warn("no model configured (set SAOP_API_KEY or "
 		    "SAOP_API_BASE): only validating");
@@ -256,5 +300,6 @@ main(int argc, char *argv[])
 	saop_schema_free(schema);
 	saop_llm_config_free(&r.cfg);
 	free(r.refs);
+	free(r.checks);
 	return status;
 }
