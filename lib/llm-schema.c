@@ -481,13 +481,12 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
     struct saop_err *e)
 {
 	struct saop_schema_guard *g = arg;
-	int rc;
+	int rc, carried = carries_field(g, request);
 
-	g->refused = 0;
-	g->why[0] = '\0';
-	g->sent = carries_field(g, request);
+	/* A turn's calls add up, until saop_schema_note() has said so. */
+	g->sent |= carried;
 	rc = saop_model_call(&g->inner, request, a, e);
-	if (rc == 0 || !g->sent || !refuses_field(e))
+	if (rc == 0 || !carried || !refuses_field(e))
 		return rc;
 	g->refused = 1;
 	g->refusals++;
@@ -513,11 +512,12 @@ saop_schema_model(struct saop_schema_guard *g)
 }
 
 /*
- * Note on rec what g's last call did with the schema (see saop.h).
- * Returns 1 when the field was refused, 0, or -SAOP_ENOMEM.
+ * Note on rec what g's calls since the last note did with the schema
+ * (see saop.h), and start counting again.  Returns 1 when the field was
+ * refused, 0, or -SAOP_ENOMEM.
  */
 int
-saop_schema_note(const struct saop_schema_guard *g, json_t *rec,
+saop_schema_note(struct saop_schema_guard *g, json_t *rec,
     struct saop_store *store, struct saop_err *e)
 {
 	static const char *const modes[] = { "native", "prompt", "off" };
@@ -546,8 +546,10 @@ saop_schema_note(const struct saop_schema_guard *g, json_t *rec,
 	/* set_new takes note even when it fails; rec holds it after. */
 	if (json_object_set_new(rec, "structured_output", note) != 0)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	g->sent = 0;
 	if (!g->refused)
 		return 0;
+	g->refused = 0;
 	saop_record_event(store, rec, NULL,
 	    SAOP_EVENT_STRUCTURED_OUTPUT_REFUSED, note);
 	return 1;

@@ -652,9 +652,10 @@ int saop_schema_openai_strict(const json_t *schema);
 struct saop_schema_guard {
 	struct saop_model inner;
 	struct saop_llm_config *cfg;	/* borrowed */
-	int refused;		/* the last call was refused the field (and
-				   made again without it) */
-	int sent;		/* the last call carried the field */
+	/* Since the last saop_schema_note(): */
+	int refused;		/* a call was refused the field (and made
+				   again without it) */
+	int sent;		/* a call carried the field */
 	int refusals;		/* calls refused the field, in all */
 	char why[300];		/* the server's words for the refusal */
 };
@@ -663,7 +664,8 @@ struct saop_schema_guard {
 struct saop_model saop_schema_model(struct saop_schema_guard *g);
 
 /*
- * Say on rec what the last call of g did with the schema: rec's
+ * Say on rec what the calls of g since the last note did with the schema
+ * (then count again from nothing): rec's
  * "structured_output" becomes {"mode", "field", "sent", "refused"} (the
  * server's words in "refused" when it refused the field; "own" true when
  * the request carried its own field) and, when the field was refused, the
@@ -671,7 +673,7 @@ struct saop_model saop_schema_model(struct saop_schema_guard *g);
  * when cfg has no schema.  Returns 1 when the field was refused on this
  * call (the caller warns), 0, or -SAOP_ENOMEM.
  */
-int saop_schema_note(const struct saop_schema_guard *g, json_t *rec,
+int saop_schema_note(struct saop_schema_guard *g, json_t *rec,
     struct saop_store *store, struct saop_err *e);
 
 /*

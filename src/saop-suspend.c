@@ -190,6 +190,7 @@ suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	r->so.store = cli_store(l->o);
 	if (l->no_call)
 		return defer(r, rec, e);
+	r->sg.sent = r->sg.refused = 0;
 	if (saop_suspend_turn(rec, NULL, &r->so, &oc, e) != 0)
 		return -1;
 	note_schema(r, rec);

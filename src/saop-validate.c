@@ -142,11 +142,11 @@ validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	/* With -q and no model nobody reads the record after. */
 	r->vo.no_envelope = l->o->quiet && r->vo.model.call == NULL;
 	refusals = r->sg.refusals;
+	r->sg.sent = r->sg.refused = 0;
 	rc = saop_validate_record(rec, &r->vo, e);
 	if (r->sg.refusals > refusals) {
 		/* A correction call was refused the field and made again
 		 * without it: the record and the events say so. */
-		r->sg.refused = 1;
 		if (saop_schema_note(&r->sg, rec, r->vo.store, &ne) < 0)
 			cli_die(&ne);
 		if (!l->o->quiet)
