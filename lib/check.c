@@ -39,11 +39,12 @@ on_path(const char *name)
 {
 	const char *path = getenv("PATH"), *p, *end;
 	char full[PATH_MAX];
-	size_t n;
 
 	if (path == NULL || *path == '\0')
 		path = "/usr/bin:/bin";
 	for (p = path;; p = end + 1) {
+		size_t n;
+
 		end = strchr(p, ':');
 		n = end != NULL ? (size_t)(end - p) : strlen(p);
 		if (snprintf(full, sizeof(full), "%.*s/%s", (int)n,
@@ -91,7 +92,6 @@ saop_check_runnable(const char *cmd, struct saop_err *e)
 static void
 child(const char *cmd, const char *task_id, long turn, int in, int err)
 {
-	char num[32];
 	int null = open("/dev/null", O_WRONLY);
 
 	if (null < 0 || dup2(in, 0) < 0 || dup2(null, 1) < 0 ||
@@ -103,6 +103,8 @@ child(const char *cmd, const char *task_id, long turn, int in, int err)
 	else
 		unsetenv("SAOP_TASK_ID");
 	if (turn >= 0) {
+		char num[32];
+
 		snprintf(num, sizeof(num), "%ld", turn);
 		setenv("SAOP_TURN", num, 1);
 	} else {
@@ -178,13 +180,14 @@ pump(int w, const char *text, size_t len, int r, struct saop__buf *b,
 static char *
 failure_text(struct saop__buf *b, int status, int clipped)
 {
-	char buf[96];
 	size_t n = b->len, i, k;
 
 	while (n > 0 && (b->data[n - 1] == '\n' || b->data[n - 1] == ' ' ||
 	    b->data[n - 1] == '\t' || b->data[n - 1] == '\r'))
 		n--;
 	if (n == 0) {
+		char buf[96];
+
 		if (WIFSIGNALED(status))
 			snprintf(buf, sizeof(buf), "killed by signal %d",
 			    WTERMSIG(status));

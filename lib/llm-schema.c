@@ -82,7 +82,7 @@ static int
 strict_node(const json_t *n, int depth, size_t *props)
 {
 	const char *k;
-	json_t *v, *x, *req, *props_o;
+	json_t *v, *x, *props_o;
 	size_t i;
 	int object;
 
@@ -100,6 +100,8 @@ strict_node(const json_t *n, int depth, size_t *props)
 			object = 1;
 	props_o = json_object_get(n, "properties");
 	if (object || props_o != NULL) {
+		const json_t *req;
+
 		/* Every object closed, every property required. */
 		if (!json_is_false(json_object_get(n, "additionalProperties")) ||
 		    ++depth > STRICT_MAX_DEPTH)
@@ -156,16 +158,16 @@ schema_name(const struct saop_llm_config *cfg, char out[65])
 {
 	const char *src = json_string_value(json_object_get(cfg->schema,
 	    "title"));
-	size_t i;
+	char *p;
 
 	if (src == NULL || *src == '\0')
 		src = cfg->schema_name;
 	if (src == NULL || *src == '\0')
 		src = "response";
-	for (i = 0; i < 64 && src[i] != '\0'; i++)
-		out[i] = isalnum((unsigned char)src[i]) || src[i] == '-' ?
-		    src[i] : '_';
-	out[i] = '\0';
+	snprintf(out, 65, "%.64s", src);
+	for (p = out; *p != '\0'; p++)
+		if (!isalnum((unsigned char)*p) && *p != '-')
+			*p = '_';
 }
 
 /*

@@ -493,7 +493,6 @@ saop_correction_text(const struct saop_schema *s, const json_t *errors)
 	const json_t *doc = saop_schema_document(s);
 	struct saop__buf b;
 	char *words, *list = NULL;
-	const char *start;
 	int r;
 
 	if ((words = saop_validate_errors_text(errors)) == NULL)
@@ -511,7 +510,8 @@ saop_correction_text(const struct saop_schema *s, const json_t *errors)
 		    saop__buf_append(&b, SAOP_CORRECTION_PROMPT_TAIL,
 		    strlen(SAOP_CORRECTION_PROMPT_TAIL)) != 0;
 	} else {
-		start = expected_start(doc);
+		const char *start = expected_start(doc);
+
 		r = saop__buf_append(&b, SAOP_CORRECTION_SCHEMA_HEAD,
 		    strlen(SAOP_CORRECTION_SCHEMA_HEAD)) != 0 ||
 		    saop__buf_append(&b, words, strlen(words)) != 0 ||
