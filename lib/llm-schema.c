@@ -15,17 +15,32 @@
 #include "llm-int.h"
 
 /*
- * The structured-output fields of every wire format, as paths of one or
- * two members: what a continuation loses, and what makes a request's
- * field its own.  OpenAI chat: response_format; Anthropic:
- * output_config.format (GA) and output_format (the beta it replaced).
+ * The structured-output fields a request may carry of its own (paths of
+ * one or two members of the provider-neutral request): OpenAI chat's
+ * response_format, Anthropic's output_config.format (GA) and the beta
+ * output_format it replaced.
  */
-static const char *const so_fields[][2] = {
+static const char *const own_fields[][2] = {
 	{ "response_format", NULL },
 	{ "output_config", "format" },
 	{ "output_format", NULL },
 	{ NULL, NULL }
 };
+
+/*
+ * The structured-output fields of every wire body: what a continuation
+ * loses.
+ */
+static const char *const wire_fields[][2] = {
+	{ "response_format", NULL },
+	{ "output_config", "format" },
+	{ "output_format", NULL },
+	{ NULL, NULL }
+};
+
+/* Anthropic's own fields its body translation leaves out: copied. */
+static const char *const anthropic_own[] = { "output_config",
+    "output_format", NULL };
 
 /* OpenAI's strict mode: the keywords it takes, and its limits. */
 static const char *const strict_keys[] = { "type", "properties",
@@ -346,46 +361,54 @@ has_field(const json_t *o, const char *const f[2])
 	return v != NULL && (f[1] == NULL || json_object_get(v, f[1]) != NULL);
 }
 
+/* Does request carry a structured-output field of its own?  1 or 0. */
+static int
+has_own(const json_t *request)
+{
+	size_t i;
+
+	for (i = 0; own_fields[i][0] != NULL; i++)
+		if (has_field(request, own_fields[i]))
+			return 1;
+	return 0;
+}
+
 /* Take every structured-output field out of body. */
 static void
 drop_fields(json_t *body)
 {
 	size_t i;
 
-	for (i = 0; so_fields[i][0] != NULL; i++) {
-		json_t *v = json_object_get(body, so_fields[i][0]);
+	for (i = 0; wire_fields[i][0] != NULL; i++) {
+		json_t *v = json_object_get(body, wire_fields[i][0]);
 
-		if (so_fields[i][1] == NULL) {
-			json_object_del(body, so_fields[i][0]);
+		if (wire_fields[i][1] == NULL) {
+			json_object_del(body, wire_fields[i][0]);
 		} else if (json_is_object(v)) {
-			json_object_del(v, so_fields[i][1]);
+			json_object_del(v, wire_fields[i][1]);
 			if (json_object_size(v) == 0)
-				json_object_del(body, so_fields[i][0]);
+				json_object_del(body, wire_fields[i][0]);
 		}
 	}
 }
 
 /*
- * Copy the request's own structured-output fields that the translation
- * into body left out (Anthropic's body takes only the members it knows).
- * Returns 1 when the request had one, 0 when not, -1 on ENOMEM.
+ * Copy into the Anthropic body the request's own structured-output
+ * fields, which the translation (it takes only the members it knows)
+ * left out.  Returns 0, or -1 on ENOMEM.
  */
 static int
 keep_own(json_t *body, const json_t *request)
 {
 	size_t i;
-	int own = 0;
 
-	for (i = 0; so_fields[i][0] != NULL; i++) {
-		if (!has_field(request, so_fields[i]))
-			continue;
-		own = 1;
-		if (json_object_get(body, so_fields[i][0]) == NULL &&
-		    json_object_set(body, so_fields[i][0],
-		    json_object_get(request, so_fields[i][0])) != 0)
+	for (i = 0; anthropic_own[i] != NULL; i++)
+		if (json_object_get(request, anthropic_own[i]) != NULL &&
+		    json_object_get(body, anthropic_own[i]) == NULL &&
+		    json_object_set(body, anthropic_own[i],
+		    json_object_get(request, anthropic_own[i])) != 0)
 			return -1;
-	}
-	return own;
+	return 0;
 }
 
 /*
@@ -400,14 +423,13 @@ int
 saop__llm_schema_apply(json_t *body, const struct saop_llm_config *cfg,
     const json_t *request)
 {
-	int own;
-
 	if (is_continuation(request)) {
 		drop_fields(body);
 		return 0;
 	}
-	if ((own = keep_own(body, request)) != 0)
-		return own < 0 ? -1 : 0;
+	if (has_own(request))
+		return cfg->provider == SAOP_PROVIDER_ANTHROPIC ?
+		    keep_own(body, request) : 0;
 	if (cfg->schema == NULL)
 		return 0;
 	switch (cfg->schema_mode) {
@@ -462,15 +484,10 @@ static int
 carries_field(const struct saop_schema_guard *g, const json_t *request)
 {
 	const struct saop_llm_config *cfg = g->cfg;
-	size_t i;
 
-	if (cfg->schema == NULL || cfg->schema_mode != SAOP_SCHEMA_NATIVE ||
-	    cfg->schema_refused || is_continuation(request))
-		return 0;
-	for (i = 0; so_fields[i][0] != NULL; i++)
-		if (has_field(request, so_fields[i]))
-			return 0;
-	return 1;
+	return cfg->schema != NULL && cfg->schema_mode == SAOP_SCHEMA_NATIVE &&
+	    !cfg->schema_refused && !is_continuation(request) &&
+	    !has_own(request);
 }
 
 /*
@@ -526,15 +543,11 @@ saop_schema_note(struct saop_schema_guard *g, json_t *rec,
 	const struct saop_llm_config *cfg = g->cfg;
 	const json_t *req = json_object_get(rec, "request");
 	json_t *note;
-	size_t i;
-	int own = 0;
+	int own = has_own(req);
 
 	if (cfg->schema == NULL || cfg->schema_mode < 0 ||
 	    cfg->schema_mode > SAOP_SCHEMA_OFF)
 		return 0;
-	for (i = 0; so_fields[i][0] != NULL; i++)
-		if (has_field(req, so_fields[i]))
-			own = 1;
 	note = json_pack("{s:s, s:s, s:b}", "mode", modes[cfg->schema_mode],
 	    "field", saop_schema_field(cfg), "sent", g->sent);
 	if (note == NULL)
