@@ -1310,6 +1310,10 @@ saop_detect_result_json(const struct saop_detect_result *res)
 	ok |= json_object_set_new(o, "closing", str_or_null(cl));
 	ok |= json_object_set_new(o, "closing_bytes", bytes);
 	ok |= json_object_set_new(o, "error", err != NULL ? err : json_null());
+	ok |= json_object_set_new(o, "json_start",
+	    json_integer((json_int_t)res->json_start));
+	ok |= json_object_set_new(o, "wrapper",
+	    str_or_null(saop_detect_wrapper_name(res->wrapper)));
 	if (ok != 0) {
 		json_decref(o);
 		return NULL;
@@ -1320,4 +1324,391 @@ fail:
 	json_decref(bytes);
 	json_decref(o);
 	return NULL;
+}
+
+/* ---- Wrapped answers: where the JSON begins (saop-detect(1)) ---- */
+
+/* Candidate starts tried after leading prose before the text is called
+ * too ambiguous to read (each is a scan of the rest). */
+#define MAX_STARTS	64
+
+/* 1 when c is JSON white space, else 0. */
+static int
+wrap_ws(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* The first offset at or after i of buf[0..len) that is not white space. */
+static size_t
+skip_ws(const char *buf, size_t len, size_t i)
+{
+	while (i < len && wrap_ws((unsigned char)buf[i]))
+		i++;
+	return i;
+}
+
+/* 1 when buf[i..len) starts with the NUL-terminated s, else 0. */
+static int
+starts(const char *buf, size_t len, size_t i, const char *s)
+{
+	size_t n = strlen(s);
+
+	return len - i >= n && memcmp(buf + i, s, n) == 0;
+}
+
+/* The length of the run of the fence character (` or ~) at buf[i], 0 when
+ * fewer than three of them (no fence). */
+static size_t
+fence_run(const char *buf, size_t len, size_t i)
+{
+	size_t n = 0;
+
+	if (i >= len || (buf[i] != '`' && buf[i] != '~'))
+		return 0;
+	while (i + n < len && buf[i + n] == buf[i])
+		n++;
+	return n >= 3 ? n : 0;
+}
+
+/* 1 when buf[i] begins a line (only spaces or tabs since the last line
+ * feed, or the start at i == from), else 0. */
+static int
+line_start(const char *buf, size_t from, size_t i)
+{
+	while (i > from && (buf[i - 1] == ' ' || buf[i - 1] == '\t'))
+		i--;
+	return i == from || buf[i - 1] == '\n';
+}
+
+/*
+ * The text after a complete value: white space, then (FENCE) a closing
+ * fence, cut or whole, and anything after it, or (any wrapper) past a
+ * line feed anything (a closing line of prose).  1 when t[0..n) is such a
+ * trailer for wrapper w, else 0.
+ */
+static int
+trailer_ok(const char *t, size_t n, unsigned w)
+{
+	size_t i = 0;
+	int lf = 0;
+
+	while (i < n && wrap_ws((unsigned char)t[i]))
+		lf |= t[i++] == '\n';
+	if (i == n)
+		return 1;
+	if ((w & SAOP_WRAP_FENCE) && t[i] == '`')
+		return 1;
+	if ((w & SAOP_WRAP_FENCE) && n - i >= 3 && memcmp(t + i, "~~~", 3) == 0)
+		return 1;
+	return w != 0 && lf;
+}
+
+/* The line and column (from 1, in bytes) of offset off of buf. */
+static void
+line_col(const char *buf, uint64_t off, long *line, long *col)
+{
+	uint64_t i, bol = 0;
+
+	*line = 1;
+	for (i = 0; i < off; i++)
+		if (buf[i] == '\n') {
+			(*line)++;
+			bol = i + 1;
+		}
+	*col = (long)(off - bol) + 1;
+}
+
+/* See saop-private.h.  Returns 0 or -SAOP_ENOMEM. */
+int
+saop__detect_part(const char *buf, size_t len, size_t start,
+    unsigned wrapper, size_t max_depth, struct saop_detect_result *res)
+{
+	struct saop_detect_result c;
+	size_t n = len - start, end;
+	int rc;
+
+	if ((rc = saop_detect_buffer(buf + start, n, max_depth, res)) != 0)
+		return rc;
+	end = n;
+	if (res->verdict == SAOP_INVALID && wrapper != 0 &&
+	    res->error_offset < n) {
+		/* A complete value, then a closing fence or prose? */
+		end = (size_t)res->error_offset;
+		while (end > 0 && wrap_ws((unsigned char)buf[start + end - 1]))
+			end--;
+		if (end > 0 && trailer_ok(buf + start + end, n - end,
+		    wrapper)) {
+			if ((rc = saop_detect_buffer(buf + start, end,
+			    max_depth, &c)) != 0)
+				return rc;
+			if (c.verdict == SAOP_COMPLETE) {
+				saop_detect_result_free(res);
+				*res = c;
+			} else {
+				saop_detect_result_free(&c);
+			}
+		}
+	}
+	if (res->verdict == SAOP_COMPLETE) {
+		while (end > 0 && wrap_ws((unsigned char)buf[start + end - 1]))
+			end--;
+		res->json_end = start + end;
+	}
+	res->json_start = start;
+	res->wrapper = wrapper;
+	res->length = len;
+	if (start == 0)
+		return 0;
+	res->truncation_index += start;
+	res->resume_index += start;
+	res->close_index += start;
+	if (res->verdict == SAOP_INVALID) {
+		res->error_offset += start;
+		line_col(buf, res->error_offset, &res->error_line,
+		    &res->error_column);
+	}
+	return 0;
+}
+
+/* Make the message of res (the INVALID scan of the whole text) why, then
+ * the bare scan's own (clipped); the error's place stays the bare scan's. */
+static void
+no_reading(struct saop_detect_result *res, const char *why)
+{
+	char first[sizeof(res->error)];
+	size_t n = strlen(why), m;
+
+	memcpy(first, res->error, sizeof(first));
+	first[sizeof(first) - 1] = '\0';
+	if (n > sizeof(res->error) - 1)
+		n = sizeof(res->error) - 1;
+	memcpy(res->error, why, n);
+	m = strlen(first);
+	if (n + 2 + m > sizeof(res->error) - 1)
+		m = n + 2 < sizeof(res->error) - 1 ?
+		    sizeof(res->error) - 1 - n - 2 : 0;
+	if (m > 0) {
+		memcpy(res->error + n, ": ", 2);
+		memcpy(res->error + n + 2, first, m);
+		n += 2 + m;
+	}
+	res->error[n] = '\0';
+}
+
+/* 1 when the scan r reads a value (complete or cut), else 0. */
+static int
+reads(const struct saop_detect_result *r)
+{
+	return r->verdict != SAOP_INVALID;
+}
+
+/*
+ * After leading prose from p: the first start (a '{' or '[' that begins a
+ * line or follows ": ", or a code fence that begins a line) whose value
+ * scans, into *res; none, or a second start after that value that scans
+ * too, leave bare (the whole text's scan) INVALID with why.  Returns 0 or
+ * -SAOP_ENOMEM.
+ */
+static int
+after_prose(const char *buf, size_t len, size_t p, unsigned w,
+    size_t max_depth, struct saop_detect_result *bare,
+    struct saop_detect_result *res)
+{
+	struct saop_detect_result r;
+	size_t i, at, f, found = 0;
+	int tried = 0, have = 0, said = 0, rc;
+	char why[96];
+
+	for (i = p; i < len; i++) {
+		unsigned ww = w | SAOP_WRAP_PROSE;
+
+		if ((buf[i] == '{' || buf[i] == '[') && (line_start(buf, p,
+		    i) || (i >= 2 && buf[i - 1] == ' ' && buf[i - 2] == ':')))
+			at = i;
+		else if ((f = fence_run(buf, len, i)) > 0 &&
+		    line_start(buf, p, i)) {
+			const char *nl = memchr(buf + i + f, '\n', len - i - f);
+
+			if (nl == NULL)
+				continue;
+			at = (size_t)(nl - buf) + 1;
+			ww |= SAOP_WRAP_FENCE;
+		} else {
+			continue;
+		}
+		if (++tried > MAX_STARTS) {
+			no_reading(bare, "too many possible starts of JSON "
+			    "after the prose");
+			said = 1;
+			break;
+		}
+		if ((rc = saop__detect_part(buf, len, at, ww, max_depth,
+		    &r)) != 0)
+			return rc;
+		if (!reads(&r) || r.empty) {
+			saop_detect_result_free(&r);
+			continue;
+		}
+		if (have) {
+			snprintf(why, sizeof(why), "two possible starts of "
+			    "JSON, at bytes %zu and %zu", found, at);
+			saop_detect_result_free(&r);
+			saop_detect_result_free(res);
+			have = 0;
+			no_reading(bare, why);
+			said = 1;
+			break;
+		}
+		*res = r;
+		have = 1;
+		found = at;
+		if (r.verdict != SAOP_COMPLETE)
+			break;
+		/* On after the value and its closing fence. */
+		i = skip_ws(buf, len, (size_t)r.json_end);
+		if ((ww & SAOP_WRAP_FENCE) && (f = fence_run(buf, len, i)) > 0)
+			i += f;
+		i--;
+	}
+	if (!have && !said)
+		no_reading(bare, "no '{' or '[' after the prose begins a "
+		    "line or follows \": \" and reads as JSON");
+	if (!have)
+		*res = *bare;
+	else
+		saop_detect_result_free(bare);
+	return 0;
+}
+
+/*
+ * The JSON at start after wrapper w into *res when it reads (bare, the
+ * whole text's scan, freed): 1; when it does not, 0 with *res empty and
+ * bare kept; -SAOP_ENOMEM with both freed.
+ */
+static int
+read_at(const char *buf, size_t len, size_t start, unsigned w,
+    size_t max_depth, struct saop_detect_result *bare,
+    struct saop_detect_result *res)
+{
+	int rc;
+
+	if ((rc = saop__detect_part(buf, len, start, w, max_depth,
+	    res)) != 0) {
+		saop_detect_result_free(bare);
+		return rc;
+	}
+	if (reads(res)) {
+		saop_detect_result_free(bare);
+		return 1;
+	}
+	saop_detect_result_free(res);
+	return 0;
+}
+
+/* See saop.h: the verdict on a text answer, wrapped or bare.  Returns 0 or
+ * -SAOP_ENOMEM. */
+int
+saop_detect_text(const char *buf, size_t len, size_t max_depth,
+    struct saop_detect_result *res)
+{
+	struct saop_detect_result bare;
+	size_t p, f;
+	unsigned w = 0;
+	int rc;
+
+	if ((rc = saop_detect_buffer(buf, len, max_depth, &bare)) != 0)
+		return rc;
+	if (bare.verdict != SAOP_INVALID) {
+		*res = bare;
+		return 0;
+	}
+	p = starts(buf, len, 0, "\xef\xbb\xbf") ? 3 : 0;
+	p = skip_ws(buf, len, p);
+	if (starts(buf, len, p, "<think>") ||
+	    starts(buf, len, p, "<reasoning>")) {
+		const char *end = buf[p + 1] == 't' ? "</think>" :
+		    "</reasoning>";
+		size_t close;
+
+		for (close = p; close < len && !starts(buf, len, close, end);
+		    close++)
+			;
+		if (close == len) {
+			no_reading(&bare, "cut inside the leading reasoning "
+			    "block: no JSON yet");
+			*res = bare;
+			return 0;
+		}
+		w |= SAOP_WRAP_THINK;
+		p = skip_ws(buf, len, close + strlen(end));
+	}
+	if ((f = fence_run(buf, len, p)) > 0) {
+		const char *nl = memchr(buf + p + f, '\n', len - p - f);
+
+		if (nl == NULL) {
+			no_reading(&bare, "cut in the opening line of the code "
+			    "fence: no JSON yet");
+			*res = bare;
+			return 0;
+		}
+		if ((rc = read_at(buf, len, (size_t)(nl - buf) + 1,
+		    w | SAOP_WRAP_FENCE, max_depth, &bare, res)) != 0)
+			return rc < 0 ? rc : 0;
+		no_reading(&bare, "the text in the code fence is not JSON");
+		*res = bare;
+		return 0;
+	}
+	if (w == 0 && p < len && strchr("{[\"-0123456789", buf[p]) != NULL) {
+		*res = bare;	/* Bare JSON gone wrong, no wrapper. */
+		return 0;
+	}
+	if (p < len && (buf[p] == '{' || buf[p] == '[') && w != 0 &&
+	    (rc = read_at(buf, len, p, w, max_depth, &bare, res)) != 0)
+		return rc < 0 ? rc : 0;
+	return after_prose(buf, len, p, w, max_depth, &bare, res);
+}
+
+/* See saop.h: a top-level number at the very end of a cut answer is cut.
+ * Returns 1 when res changed, 0, or -SAOP_ENOMEM. */
+int
+saop_detect_mark_cut(struct saop_detect_result *res, const char *buf,
+    size_t len)
+{
+	size_t start = (size_t)res->json_start, end;
+	char *none;
+
+	if (res->verdict != SAOP_COMPLETE || len == 0)
+		return 0;
+	end = res->json_end != 0 ? (size_t)res->json_end : len;
+	if (end != len || buf[len - 1] < '0' || buf[len - 1] > '9')
+		return 0;
+	if (start == 0 && starts(buf, len, 0, "\xef\xbb\xbf"))
+		start = 3;
+	start = skip_ws(buf, len, start);
+	if (start >= len || (buf[start] != '-' &&
+	    (buf[start] < '0' || buf[start] > '9')))
+		return 0;
+	if ((none = strdup("")) == NULL)
+		return -SAOP_ENOMEM;
+	res->verdict = SAOP_TRUNCATED;
+	res->truncation_index = start;
+	res->resume_index = res->close_index = len;
+	res->closing = none;
+	res->has_close = 1;
+	res->json_end = 0;
+	res->expected = "more digits, '.', 'e', or the end";
+	return 1;
+}
+
+/* See saop.h.  Returns the words of wrapper bits w, or NULL for 0. */
+const char *
+saop_detect_wrapper_name(unsigned w)
+{
+	static const char *const names[8] = {
+		NULL, "fence", "prose", "prose+fence",
+		"think", "think+fence", "think+prose", "think+prose+fence"
+	};
+
+	return names[w & 7u];
 }

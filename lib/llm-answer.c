@@ -23,7 +23,10 @@ saop_llm_answer_free(struct saop_llm_answer *a)
 	if (a == NULL)
 		return;
 	free(a->raw);
+	free(a->refusal);
 	json_decref(a->tool_calls);
+	json_decref(a->choices);
+	json_decref(a->server_tools);
 	memset(a, 0, sizeof(*a));
 	a->prompt_tokens = a->completion_tokens = -1;
 }
@@ -67,7 +70,9 @@ num(const json_t *v, long *out)
 
 /*
  * The neutral finish reason for a provider's word w.  Returns "stop",
- * "length", "tool_calls" or, for a word it does not know, "error".
+ * "length", "tool_calls", "refusal" (the model or the provider's filter
+ * declined: OpenAI content_filter, Anthropic refusal, Gemini SAFETY...)
+ * or, for a word it does not know, "error".
  */
 static const char *
 normal_finish(const char *w)
@@ -75,10 +80,18 @@ normal_finish(const char *w)
 	static const char *const stop[] = { "stop", "end_turn",
 	    "stop_sequence", "pause_turn", "eos", "STOP", NULL };
 	static const char *const length[] = { "length", "max_tokens",
-	    "model_context_window_exceeded", "MAX_TOKENS", NULL };
+	    "model_context_window_exceeded", "MAX_TOKENS",
+	    "max_output_tokens", NULL };
 	static const char *const tools[] = { "tool_calls", "tool_use",
 	    "function_call", NULL };
+	static const char *const refusal[] = { "refusal", "content_filter",
+	    "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+	    "IMAGE_SAFETY", "LANGUAGE", NULL };
 	int i;
+
+	for (i = 0; refusal[i] != NULL; i++)
+		if (strcmp(w, refusal[i]) == 0)
+			return "refusal";
 
 	for (i = 0; stop[i] != NULL; i++)
 		if (strcmp(w, stop[i]) == 0)
@@ -92,13 +105,23 @@ normal_finish(const char *w)
 	return "error";
 }
 
-/* Set p's finish reason from the provider's word v, when v is a string. */
+/*
+ * Set p's finish reason from the provider's word v, when v is a string; a
+ * refusal marks p refused.  Every tool call is then closed.
+ */
 static void
 set_finish(struct saop__llm_parser *p, const json_t *v)
 {
-	if (json_is_string(v))
-		snprintf(p->finish, sizeof(p->finish), "%s",
-		    normal_finish(json_string_value(v)));
+	size_t i;
+
+	if (!json_is_string(v))
+		return;
+	snprintf(p->finish, sizeof(p->finish), "%s",
+	    normal_finish(json_string_value(v)));
+	if (strcmp(p->finish, "refusal") == 0)
+		p->refused = 1;
+	for (i = 0; i < p->ntools; i++)
+		p->tools[i].closed = 1;
 }
 
 
@@ -168,6 +191,22 @@ add_text(struct saop__llm_parser *p, const json_t *s)
 	if (!json_is_string(s) || p->fail || p->err)
 		return;
 	r = saop__buf_append_max(&p->text, json_string_value(s),
+	    json_string_length(s), p->limit);
+	if (r != 0)
+		p->fail = -r;
+}
+
+/* Append the string s to the refusal text (OpenAI refusal deltas). */
+static void
+add_refusal(struct saop__llm_parser *p, const json_t *s)
+{
+	int r;
+
+	if (!json_is_string(s) || p->fail || p->err)
+		return;
+	if (json_string_length(s) > 0)
+		p->refused = 1;
+	r = saop__buf_append_max(&p->refusal, json_string_value(s),
 	    json_string_length(s), p->limit);
 	if (r != 0)
 		p->fail = -r;
@@ -307,13 +346,105 @@ openai_content(struct saop__llm_parser *p, const json_t *c)
 	}
 }
 
-/* An OpenAI chunk (delta) or a whole chat.completion (message). */
+/*
+ * The parser that gathers choice (or candidate) index of p's answer: p
+ * itself for index 0, else one of p->alts, made on first use.  NULL on
+ * ENOMEM (p->fail set) or past 64 choices.
+ */
+static struct saop__llm_parser *
+choice_parser(struct saop__llm_parser *p, long index)
+{
+	struct alt *na;
+	size_t i;
+
+	if (index == 0)
+		return p;
+	for (i = 0; i < p->nalts; i++)
+		if (p->alts[i].index == index)
+			return p->alts[i].p;
+	if (p->nalts >= 64)
+		return NULL;
+	if ((na = realloc(p->alts, (p->nalts + 1) * sizeof(*na))) == NULL) {
+		p->fail = SAOP_ENOMEM;
+		return NULL;
+	}
+	p->alts = na;
+	if ((na[p->nalts].p = saop__llm_parser_new(p->limit)) == NULL) {
+		p->fail = SAOP_ENOMEM;
+		return NULL;
+	}
+	na[p->nalts].index = index;
+	return na[p->nalts++].p;
+}
+
+/*
+ * Fold what an alternative parser a met (a failure, a broken chunk) into
+ * its main parser p, so that a choice the caller does not read still
+ * spoils nothing unseen.
+ */
+static void
+alt_fold(struct saop__llm_parser *p, const struct saop__llm_parser *a)
+{
+	if (a->fail && !p->fail)
+		p->fail = a->fail;
+	if (a->err == SAOP_EPROTO && p->err == 0) {
+		p->err = a->err;
+		snprintf(p->errmsg, sizeof(p->errmsg), "%s", a->errmsg);
+	}
+}
+
+/*
+ * One OpenAI choice ch (a chunk's delta or a whole message) into the
+ * parser t that gathers it: content, refusal, tool calls, finish reason.
+ * Errors are recorded in p, the answer's parser.
+ */
+static void
+openai_choice(struct saop__llm_parser *p, struct saop__llm_parser *t,
+    const json_t *ch)
+{
+	json_t *d, *tc;
+	size_t i;
+
+	if (openai_choice_ok(p, ch) != 0)
+		return;
+	if ((d = json_object_get(ch, "delta")) == NULL)
+		d = json_object_get(ch, "message");
+	openai_content(t, json_object_get(d, "content"));
+	add_refusal(t, json_object_get(d, "refusal"));
+	json_array_foreach(json_object_get(d, "tool_calls"), i, tc) {
+		json_t *f = json_object_get(tc, "function");
+		long ix = (long)i;
+		struct tool *tl;
+
+		if (!json_is_object(tc)) {
+			bad_chunk(p, "a tool call is not an object");
+			return;
+		}
+		num(json_object_get(tc, "index"), &ix);
+		if ((tl = tool_at(t, ix, 1)) == NULL)
+			continue;
+		tool_str(&tl->id, json_object_get(tc, "id"));
+		tool_str(&tl->name, json_object_get(f, "name"));
+		/* OpenRouter: "arguments": null for a call without any. */
+		tool_args(t, tl, json_object_get(f, "arguments"));
+	}
+	set_finish(t, json_object_get(ch, "finish_reason"));
+	if (t != p)
+		alt_fold(p, t);
+}
+
+/*
+ * An OpenAI chunk (delta) or a whole chat.completion (message).  Every
+ * choice is read by its index: choice 0 is the answer, the others (n > 1)
+ * are gathered apart.  Vendor usage (Groq's x_groq.usage) is read too.
+ */
 static void
 openai_obj(struct saop__llm_parser *p, const json_t *o)
 {
-	json_t *chs, *ch, *d, *tc, *c;
+	json_t *chs, *ch, *c;
 	size_t i;
 
+	usage_of(p, json_object_get(json_object_get(o, "x_groq"), "usage"));
 	usage_of(p, json_object_get(o, "usage"));
 	/* OpenRouter: an error chunk after a 200 (even after a finish). */
 	if ((c = json_object_get(o, "error")) != NULL && !json_is_null(c)) {
@@ -325,36 +456,105 @@ openai_obj(struct saop__llm_parser *p, const json_t *o)
 		return;
 	}
 	/* Azure's first chunk and the final usage chunk have no choice. */
-	if ((ch = json_array_get(chs, 0)) == NULL)
-		return;
-	if (openai_choice_ok(p, ch) != 0)
-		return;
-	if ((d = json_object_get(ch, "delta")) == NULL)
-		d = json_object_get(ch, "message");
-	openai_content(p, json_object_get(d, "content"));
-	json_array_foreach(json_object_get(d, "tool_calls"), i, tc) {
-		json_t *f = json_object_get(tc, "function");
+	json_array_foreach(chs, i, ch) {
+		struct saop__llm_parser *t;
 		long ix = (long)i;
-		struct tool *t;
 
-		if (!json_is_object(tc)) {
-			bad_chunk(p, "a tool call is not an object");
+		if (json_is_object(ch))
+			num(json_object_get(ch, "index"), &ix);
+		if ((t = choice_parser(p, ix)) != NULL)
+			openai_choice(p, t, ch);
+		if (p->err != 0 || p->fail)
 			return;
-		}
-		num(json_object_get(tc, "index"), &ix);
-		if ((t = tool_at(p, ix, 1)) == NULL)
-			continue;
-		tool_str(&t->id, json_object_get(tc, "id"));
-		tool_str(&t->name, json_object_get(f, "name"));
-		tool_args(p, t, json_object_get(f, "arguments"));
 	}
-	set_finish(p, json_object_get(ch, "finish_reason"));
 }
 
 /*
- * An Anthropic content_block_delta: text and tool input are taken;
- * thinking, signatures and citations are known and left; any other
- * delta is not the protocol.
+ * The kind of Anthropic content block type bt: text, a tool call, a tool
+ * the provider runs (server_tool_use, mcp_tool_use and every
+ * *_tool_result block) or another block (thinking, compaction, a beta the
+ * client does not know), which carries no part of the answer.
+ */
+static enum blk_kind
+block_kind(const char *bt)
+{
+	size_t n = strlen(bt);
+
+	if (strcmp(bt, "text") == 0)
+		return B_TEXT;
+	if (strcmp(bt, "tool_use") == 0)
+		return B_CALL;
+	if (strcmp(bt, "server_tool_use") == 0 ||
+	    strcmp(bt, "mcp_tool_use") == 0 ||
+	    (n > 12 && strcmp(bt + n - 12, "_tool_result") == 0))
+		return B_SERVER;
+	return B_OTHER;
+}
+
+/*
+ * Remember that block ix is of kind k.  Returns nothing: on ENOMEM (or
+ * past 4096 blocks) p->fail is set.
+ */
+static void
+block_set(struct saop__llm_parser *p, long ix, enum blk_kind k)
+{
+	struct blk *nb;
+	size_t i;
+
+	for (i = 0; i < p->nblks; i++)
+		if (p->blks[i].ix == ix) {
+			p->blks[i].kind = k;
+			return;
+		}
+	if (p->nblks >= 4096 ||
+	    (nb = realloc(p->blks, (p->nblks + 1) * sizeof(*nb))) == NULL) {
+		p->fail = SAOP_ENOMEM;
+		return;
+	}
+	p->blks = nb;
+	nb[p->nblks].ix = ix;
+	nb[p->nblks++].kind = k;
+}
+
+/*
+ * The kind of block ix: what its content_block_start said; a block that
+ * never started is text (a delta is read as its type says).
+ */
+static enum blk_kind
+block_of(const struct saop__llm_parser *p, long ix)
+{
+	size_t i;
+
+	for (i = 0; i < p->nblks; i++)
+		if (p->blks[i].ix == ix)
+			return p->blks[i].kind;
+	return B_TEXT;
+}
+
+/*
+ * Keep a block the provider ran (server tool use, its result) as it
+ * came, under key ix.  Returns the entry, or NULL (ENOMEM: p->fail set).
+ */
+static struct tool *
+server_block(struct saop__llm_parser *p, long ix, const json_t *b)
+{
+	struct tool *t;
+
+	if ((t = tool_at(p, ix, 1)) == NULL)
+		return NULL;
+	t->server = 1;
+	json_decref(t->block);
+	if ((t->block = json_deep_copy(b)) == NULL)
+		p->fail = SAOP_ENOMEM;
+	return t;
+}
+
+/*
+ * An Anthropic content_block_delta for block ix: text and tool input are
+ * taken where the block is text or a call; a server tool's input is kept
+ * with it; thinking, signatures, citations and the deltas of blocks that
+ * carry no part of the answer are left.  A delta of unknown type on a
+ * text or call block would change the answer unseen: not the protocol.
  */
 static void
 anthropic_delta(struct saop__llm_parser *p, long ix, const json_t *o)
@@ -363,6 +563,7 @@ anthropic_delta(struct saop__llm_parser *p, long ix, const json_t *o)
 	    "signature_delta", "citations_delta", NULL };
 	const json_t *d = json_object_get(o, "delta");
 	const char *dt = json_string_value(json_object_get(d, "type"));
+	enum blk_kind k = block_of(p, ix);
 	int i;
 
 	if (!json_is_object(d) || dt == NULL) {
@@ -372,21 +573,26 @@ anthropic_delta(struct saop__llm_parser *p, long ix, const json_t *o)
 	if (strcmp(dt, "text_delta") == 0) {
 		if (!json_is_string(json_object_get(d, "text")))
 			bad_chunk(p, "a text_delta without its text");
-		add_text(p, json_object_get(d, "text"));
+		if (k == B_TEXT)
+			add_text(p, json_object_get(d, "text"));
 		return;
 	}
 	if (strcmp(dt, "input_json_delta") == 0) {
-		if (!json_is_string(json_object_get(d, "partial_json")))
-			bad_chunk(p, "an input_json_delta without its "
-			    "partial_json");
-		tool_args(p, tool_at(p, ix, 1),
-		    json_object_get(d, "partial_json"));
+		const json_t *pj = json_object_get(d, "partial_json");
+
+		/* An input_json_delta without partial_json adds nothing. */
+		if (pj != NULL && !json_is_string(pj))
+			bad_chunk(p, "an input_json_delta whose partial_json "
+			    "is not a string");
+		if (k == B_CALL || k == B_SERVER)
+			tool_args(p, tool_at(p, ix, k == B_CALL), pj);
 		return;
 	}
 	for (i = 0; unused[i] != NULL; i++)
 		if (strcmp(dt, unused[i]) == 0)
 			return;
-	bad_chunk(p, "a delta of unknown type '%.40s'", dt);
+	if (k == B_TEXT || k == B_CALL)
+		bad_chunk(p, "a delta of unknown type '%.40s'", dt);
 }
 
 /*
@@ -408,16 +614,18 @@ carries_content(const json_t *o)
 
 /*
  * An Anthropic stream event.  Known events that carry nothing saop uses
- * (ping, content_block_stop, thinking blocks) are left.  Anthropic may add
- * event types (its versioning policy asks clients to bear them), so an
- * event of unknown type is left too, unless it has a member that could
- * hold part of the answer: then, like a known one without its parts, it
- * is not the protocol, for nothing of the answer may be lost unseen.
+ * (ping, thinking blocks) are left; content_block_stop closes a call.
+ * Anthropic may add event types (its versioning policy asks clients to
+ * bear them), so an event of unknown type is left too, unless it has a
+ * member that could hold part of the answer: then, like a known one
+ * without its parts, it is not the protocol, for nothing of the answer may
+ * be lost unseen.  Blocks of unknown type are left whole (with their
+ * deltas); server tools and their results are kept apart.
  */
 static void
 anthropic_event(struct saop__llm_parser *p, const char *type, const json_t *o)
 {
-	json_t *d, *b;
+	json_t *d, *b, *e;
 	long ix = 0;
 	struct tool *t;
 
@@ -428,20 +636,29 @@ anthropic_event(struct saop__llm_parser *p, const char *type, const json_t *o)
 		usage_of(p, json_object_get(json_object_get(o, "message"),
 		    "usage"));
 	} else if (strcmp(type, "content_block_start") == 0) {
+		enum blk_kind k;
+
 		b = json_object_get(o, "content_block");
 		d = json_object_get(b, "type");
-		if (!json_is_string(d))
+		if (!json_is_string(d)) {
 			bad_chunk(p, "a content_block_start without a typed "
 			    "content_block");
-		else if (strcmp(json_string_value(d), "text") == 0)
+			return;
+		}
+		k = block_kind(json_string_value(d));
+		block_set(p, ix, k);
+		if (k == B_TEXT)
 			add_text(p, json_object_get(b, "text"));
-		else if (strcmp(json_string_value(d), "tool_use") == 0 &&
-		    (t = tool_at(p, ix, 1)) != NULL) {
+		else if (k == B_CALL && (t = tool_at(p, ix, 1)) != NULL) {
 			tool_str(&t->id, json_object_get(b, "id"));
 			tool_str(&t->name, json_object_get(b, "name"));
-		}
+		} else if (k == B_SERVER)
+			server_block(p, ix, b);
 	} else if (strcmp(type, "content_block_delta") == 0) {
 		anthropic_delta(p, ix, o);
+	} else if (strcmp(type, "content_block_stop") == 0) {
+		if ((t = tool_at(p, ix, 0)) != NULL)
+			t->closed = 1;
 	} else if (strcmp(type, "message_delta") == 0) {
 		d = json_object_get(o, "delta");
 		if (!json_is_object(d) || !absent_or(json_object_get(d,
@@ -452,9 +669,10 @@ anthropic_event(struct saop__llm_parser *p, const char *type, const json_t *o)
 	} else if (strcmp(type, "message_stop") == 0) {
 		p->done = 1;
 	} else if (strcmp(type, "error") == 0) {
-		stream_error(p, json_object_get(o, "error"));
-	} else if (strcmp(type, "content_block_stop") != 0 &&
-	    strcmp(type, "ping") != 0 && carries_content(o)) {
+		/* Anthropic nests the error; the Responses API does not. */
+		e = json_object_get(o, "error");
+		stream_error(p, e != NULL ? e : o);
+	} else if (strcmp(type, "ping") != 0 && carries_content(o)) {
 		bad_chunk(p, "an event of unknown type '%.40s'", type);
 	}
 }
@@ -475,15 +693,20 @@ anthropic_message(struct saop__llm_parser *p, const json_t *o)
 	usage_of(p, json_object_get(o, "usage"));
 	json_array_foreach(json_object_get(o, "content"), i, b) {
 		const char *bt = json_string_value(json_object_get(b, "type"));
+		enum blk_kind k;
 
 		if (bt == NULL)
 			continue;
-		if (strcmp(bt, "text") == 0) {
+		k = block_kind(bt);
+		if (k == B_TEXT) {
 			add_text(p, json_object_get(b, "text"));
-		} else if (strcmp(bt, "tool_use") == 0 &&
-		    (t = tool_at(p, (long)i, 1)) != NULL) {
+		} else if (k == B_SERVER) {
+			server_block(p, (long)i, b);
+		} else if (k == B_CALL && (t = tool_at(p, (long)i, 1)) !=
+		    NULL) {
 			tool_str(&t->id, json_object_get(b, "id"));
 			tool_str(&t->name, json_object_get(b, "name"));
+			t->closed = 1;
 			in = json_object_get(b, "input");
 			s = in != NULL ? json_dumps(in, JSON_COMPACT |
 			    JSON_ENCODE_ANY) : NULL;
@@ -495,6 +718,311 @@ anthropic_message(struct saop__llm_parser *p, const json_t *o)
 	}
 	set_finish(p, json_object_get(o, "stop_reason"));
 	p->done = 1;
+}
+
+/* ---- OpenAI Responses ---- */
+
+/*
+ * 1 when a Responses output item of type it is a tool the provider runs
+ * (web_search_call, file_search_call, code_interpreter_call, mcp_call,
+ * image_generation_call, ...), else 0.  Messages, function calls and
+ * reasoning are not.
+ */
+static int
+responses_server_item(const char *it)
+{
+	return it != NULL && strcmp(it, "function_call") != 0 &&
+	    strcmp(it, "message") != 0 && strcmp(it, "reasoning") != 0 &&
+	    strcmp(it, "function_call_output") != 0;
+}
+
+/*
+ * The end of a Responses answer, r (the response object of
+ * response.completed / incomplete / failed, or a whole body): usage and
+ * the finish reason from status and incomplete_details.reason.
+ */
+static void
+responses_final(struct saop__llm_parser *p, const json_t *r)
+{
+	const char *st = json_string_value(json_object_get(r, "status"));
+	json_t *why;
+	size_t i;
+	int calls = 0;
+
+	if (!json_is_object(r)) {
+		bad_chunk(p, "the end of the response without the response");
+		return;
+	}
+	usage_of(p, json_object_get(r, "usage"));
+	for (i = 0; i < p->ntools; i++)
+		calls |= !p->tools[i].server;
+	if (st == NULL || strcmp(st, "failed") == 0) {
+		why = json_object_get(r, "error");
+		stream_error(p, why != NULL && !json_is_null(why) ? why : r);
+	} else if (strcmp(st, "completed") == 0) {
+		why = json_string(p->refused ? "refusal" : calls ?
+		    "tool_calls" : "stop");
+		set_finish(p, why);
+		json_decref(why);
+	} else if (strcmp(st, "incomplete") == 0) {
+		why = json_object_get(json_object_get(r,
+		    "incomplete_details"), "reason");
+		if (json_is_string(why))
+			set_finish(p, why);
+		else
+			snprintf(p->finish, sizeof(p->finish), "error");
+	} else if (strcmp(st, "in_progress") != 0 &&
+	    strcmp(st, "queued") != 0) {
+		snprintf(p->finish, sizeof(p->finish), "error");
+	}
+	if (p->finish[0] != '\0' || p->err != 0)
+		p->done = 1;
+}
+
+/*
+ * One output item of a Responses answer, whole (a body's output, or
+ * response.output_item.done), at output index ix: a message's text and
+ * refusal (whole only: a stream gave them as deltas), a function call's
+ * arguments (when none streamed in), a server tool kept whole.
+ */
+static void
+responses_item(struct saop__llm_parser *p, long ix, const json_t *it,
+    int whole)
+{
+	const char *ty = json_string_value(json_object_get(it, "type"));
+	struct tool *t;
+	json_t *c;
+
+	if (!json_is_object(it) || ty == NULL) {
+		bad_chunk(p, "an output item without a type");
+		return;
+	}
+	if (strcmp(ty, "message") == 0 && whole) {
+		size_t i;
+
+		json_array_foreach(json_object_get(it, "content"), i, c) {
+			const char *ct = json_string_value(json_object_get(c,
+			    "type"));
+
+			if (ct != NULL && strcmp(ct, "output_text") == 0)
+				add_text(p, json_object_get(c, "text"));
+			else if (ct != NULL && strcmp(ct, "refusal") == 0)
+				add_refusal(p, json_object_get(c, "refusal"));
+		}
+	} else if (strcmp(ty, "function_call") == 0 &&
+	    (t = tool_at(p, ix, 1)) != NULL) {
+		c = json_object_get(it, "call_id");
+		tool_str(&t->id, c != NULL ? c : json_object_get(it, "id"));
+		tool_str(&t->name, json_object_get(it, "name"));
+		if (t->args.len == 0)
+			tool_args(p, t, json_object_get(it, "arguments"));
+		t->closed = 1;
+	} else if (responses_server_item(ty)) {
+		server_block(p, ix, it);
+	}
+}
+
+/*
+ * A Responses stream event of type type.  The text is in
+ * response.output_text.delta, refusals in response.refusal.delta, call
+ * arguments in response.function_call_arguments.delta; the answer ends
+ * with response.completed, response.incomplete or response.failed.  The
+ * other events (created, in_progress, content parts, reasoning summaries,
+ * annotations, a tool's progress) carry no part of the text or of a call
+ * and are left.
+ */
+static void
+responses_event(struct saop__llm_parser *p, const char *type,
+    const json_t *o)
+{
+	const json_t *item = json_object_get(o, "item");
+	struct tool *t;
+	long ix = 0;
+
+	num(json_object_get(o, "output_index"), &ix);
+	if (strcmp(type, "response.output_text.delta") == 0) {
+		if (!json_is_string(json_object_get(o, "delta")))
+			bad_chunk(p, "an output_text delta without its text");
+		add_text(p, json_object_get(o, "delta"));
+	} else if (strcmp(type, "response.refusal.delta") == 0) {
+		add_refusal(p, json_object_get(o, "delta"));
+	} else if (strcmp(type, "response.function_call_arguments.delta") ==
+	    0) {
+		if (!json_is_string(json_object_get(o, "delta")))
+			bad_chunk(p, "a function_call_arguments delta without "
+			    "its text");
+		tool_args(p, tool_at(p, ix, 1), json_object_get(o, "delta"));
+	} else if (strcmp(type, "response.function_call_arguments.done") ==
+	    0) {
+		if ((t = tool_at(p, ix, 1)) != NULL) {
+			if (t->args.len == 0)
+				tool_args(p, t, json_object_get(o,
+				    "arguments"));
+			t->closed = 1;
+		}
+	} else if (strcmp(type, "response.output_item.added") == 0) {
+		const char *ty = json_string_value(json_object_get(item,
+		    "type"));
+
+		if (ty != NULL && strcmp(ty, "function_call") == 0 &&
+		    (t = tool_at(p, ix, 1)) != NULL) {
+			tool_str(&t->id, json_object_get(item, "call_id"));
+			tool_str(&t->name, json_object_get(item, "name"));
+		}
+	} else if (strcmp(type, "response.output_item.done") == 0) {
+		responses_item(p, ix, item, 0);
+	} else if (strcmp(type, "response.completed") == 0 ||
+	    strcmp(type, "response.incomplete") == 0 ||
+	    strcmp(type, "response.failed") == 0) {
+		responses_final(p, json_object_get(o, "response"));
+	}
+}
+
+/* A whole Responses body (object "response"). */
+static void
+responses_whole(struct saop__llm_parser *p, const json_t *o)
+{
+	json_t *it;
+	size_t i;
+
+	if (!absent_or(json_object_get(o, "output"), JSON_ARRAY)) {
+		bad_chunk(p, "the response's output is not an array");
+		return;
+	}
+	json_array_foreach(json_object_get(o, "output"), i, it) {
+		responses_item(p, (long)i, it, 1);
+		if (p->err != 0)
+			return;
+	}
+	responses_final(p, o);
+}
+
+/* ---- Gemini ---- */
+
+/*
+ * One Gemini candidate c into the parser t that gathers it: text parts
+ * (not thoughts), functionCall parts (each a whole call), code the
+ * provider ran (executableCode, codeExecutionResult: kept apart), and
+ * its finishReason (STOP after calls is tool_calls).  Errors go to p.
+ */
+static void
+gemini_candidate(struct saop__llm_parser *p, struct saop__llm_parser *t,
+    const json_t *c)
+{
+	json_t *parts, *x, *fr;
+	struct tool *tl;
+	size_t i;
+	char *s;
+
+	if (!json_is_object(c)) {
+		bad_chunk(p, "a candidate is not an object");
+		return;
+	}
+	parts = json_object_get(json_object_get(c, "content"), "parts");
+	if (!absent_or(parts, JSON_ARRAY)) {
+		bad_chunk(p, "a candidate's parts are not an array");
+		return;
+	}
+	json_array_foreach(parts, i, x) {
+		json_t *fc = json_object_get(x, "functionCall");
+
+		if (!json_is_object(x)) {
+			bad_chunk(p, "a part is not an object");
+			return;
+		}
+		if (json_is_true(json_object_get(x, "thought")))
+			continue;
+		if (json_object_get(x, "text") != NULL) {
+			if (!json_is_string(json_object_get(x, "text"))) {
+				bad_chunk(p, "a part's text is not a string");
+				return;
+			}
+			add_text(t, json_object_get(x, "text"));
+		} else if (json_is_object(fc)) {
+			if ((tl = tool_at(t, (long)t->ntools, 1)) == NULL)
+				continue;
+			tool_str(&tl->id, json_object_get(fc, "id"));
+			tool_str(&tl->name, json_object_get(fc, "name"));
+			x = json_object_get(fc, "args");
+			s = json_dumps(x != NULL ? x : json_object(),
+			    JSON_COMPACT | JSON_ENCODE_ANY);
+			if (s == NULL)
+				t->fail = SAOP_ENOMEM;
+			else if (saop__buf_append_max(&tl->args, s, strlen(s),
+			    t->limit) != 0)
+				t->fail = SAOP_ELIMIT;
+			free(s);
+			tl->closed = 1;
+		} else if (json_object_get(x, "executableCode") != NULL ||
+		    json_object_get(x, "codeExecutionResult") != NULL) {
+			server_block(t, -1 - (long)t->ntools, x);
+		}
+	}
+	fr = json_object_get(c, "finishReason");
+	if (!absent_or(fr, JSON_STRING)) {
+		bad_chunk(p, "finishReason is not a string");
+		return;
+	}
+	if (json_is_string(fr)) {
+		int calls = 0;
+
+		for (i = 0; i < t->ntools; i++)
+			calls |= !t->tools[i].server;
+		if (calls && strcmp(json_string_value(fr), "STOP") == 0) {
+			json_t *w = json_string("tool_calls");
+
+			set_finish(t, w);
+			json_decref(w);
+		} else
+			set_finish(t, fr);
+	}
+	if (t != p)
+		alt_fold(p, t);
+}
+
+/*
+ * A Gemini GenerateContentResponse (an SSE event's data, or a whole
+ * body): usageMetadata (the thoughts counted with the answer, as OpenAI
+ * counts reasoning tokens), every candidate by its index, and a prompt
+ * blocked before any candidate (promptFeedback.blockReason: a refusal).
+ */
+static void
+gemini_obj(struct saop__llm_parser *p, const json_t *o)
+{
+	json_t *u = json_object_get(o, "usageMetadata"), *cs, *c, *br;
+	long n, th;
+	size_t i;
+
+	if (json_is_object(u)) {
+		num(json_object_get(u, "promptTokenCount"), &p->prompt);
+		if (num(json_object_get(u, "candidatesTokenCount"), &n) == 0) {
+			if (num(json_object_get(u, "thoughtsTokenCount"),
+			    &th) == 0)
+				n += th;
+			p->completion = n;
+		}
+	}
+	cs = json_object_get(o, "candidates");
+	if (!absent_or(cs, JSON_ARRAY)) {
+		bad_chunk(p, "\"candidates\" is not an array");
+		return;
+	}
+	json_array_foreach(cs, i, c) {
+		struct saop__llm_parser *t;
+		long ix = (long)i;
+
+		num(json_object_get(c, "index"), &ix);
+		if ((t = choice_parser(p, ix)) != NULL)
+			gemini_candidate(p, t, c);
+		if (p->err != 0 || p->fail)
+			return;
+	}
+	br = json_object_get(json_object_get(o, "promptFeedback"),
+	    "blockReason");
+	if (json_array_size(cs) == 0 && json_is_string(br)) {
+		add_refusal(p, br);
+		snprintf(p->finish, sizeof(p->finish), "refusal");
+	}
 }
 
 /* An Ollama native object (one NDJSON line or a whole body). */
@@ -533,9 +1061,24 @@ static void
 handle_obj(struct saop__llm_parser *p, const json_t *o, int whole)
 {
 	const char *type = json_string_value(json_object_get(o, "type"));
+	const char *obj = json_string_value(json_object_get(o, "object"));
 
 	if (p->err != 0)
 		return;
+	if (whole && json_is_array(o)) {
+		size_t i;
+		json_t *x;
+
+		/* Gemini streamGenerateContent without alt=sse: an array. */
+		json_array_foreach(o, i, x) {
+			if (!json_is_object(x)) {
+				bad_chunk(p, "not a JSON object");
+				return;
+			}
+			gemini_obj(p, x);
+		}
+		return;
+	}
 	if (!json_is_object(o)) {
 		bad_chunk(p, "not a JSON object");
 		return;
@@ -544,6 +1087,14 @@ handle_obj(struct saop__llm_parser *p, const json_t *o, int whole)
 		openai_obj(p, o);
 		if (whole && p->err == 0)
 			p->done = 1;
+	} else if (json_object_get(o, "candidates") != NULL ||
+	    json_object_get(o, "usageMetadata") != NULL ||
+	    json_object_get(o, "promptFeedback") != NULL) {
+		gemini_obj(p, o);
+	} else if (whole && obj != NULL && strcmp(obj, "response") == 0) {
+		responses_whole(p, o);
+	} else if (type != NULL && strncmp(type, "response.", 9) == 0) {
+		responses_event(p, type, o);
 	} else if (type != NULL && strcmp(type, "message") == 0) {
 		anthropic_message(p, o);
 	} else if (type != NULL && !whole) {
@@ -561,6 +1112,23 @@ handle_obj(struct saop__llm_parser *p, const json_t *o, int whole)
 	}
 }
 
+/*
+ * 1 when the n bytes at s are the start of a JSON text cut short (the
+ * streaming scanner says truncated), else 0.
+ */
+static int
+truncated_json(const char *s, size_t n)
+{
+	struct saop_detect_result r;
+	int t;
+
+	if (saop_detect_buffer(s, n, 0, &r) != 0)
+		return 0;
+	t = r.verdict == SAOP_TRUNCATED;
+	saop_detect_result_free(&r);
+	return t;
+}
+
 /* Parse the n bytes at s as one JSON value and handle it (handle_obj). */
 static void
 handle_json(struct saop__llm_parser *p, const char *s, size_t n, int whole)
@@ -571,6 +1139,15 @@ handle_json(struct saop__llm_parser *p, const char *s, size_t n, int whole)
 	if (p->err != 0)
 		return;
 	if ((o = saop__llm_load(s, n, &je)) == NULL) {
+		if (p->at_end && truncated_json(s, n)) {
+			/*
+			 * The last event or line, cut short by a server
+			 * that closed the connection mid-event: a network
+			 * loss like any cut, not a broken answer.
+			 */
+			p->tail_cut = 1;
+			return;
+		}
 		bad_chunk(p, "not JSON (%.120s, at byte %d of it)", je.text,
 		    je.position);
 		return;
@@ -597,6 +1174,9 @@ sse_dispatch(struct saop__llm_parser *p)
 		;			/* "data:" with nothing: keep-alive */
 	else if (p->data.len == 6 && memcmp(p->data.data, "[DONE]", 6) == 0)
 		p->done = 1;
+	else if (p->at_end && p->data.len < 6 &&
+	    memcmp(p->data.data, "[DONE]", p->data.len) == 0)
+		p->tail_cut = 1;	/* the end marker, cut short */
 	else
 		handle_json(p, p->data.data, p->data.len, 0);
 	p->data.len = 0;
@@ -833,38 +1413,144 @@ saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
 }
 
 /*
+ * The tool calls p gathered as an OpenAI-style array (a call whose end
+ * came with no arguments has "{}", as the SDKs read it), and in *open 1 +
+ * the index of the call the answer was cut in (the last call whose end
+ * did not come, when no finish reason came), else 0.  Returns a new
+ * reference, NULL when there is no call (or on ENOMEM).
+ */
+static json_t *
+calls_json(const struct saop__llm_parser *p, size_t *open)
+{
+	json_t *tc = NULL, *t;
+	size_t i, n = 0;
+
+	*open = 0;
+	for (i = 0; i < p->ntools; i++) {
+		const struct tool *x = &p->tools[i];
+		const char *args = x->args.data != NULL ? x->args.data : "";
+		size_t alen = x->args.len;
+
+		if (x->server)
+			continue;
+		if (alen == 0 && x->closed) {
+			args = "{}";
+			alen = 2;
+		}
+		if (tc == NULL && (tc = json_array()) == NULL)
+			return NULL;
+		t = json_pack("{s:s?, s:s, s:{s:s?, s:s%}}", "id", x->id,
+		    "type", "function", "function", "name", x->name,
+		    "arguments", args, alen);
+		if (t != NULL)
+			json_array_append_new(tc, t);
+		n++;
+		if (p->finish[0] == '\0')
+			*open = x->closed ? 0 : n;
+	}
+	return tc;
+}
+
+/*
+ * The blocks of the tools the provider ran, as they came, a streamed
+ * input put in as "input" (parsed, or the string received when it does
+ * not parse).  Returns a new reference, NULL when there is none.
+ */
+static json_t *
+server_json(const struct saop__llm_parser *p)
+{
+	json_t *out = NULL, *b, *in;
+	json_error_t je;
+	size_t i;
+
+	for (i = 0; i < p->ntools; i++) {
+		const struct tool *x = &p->tools[i];
+
+		if (!x->server || x->block == NULL)
+			continue;
+		if (out == NULL && (out = json_array()) == NULL)
+			return NULL;
+		if ((b = json_deep_copy(x->block)) == NULL)
+			continue;
+		if (x->args.len > 0) {
+			in = saop__llm_load(x->args.data, x->args.len, &je);
+			if (in == NULL)
+				in = json_stringn(x->args.data, x->args.len);
+			json_object_set_new(b, "input", in);
+		}
+		json_array_append_new(out, b);
+	}
+	return out;
+}
+
+/*
  * Move what p gathered into a: the text (p keeps none of it), the finish
- * reason, the token counts, the status and the tool calls as an
- * OpenAI-style array.  Returns 0, or -SAOP_ENOMEM when there is no text and
- * an empty one cannot be made.
+ * reason ("refusal" once refusal text came), the token counts, the status,
+ * the tool calls as an OpenAI-style array (and the call a cut is in), the
+ * other choices, the provider's own tools and the refusal.  Returns 0, or
+ * -SAOP_ENOMEM when there is no text and an empty one cannot be made.
  */
 int
 saop__llm_fill_answer(struct saop__llm_parser *p, struct saop_llm_answer *a)
 {
 	json_t *tc;
+	size_t i;
 
 	free(a->raw);
 	a->raw = saop__buf_steal(&p->text, &a->raw_len);
+	if (p->refused && p->finish[0] != '\0' &&
+	    strcmp(p->finish, "error") != 0)
+		snprintf(p->finish, sizeof(p->finish), "refusal");
 	snprintf(a->finish_reason, sizeof(a->finish_reason), "%s", p->finish);
 	a->prompt_tokens = p->prompt;
 	a->completion_tokens = p->completion;
 	a->http_status = p->status;
-	if (p->ntools > 0 && (tc = json_array()) != NULL) {
-		size_t i;
-
-		for (i = 0; i < p->ntools; i++) {
-			json_t *t;
-
-			t = json_pack("{s:s?, s:s, s:{s:s?, s:s%}}", "id",
-			    p->tools[i].id, "type", "function", "function",
-			    "name", p->tools[i].name, "arguments",
-			    p->tools[i].args.data != NULL ?
-			    p->tools[i].args.data : "", p->tools[i].args.len);
-			if (t != NULL)
-				json_array_append_new(tc, t);
-		}
+	if ((tc = calls_json(p, &a->open_call)) != NULL) {
 		json_decref(a->tool_calls);
 		a->tool_calls = tc;
+	}
+	if ((tc = server_json(p)) != NULL) {
+		json_decref(a->server_tools);
+		a->server_tools = tc;
+	}
+	free(a->refusal);
+	a->refusal = NULL;
+	if (p->refused && p->finish[0] != '\0')
+		a->refusal = p->refusal.len > 0 ?
+		    strndup(p->refusal.data, p->refusal.len) : strdup("");
+	for (i = 0; i < p->nalts; i++) {
+		struct saop_llm_answer sub;
+		json_t *c;
+
+		memset(&sub, 0, sizeof(sub));
+		if (saop__llm_fill_answer(p->alts[i].p, &sub) != 0) {
+			saop_llm_answer_free(&sub);
+			continue;
+		}
+		c = json_pack("{s:I, s:s%, s:s?, s:O?, s:s?}", "index",
+		    (json_int_t)p->alts[i].index, "raw", sub.raw, sub.raw_len,
+		    "finish_reason", sub.finish_reason[0] != '\0' ?
+		    sub.finish_reason : NULL, "tool_calls", sub.tool_calls,
+		    "refusal", sub.refusal);
+		if (c != NULL) {
+			/* Members the choice has not: absent, not null. */
+			const char *k;
+			void *tmp;
+			json_t *v;
+
+			json_object_foreach_safe(c, tmp, k, v)
+				if (json_is_null(v) && strcmp(k,
+				    "finish_reason") != 0)
+					json_object_del(c, k);
+		}
+		if (c != NULL && a->choices == NULL &&
+		    (a->choices = json_array()) == NULL) {
+			json_decref(c);
+			c = NULL;
+		}
+		if (c != NULL)
+			json_array_append_new(a->choices, c);
+		saop_llm_answer_free(&sub);
 	}
 	return a->raw == NULL ? -SAOP_ENOMEM : 0;
 }
@@ -882,6 +1568,12 @@ saop__llm_parser_end(struct saop__llm_parser *p, int clean,
     struct saop_llm_answer *a, struct saop_err *e)
 {
 	if (clean && !p->fail) {
+		/*
+		 * Without a length or chunks, a server that closes the
+		 * connection ends the body: what was left unfinished then
+		 * is a cut (handle_json()), not a broken answer.
+		 */
+		p->at_end = 1;
 		if (p->mode == M_SSE || p->mode == M_NDJSON) {
 			if (p->line.len > 0)
 				do_line(p, p->line.data, p->line.len,
@@ -897,6 +1589,8 @@ saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 			if (o != NULL) {
 				handle_obj(p, o, 1);
 				json_decref(o);
+			} else if (truncated_json(p->body.data, p->body.len)) {
+				p->tail_cut = 1;
 			} else if (memchr(p->body.data, '\n', p->body.len) !=
 			    NULL) {
 				int r;
@@ -930,6 +1624,13 @@ saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 		a->finish_reason[0] = '\0';
 		json_decref(a->tool_calls);
 		a->tool_calls = NULL;
+		json_decref(a->choices);
+		a->choices = NULL;
+		json_decref(a->server_tools);
+		a->server_tools = NULL;
+		free(a->refusal);
+		a->refusal = NULL;
+		a->open_call = 0;
 	}
 	if (p->err != 0) {
 		if (p->err != SAOP_EPROTO)
@@ -944,13 +1645,24 @@ saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 		    "%s, not the protocol (%zu bytes)", p->ctype[0] != '\0' ?
 		    p->ctype : "an unknown Content-Type", p->received);
 	/* Finished: the end marker came, or a finish reason and a clean end. */
-	if (p->finish[0] != '\0' && (p->done || clean))
-		return 0;
-	if (p->mode == M_JSON && clean)
+	if (p->finish[0] != '\0' && (p->done || clean)) {
+		if (strcmp(a->finish_reason, "refusal") != 0)
+			return 0;
+		a->open_call = 0;
+		return saop__llm_fail_masked(e, SAOP_EREFUSED, p->key,
+		    "the model refused to answer%s%.200s",
+		    a->refusal != NULL && *a->refusal != '\0' ? ": " : "",
+		    a->refusal != NULL ? a->refusal : "");
+	}
+	if (p->mode == M_JSON && clean && !p->tail_cut)
 		return saop__fail(e, SAOP_EPROTO, 0,
 		    "the answer has no finish reason");
 	a->broken = 1;
 	a->finish_reason[0] = '\0';
+	if (p->tail_cut)
+		return saop__fail(e, SAOP_ENETWORK, 0, "the server closed the "
+		    "connection in the middle of the answer after %zu bytes "
+		    "(%zu bytes of text kept)", p->received, a->raw_len);
 	return saop__fail(e, SAOP_ENETWORK, 0, "the answer stream ended "
 	    "without a finish reason after %zu bytes (%zu bytes of text "
 	    "kept)", p->received, a->raw_len);
@@ -964,6 +1676,11 @@ saop__llm_parser_free(struct saop__llm_parser *p)
 
 	if (p == NULL)
 		return;
+	for (i = 0; i < p->nalts; i++)
+		saop__llm_parser_free(p->alts[i].p);
+	free(p->alts);
+	free(p->blks);
+	saop__buf_free(&p->refusal);
 	saop__buf_free(&p->line);
 	saop__buf_free(&p->data);
 	saop__buf_free(&p->body);
@@ -972,6 +1689,7 @@ saop__llm_parser_free(struct saop__llm_parser *p)
 		free(p->tools[i].id);
 		free(p->tools[i].name);
 		saop__buf_free(&p->tools[i].args);
+		json_decref(p->tools[i].block);
 	}
 	free(p->tools);
 	free(p);

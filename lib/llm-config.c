@@ -21,7 +21,8 @@
 static const char *
 default_base(enum saop_provider p)
 {
-	return p == SAOP_PROVIDER_ANTHROPIC ? ANTHROPIC_BASE : OPENAI_BASE;
+	return p == SAOP_PROVIDER_ANTHROPIC ? ANTHROPIC_BASE :
+	    p == SAOP_PROVIDER_GEMINI ? GEMINI_BASE : OPENAI_BASE;
 }
 
 /*
@@ -75,11 +76,16 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 		cfg->provider = SAOP_PROVIDER_OPENAI;
 	} else if (strcmp(v, "anthropic") == 0) {
 		cfg->provider = SAOP_PROVIDER_ANTHROPIC;
+	} else if (strcmp(v, "openai-responses") == 0) {
+		cfg->provider = SAOP_PROVIDER_RESPONSES;
+	} else if (strcmp(v, "gemini") == 0) {
+		cfg->provider = SAOP_PROVIDER_GEMINI;
 	} else {
 		cfg->provider = SAOP_PROVIDER_OPENAI;
 		known = 0;
 		bad |= config_problem(cfg, "SAOP_PROVIDER: unknown provider "
-		    "'%.64s' (openai or anthropic)", v);
+		    "'%.64s' (openai, anthropic, openai-responses or gemini)",
+		    v);
 	}
 	if ((v = getenv("SAOP_TIMEOUT_MS")) != NULL && *v != '\0') {
 		char *end;
@@ -102,11 +108,15 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 	 * means a model was meant, and the call then says what is wrong.
 	 */
 	if ((cfg->key = env_dup("SAOP_API_KEY")) == NULL &&
-	    (cfg->provider != SAOP_PROVIDER_ANTHROPIC || !known))
+	    ((cfg->provider != SAOP_PROVIDER_ANTHROPIC &&
+	    cfg->provider != SAOP_PROVIDER_GEMINI) || !known))
 		cfg->key = env_dup("OPENAI_API_KEY");
 	if (cfg->key == NULL && (cfg->provider == SAOP_PROVIDER_ANTHROPIC ||
 	    !known))
 		cfg->key = env_dup("ANTHROPIC_API_KEY");
+	if (cfg->key == NULL && cfg->provider == SAOP_PROVIDER_GEMINI &&
+	    (cfg->key = env_dup("GEMINI_API_KEY")) == NULL)
+		cfg->key = env_dup("GOOGLE_API_KEY");
 	cfg->model = env_dup("SAOP_MODEL");
 	if (cfg->base == NULL || bad) {
 		saop_llm_config_free(cfg);
@@ -150,31 +160,96 @@ saop_llm_config_free(struct saop_llm_config *cfg)
 }
 
 /*
- * The endpoint URL for cfg: the base URL with the provider's path put
- * after its own path, before any query (an Azure-style ?api-version=, a
- * ?key=).  A new string (free()), or NULL on ENOMEM.
+ * The model a call of request goes to: the request's "model" when it is a
+ * string, else cfg->model (may be NULL).  Borrowed.
+ */
+const char *
+saop__llm_model_of(const struct saop_llm_config *cfg, const json_t *request)
+{
+	const char *m = json_string_value(json_object_get(request, "model"));
+
+	return m != NULL ? m : cfg->model;
+}
+
+/*
+ * The header that carries key for provider p: "Authorization: Bearer
+ * KEY" (OpenAI, Responses), "x-api-key: KEY" (Anthropic) or
+ * "x-goog-api-key: KEY" (Gemini: never in the URL).  A new string
+ * (free() it after wiping), or NULL on ENOMEM.
  */
 char *
-saop__llm_endpoint(const struct saop_llm_config *cfg)
+saop__llm_auth_header(enum saop_provider p, const char *key)
+{
+	const char *h = p == SAOP_PROVIDER_ANTHROPIC ? "x-api-key: " :
+	    p == SAOP_PROVIDER_GEMINI ? "x-goog-api-key: " :
+	    "Authorization: Bearer ";
+	size_t n = strlen(h) + strlen(key) + 1;
+	char *s;
+
+	if ((s = malloc(n)) != NULL)
+		snprintf(s, n, "%s%s", h, key);
+	return s;
+}
+
+/*
+ * The endpoint URL for cfg and model: the base URL with the provider's
+ * path put after its own path, before any query (an Azure-style
+ * ?api-version=): /chat/completions, /messages, /responses, or Gemini's
+ * /models/MODEL:streamGenerateContent?alt=sse (:generateContent when not
+ * streaming; a "models/" prefix of the model is not doubled).  A new
+ * string (free()), or NULL on ENOMEM.
+ */
+char *
+saop__llm_endpoint(const struct saop_llm_config *cfg, const char *model)
 {
 	const char *base = cfg->base != NULL ? cfg->base :
 	    default_base(cfg->provider);
 	const char *path = cfg->provider == SAOP_PROVIDER_ANTHROPIC ?
-	    "/messages" : "/chat/completions";
-	const char *auth = strstr(base, "://"), *query;
+	    "/messages" : cfg->provider == SAOP_PROVIDER_RESPONSES ?
+	    "/responses" : "/chat/completions";
+	const char *auth = strstr(base, "://"), *query, *extra = "";
 	size_t n;
-	char *u;
+	char *u, *gp = NULL;
 
+	if (cfg->provider == SAOP_PROVIDER_GEMINI) {
+		size_t plen;
+
+		if (model == NULL)
+			model = "";
+		if (strncmp(model, "models/", 7) == 0)
+			model += 7;
+		plen = strlen(model) + 40;
+		if ((gp = malloc(plen)) == NULL)
+			return NULL;
+		snprintf(gp, plen, "/models/%s:%s", model, cfg->stream ?
+		    "streamGenerateContent" : "generateContent");
+		path = gp;
+		if (cfg->stream)
+			extra = "alt=sse";
+	}
 	/* The query starts at the first '?' or '#' after the scheme. */
 	auth = auth != NULL ? auth + 3 : base;
 	query = auth + strcspn(auth, "?#");
 	n = (size_t)(query - base);
 	while (n > 0 && base[n - 1] == '/')
 		n--;
-	if ((u = malloc(n + strlen(path) + strlen(query) + 1)) == NULL)
+	if ((u = malloc(n + strlen(path) + strlen(query) + strlen(extra) +
+	    2)) == NULL) {
+		free(gp);
 		return NULL;
+	}
 	memcpy(u, base, n);
 	strcpy(u + n, path);
-	strcat(u, query);
+	if (*extra != '\0') {
+		/* Gemini's alt=sse joins the base's own query, if any. */
+		strcat(u, *query == '?' ? query : "?");
+		if (*query == '?')
+			strcat(u, "&");
+		strcat(u, extra);
+		if (*query != '?')
+			strcat(u, query);
+	} else
+		strcat(u, query);
+	free(gp);
 	return u;
 }

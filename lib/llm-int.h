@@ -16,6 +16,7 @@
 #define OPENAI_BASE		"https://api.openai.com/v1"
 #define ANTHROPIC_BASE		"https://api.anthropic.com/v1"
 #define ANTHROPIC_VERSION	"2023-06-01"
+#define GEMINI_BASE		"https://generativelanguage.googleapis.com/v1beta"
 /* Anthropic requires max_tokens; this is sent when the request has none. */
 #define DEFAULT_MAX_TOKENS	SAOP_LLM_DEFAULT_MAX_TOKENS
 #define DEFAULT_TIMEOUT_MS	600000L
@@ -35,10 +36,35 @@
 /* What kind of body the answer is: decided by sniffing its first bytes. */
 enum mode { M_UNKNOWN, M_SSE, M_JSON, M_NDJSON, M_OTHER };
 
+/* What a content block (by its index) of an Anthropic answer is. */
+enum blk_kind { B_TEXT, B_CALL, B_SERVER, B_OTHER };
+
+/*
+ * A tool call (kind B_CALL), or a tool the provider ran (B_SERVER: its
+ * block kept whole, its input gathered in args).
+ */
 struct tool {
-	long key;		/* OpenAI tool index or Anthropic block index */
+	long key;		/* OpenAI tool index, Anthropic block index,
+				   Responses output index, Gemini part count */
 	char *id, *name;
 	struct saop__buf args;
+	int server;		/* a provider-run tool: not a call to make */
+	json_t *block;		/* server: the block or item as it came */
+	int closed;		/* its end came: empty arguments mean {} */
+};
+
+/* The kind of one Anthropic content block, by its index. */
+struct blk {
+	long ix;
+	enum blk_kind kind;
+};
+
+struct saop__llm_parser;
+
+/* Another choice (n > 1): index and the parser gathering it. */
+struct alt {
+	long index;
+	struct saop__llm_parser *p;
 };
 
 struct saop__llm_parser {
@@ -53,6 +79,14 @@ struct saop__llm_parser {
 	struct saop__buf text;	/* the answer text */
 	struct tool *tools;
 	size_t ntools;
+	struct blk *blks;	/* Anthropic block kinds, by index */
+	size_t nblks;
+	struct alt *alts;	/* the other choices, by index */
+	size_t nalts;
+	struct saop__buf refusal;	/* OpenAI refusal deltas */
+	int refused;		/* refusal text or a refusal finish came */
+	int at_end;		/* the body ended: what is left is its tail */
+	int tail_cut;		/* that tail was JSON cut short */
 	char finish[16];
 	int done;		/* [DONE], message_stop or done: true */
 	int err;		/* an error inside the stream, or a bad chunk */
@@ -107,13 +141,33 @@ void saop__llm_one_line(char *out, size_t outsz, const char *s);
 int saop__llm_classify_error(const json_t *err, int status, char *msg,
     size_t msgsz);
 
+/*
+ * The delay a Google error object asks for (details[] RetryInfo
+ * retryDelay) in milliseconds, or -1 when it names none.
+ */
+long saop__llm_retry_delay_ms(const json_t *err);
+
 /* ---- lib/llm-config.c: the endpoint ---- */
 
 /*
- * The endpoint URL of cfg (base URL plus the provider's path, before any
- * query).  A new string (free()), or NULL on ENOMEM.
+ * The endpoint URL of cfg for model (base URL plus the provider's path,
+ * before any query).  A new string (free()), or NULL on ENOMEM.
  */
-char *saop__llm_endpoint(const struct saop_llm_config *cfg);
+char *saop__llm_endpoint(const struct saop_llm_config *cfg,
+    const char *model);
+
+/*
+ * The model a call of request goes to: its "model", else cfg->model (may
+ * be NULL).  Borrowed.
+ */
+const char *saop__llm_model_of(const struct saop_llm_config *cfg,
+    const json_t *request);
+
+/*
+ * The header line carrying key for provider p ("Authorization: Bearer",
+ * "x-api-key", "x-goog-api-key").  A new string, or NULL on ENOMEM.
+ */
+char *saop__llm_auth_header(enum saop_provider p, const char *key);
 
 /* ---- lib/llm-schema.c: the user's schema on the wire ---- */
 

@@ -1,7 +1,8 @@
 /*
  * llm-request.c: request translation: a record's provider-neutral chat
- * request into the wire body of OpenAI chat completions or Anthropic
- * Messages, and --dry-run's view of it.
+ * request into the wire body of OpenAI chat completions, Anthropic
+ * Messages, OpenAI Responses or Gemini generateContent (one body_*()
+ * function per wire format), and --dry-run's view of it.
  */
 #include "config.h"
 
@@ -219,6 +220,24 @@ message_anthropic(const json_t *m)
 }
 
 /*
+ * Set out's "tools" and "tool_choice" from req's, each turned by tf and
+ * cf (a wire format's own form).  Returns 0, or -1 on ENOMEM.
+ */
+static int
+set_tools(json_t *out, const json_t *req, json_t *(*tf)(const json_t *),
+    json_t *(*cf)(const json_t *))
+{
+	if (json_is_array(json_object_get(req, "tools")) &&
+	    set(out, "tools", tf(json_object_get(req, "tools"))) != 0)
+		return -1;
+	if (json_object_get(req, "tool_choice") != NULL &&
+	    set(out, "tool_choice", cf(json_object_get(req, "tool_choice"))) !=
+	    0)
+		return -1;
+	return 0;
+}
+
+/*
  * Fill out with req as an OpenAI chat completions body: system becomes the
  * first message, stop_sequences stop, Anthropic-style tools and tool_choice
  * are turned OpenAI's way, the other members are copied, and stream is set
@@ -251,12 +270,7 @@ body_openai(json_t *out, const json_t *req, int stream)
 	if (stop == NULL && json_object_get(req, "stop_sequences") != NULL)
 		json_object_set(out, "stop",
 		    json_object_get(req, "stop_sequences"));
-	if (json_is_array(json_object_get(req, "tools")) &&
-	    set(out, "tools", tools_openai(json_object_get(req, "tools"))))
-		return -1;
-	if (json_object_get(req, "tool_choice") != NULL &&
-	    set(out, "tool_choice",
-	    choice_openai(json_object_get(req, "tool_choice"))) != 0)
+	if (set_tools(out, req, tools_openai, choice_openai) != 0)
 		return -1;
 	if (set(out, "stream", json_boolean(stream)) != 0)
 		return -1;
@@ -331,12 +345,7 @@ body_anthropic(json_t *out, const json_t *req, int stream)
 	for (i = 0; keep[i] != NULL; i++)
 		if ((x = json_object_get(req, keep[i])) != NULL)
 			json_object_set(out, keep[i], x);
-	if (json_is_array(json_object_get(req, "tools")) &&
-	    set(out, "tools", tools_anthropic(json_object_get(req, "tools"))))
-		goto out;
-	if (json_object_get(req, "tool_choice") != NULL &&
-	    set(out, "tool_choice",
-	    choice_anthropic(json_object_get(req, "tool_choice"))) != 0)
+	if (set_tools(out, req, tools_anthropic, choice_anthropic) != 0)
 		goto out;
 	if (set(out, "stream", json_boolean(stream)) != 0)
 		goto out;
@@ -344,6 +353,519 @@ body_anthropic(json_t *out, const json_t *req, int stream)
 out:
 	saop__buf_free(&st);
 	return r;
+}
+
+/* ---- OpenAI Responses ---- */
+
+/*
+ * Content c of a message of role role in the Responses form: a string
+ * stays; the parts of an array become input_text / output_text (by the
+ * role) and input_image; other parts are copied.  Returns a new
+ * reference, or NULL on ENOMEM.
+ */
+static json_t *
+content_responses(const json_t *c, const char *role)
+{
+	int out = role != NULL && strcmp(role, "assistant") == 0;
+	json_t *a, *x, *u;
+	size_t i;
+
+	if (!json_is_array(c))
+		return json_incref((json_t *)c);
+	if ((a = json_array()) == NULL)
+		return NULL;
+	json_array_foreach(c, i, x) {
+		const char *t = json_string_value(json_object_get(x, "type"));
+
+		if (t != NULL && strcmp(t, "text") == 0)
+			json_array_append_new(a, json_pack("{s:s, s:O?}",
+			    "type", out ? "output_text" : "input_text", "text",
+			    json_object_get(x, "text")));
+		else if (t != NULL && strcmp(t, "image_url") == 0) {
+			u = json_object_get(x, "image_url");
+			if (json_is_object(u))
+				u = json_object_get(u, "url");
+			json_array_append_new(a, json_pack("{s:s, s:O?}",
+			    "type", "input_image", "image_url", u));
+		} else
+			json_array_append(a, x);
+	}
+	return a;
+}
+
+/*
+ * The messages of a neutral request as Responses input items: a tool
+ * result (role tool) becomes a function_call_output, an assistant's
+ * tool_calls function_call items after its text, any other message its
+ * role and content.  Returns a new reference, or NULL on ENOMEM.
+ */
+static json_t *
+input_responses(const json_t *msgs)
+{
+	json_t *in, *m, *c, *calls;
+	size_t i, j;
+
+	if ((in = json_array()) == NULL)
+		return NULL;
+	json_array_foreach(msgs, i, m) {
+		const char *role = json_string_value(json_object_get(m,
+		    "role"));
+		json_t *content = json_object_get(m, "content");
+
+		calls = json_object_get(m, "tool_calls");
+		if (role != NULL && strcmp(role, "tool") == 0) {
+			struct saop__buf b = { NULL, 0, 0 };
+
+			if (text_of(content, &b) != 0) {
+				saop__buf_free(&b);
+				goto nomem;
+			}
+			json_array_append_new(in, json_pack("{s:s, s:O?, s:s%}",
+			    "type", "function_call_output", "call_id",
+			    json_object_get(m, "tool_call_id"), "output",
+			    b.data != NULL ? b.data : "", b.len));
+			saop__buf_free(&b);
+			continue;
+		}
+		if (content != NULL && !json_is_null(content) &&
+		    !(json_is_string(content) && json_string_length(content) ==
+		    0 && json_array_size(calls) > 0))
+			json_array_append_new(in, json_pack("{s:O?, s:o}",
+			    "role", json_object_get(m, "role"), "content",
+			    content_responses(content, role)));
+		json_array_foreach(calls, j, c) {
+			const json_t *f = json_object_get(c, "function");
+
+			json_array_append_new(in, json_pack(
+			    "{s:s, s:O?, s:O?, s:O?}", "type", "function_call",
+			    "call_id", json_object_get(c, "id"), "name",
+			    json_object_get(f, "name"), "arguments",
+			    json_object_get(f, "arguments")));
+		}
+	}
+	return in;
+nomem:
+	json_decref(in);
+	return NULL;
+}
+
+/*
+ * A function tool t of either form (OpenAI's {"type":"function",
+ * "function":{name, description, parameters}} or Anthropic's {name,
+ * description, input_schema}) as a new {name, description, KEY: schema}
+ * (the schema when it has one).  NULL when t is another tool (a built-in
+ * one), or on ENOMEM.
+ */
+static json_t *
+function_tool(const json_t *t, const char *key)
+{
+	const json_t *f = json_object_get(t, "function");
+	const json_t *src = f != NULL ? f : t;
+	json_t *ps = f != NULL ? json_object_get(f, "parameters") :
+	    json_object_get(t, "input_schema"), *n;
+
+	if (f == NULL && ps == NULL)
+		return NULL;
+	if ((n = json_pack("{s:O?}", "name", json_object_get(src,
+	    "name"))) == NULL)
+		return NULL;
+	if (json_object_get(src, "description") != NULL)
+		json_object_set(n, "description",
+		    json_object_get(src, "description"));
+	if (ps != NULL)
+		json_object_set(n, key, ps);
+	return n;
+}
+
+/*
+ * The tools array in the Responses form: a function tool, OpenAI's
+ * nested {"type":"function","function":{...}} or Anthropic's
+ * {name, input_schema}, becomes {"type":"function", name, description,
+ * parameters}; a built-in tool ({"type":"web_search"}...) is copied.
+ * Returns a new reference, or NULL on ENOMEM.
+ */
+static json_t *
+tools_responses(const json_t *tools)
+{
+	json_t *out, *t;
+	size_t i;
+
+	if ((out = json_array()) == NULL)
+		return NULL;
+	json_array_foreach(tools, i, t) {
+		json_t *n = function_tool(t, "parameters");
+
+		if (n == NULL) {
+			json_array_append(out, t);
+			continue;
+		}
+		json_object_set_new(n, "type", json_string("function"));
+		if (json_object_get(n, "parameters") == NULL)
+			json_object_set_new(n, "parameters",
+			    json_pack("{s:s}", "type", "object"));
+		if (json_object_get(json_object_get(t, "function"), "strict"))
+			json_object_set(n, "strict", json_object_get(
+			    json_object_get(t, "function"), "strict"));
+		json_array_append_new(out, n);
+	}
+	return out;
+}
+
+/*
+ * tool_choice in the Responses form: a word stays (Anthropic's "any"
+ * becomes "required"), a function choice of either form becomes
+ * {"type":"function","name"}.  Returns a new reference, or NULL on ENOMEM.
+ */
+static json_t *
+choice_responses(const json_t *c)
+{
+	const json_t *f = json_object_get(c, "function");
+	const char *t = json_string_value(json_object_get(c, "type"));
+
+	if (f != NULL)
+		return json_pack("{s:s, s:O?}", "type", "function", "name",
+		    json_object_get(f, "name"));
+	if (t != NULL && strcmp(t, "tool") == 0)
+		return json_pack("{s:s, s:O?}", "type", "function", "name",
+		    json_object_get(c, "name"));
+	if (t != NULL && strcmp(t, "any") == 0)
+		return json_string("required");
+	if (t != NULL && (strcmp(t, "auto") == 0 || strcmp(t, "none") == 0))
+		return json_string(t);
+	return json_incref((json_t *)c);
+}
+
+/*
+ * Fill out with req as an OpenAI Responses body: system becomes
+ * instructions, messages input items, max_tokens max_output_tokens,
+ * response_format text.format, tools and tool_choice the Responses way;
+ * the members in keep are copied (the API refuses unknown ones: stop,
+ * n and the like are dropped); stream is set.  Returns 0, or -1 on ENOMEM.
+ */
+static int
+body_responses(json_t *out, const json_t *req, int stream)
+{
+	static const char *const keep[] = { "temperature", "top_p",
+	    "metadata", "parallel_tool_calls", "reasoning", "service_tier",
+	    "user", "store", "truncation", "include", "previous_response_id",
+	    "prompt_cache_key", "safety_identifier", "text", "top_logprobs",
+	    "max_tool_calls", "max_output_tokens", NULL };
+	json_t *sys, *mt, *rf, *x;
+	struct saop__buf st = { NULL, 0, 0 };
+	size_t i;
+	int r = -1;
+
+	sys = json_object_get(req, "system");
+	if (sys != NULL && text_of(sys, &st) != 0)
+		goto out;
+	if (st.len > 0 && set(out, "instructions",
+	    json_stringn(st.data, st.len)) != 0)
+		goto out;
+	if (set(out, "input", input_responses(json_object_get(req,
+	    "messages"))) != 0)
+		goto out;
+	for (i = 0; keep[i] != NULL; i++)
+		if ((x = json_object_get(req, keep[i])) != NULL)
+			json_object_set(out, keep[i], x);
+	if ((mt = json_object_get(req, "max_tokens")) == NULL)
+		mt = json_object_get(req, "max_completion_tokens");
+	if (mt != NULL && json_object_get(req, "max_output_tokens") == NULL)
+		json_object_set(out, "max_output_tokens", mt);
+	rf = json_object_get(req, "response_format");
+	if (json_is_object(rf) && json_object_get(req, "text") == NULL) {
+		const char *t = json_string_value(json_object_get(rf, "type"));
+		json_t *f = json_object_get(rf, "json_schema");
+
+		if (t != NULL && strcmp(t, "json_schema") == 0 &&
+		    json_is_object(f)) {
+			if ((f = json_deep_copy(f)) == NULL || set(f, "type",
+			    json_string("json_schema")) != 0 || set(out,
+			    "text", json_pack("{s:o}", "format", f)) != 0)
+				goto out;
+		} else if (t != NULL && set(out, "text", json_pack("{s:{s:s}}",
+		    "format", "type", t)) != 0)
+			goto out;
+	}
+	if (set_tools(out, req, tools_responses, choice_responses) != 0)
+		goto out;
+	if (set(out, "stream", json_boolean(stream)) != 0)
+		goto out;
+	r = 0;
+out:
+	saop__buf_free(&st);
+	return r;
+}
+
+/* ---- Gemini ---- */
+
+/*
+ * Content c (a string, or an array of text parts) as Gemini parts
+ * [{"text"}] appended to parts.  Returns 0, or -1 on ENOMEM.
+ */
+static int
+parts_gemini(json_t *parts, const json_t *c)
+{
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(c)) {
+		if (json_string_length(c) > 0)
+			return json_array_append_new(parts, json_pack("{s:O}",
+			    "text", c));
+		return 0;
+	}
+	json_array_foreach(c, i, x) {
+		const json_t *t = json_object_get(x, "text");
+
+		if (json_is_string(t) && json_array_append_new(parts,
+		    json_pack("{s:O}", "text", t)) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The name of the tool call id among the assistants' tool_calls of msgs
+ * (a tool result names only its call), or NULL.
+ */
+static const json_t *
+call_name(const json_t *msgs, const json_t *id)
+{
+	const json_t *m, *c;
+	size_t i, j;
+
+	json_array_foreach(msgs, i, m)
+		json_array_foreach(json_object_get(m, "tool_calls"), j, c)
+			if (json_equal(json_object_get(c, "id"), id))
+				return json_object_get(json_object_get(c,
+				    "function"), "name");
+	return NULL;
+}
+
+/*
+ * The messages of a neutral request as Gemini contents: user stays,
+ * assistant becomes model (its tool_calls functionCall parts), a tool
+ * result a user functionResponse part (named after its call); system
+ * messages are left to systemInstruction.  Returns a new reference, or
+ * NULL on ENOMEM.
+ */
+static json_t *
+contents_gemini(const json_t *msgs)
+{
+	json_t *out, *m, *parts, *c, *args;
+	size_t i, j;
+
+	if ((out = json_array()) == NULL)
+		return NULL;
+	json_array_foreach(msgs, i, m) {
+		const char *role = json_string_value(json_object_get(m,
+		    "role"));
+		json_t *content = json_object_get(m, "content");
+
+		if (role != NULL && (strcmp(role, "system") == 0 ||
+		    strcmp(role, "developer") == 0))
+			continue;
+		if ((parts = json_array()) == NULL)
+			goto nomem;
+		if (role != NULL && strcmp(role, "tool") == 0) {
+			struct saop__buf b = { NULL, 0, 0 };
+			json_t *resp;
+
+			if (text_of(content, &b) != 0) {
+				saop__buf_free(&b);
+				json_decref(parts);
+				goto nomem;
+			}
+			resp = b.len > 0 ? json_loadb(b.data, b.len, 0, NULL) :
+			    NULL;
+			if (!json_is_object(resp)) {
+				json_decref(resp);
+				resp = json_pack("{s:s%}", "result",
+				    b.data != NULL ? b.data : "", b.len);
+			}
+			saop__buf_free(&b);
+			json_array_append_new(parts, json_pack(
+			    "{s:{s:O?, s:O?, s:o}}", "functionResponse", "id",
+			    json_object_get(m, "tool_call_id"), "name",
+			    call_name(msgs, json_object_get(m, "tool_call_id")),
+			    "response", resp));
+			role = "user";
+		} else if (parts_gemini(parts, content) != 0) {
+			json_decref(parts);
+			goto nomem;
+		}
+		json_array_foreach(json_object_get(m, "tool_calls"), j, c) {
+			const json_t *f = json_object_get(c, "function");
+			const char *a = json_string_value(json_object_get(f,
+			    "arguments"));
+
+			args = a != NULL ? json_loads(a, 0, NULL) : NULL;
+			if (!json_is_object(args)) {
+				json_decref(args);
+				args = json_object();
+			}
+			json_array_append_new(parts, json_pack(
+			    "{s:{s:O?, s:O?, s:o}}", "functionCall", "id",
+			    json_object_get(c, "id"), "name",
+			    json_object_get(f, "name"), "args", args));
+		}
+		if (json_array_append_new(out, json_pack("{s:s, s:o}", "role",
+		    role != NULL && strcmp(role, "assistant") == 0 ? "model" :
+		    "user", "parts", parts)) != 0)
+			goto nomem;
+	}
+	return out;
+nomem:
+	json_decref(out);
+	return NULL;
+}
+
+/*
+ * The tools of a neutral request as Gemini tools: the function tools (of
+ * either form) as one functionDeclarations list with their JSON Schema
+ * as parametersJsonSchema; a Gemini tool ({"googleSearch": {}},
+ * {"codeExecution": {}}) is copied.  Returns a new reference, or NULL on
+ * ENOMEM.
+ */
+static json_t *
+tools_gemini(const json_t *tools)
+{
+	json_t *out, *decl, *t;
+	size_t i;
+
+	if ((out = json_array()) == NULL || (decl = json_array()) == NULL) {
+		json_decref(out);
+		return NULL;
+	}
+	json_array_foreach(tools, i, t) {
+		json_t *n = function_tool(t, "parametersJsonSchema");
+
+		if (n == NULL)
+			json_array_append(out, t);
+		else
+			json_array_append_new(decl, n);
+	}
+	if (json_array_size(decl) > 0)
+		json_array_append_new(out, json_pack("{s:o}",
+		    "functionDeclarations", decl));
+	else
+		json_decref(decl);
+	return out;
+}
+
+/*
+ * tool_choice as Gemini's toolConfig: auto, none, required (any) as the
+ * function-calling mode AUTO, NONE, ANY; one function named as ANY with
+ * allowedFunctionNames.  Returns a new reference, or NULL (also for a
+ * choice it does not know: then none is sent).
+ */
+static json_t *
+choice_gemini(const json_t *c)
+{
+	const char *w = json_string_value(c), *mode = NULL;
+	const json_t *name = NULL;
+
+	if (w == NULL)
+		w = json_string_value(json_object_get(c, "type"));
+	if (json_object_get(c, "function") != NULL)
+		name = json_object_get(json_object_get(c, "function"), "name");
+	else if (w != NULL && strcmp(w, "tool") == 0)
+		name = json_object_get(c, "name");
+	if (name != NULL)
+		return json_pack("{s:{s:s, s:[O]}}", "functionCallingConfig",
+		    "mode", "ANY", "allowedFunctionNames", name);
+	if (w == NULL)
+		return NULL;
+	if (strcmp(w, "auto") == 0)
+		mode = "AUTO";
+	else if (strcmp(w, "none") == 0)
+		mode = "NONE";
+	else if (strcmp(w, "required") == 0 || strcmp(w, "any") == 0)
+		mode = "ANY";
+	return mode != NULL ? json_pack("{s:{s:s}}", "functionCallingConfig",
+	    "mode", mode) : NULL;
+}
+
+/*
+ * Fill out with req as a Gemini generateContent body: system (and system
+ * messages) becomes systemInstruction, messages contents, the sampling
+ * members generationConfig (max_tokens maxOutputTokens, stop
+ * stopSequences, n candidateCount, response_format responseMimeType and
+ * responseJsonSchema), tools and tool_choice Gemini's way.  The model and
+ * streaming are in the URL, not the body.  Returns 0, or -1 on ENOMEM.
+ */
+static int
+body_gemini(json_t *out, const json_t *req)
+{
+	static const char *const gen[][2] = {
+	    { "max_tokens", "maxOutputTokens" },
+	    { "max_completion_tokens", "maxOutputTokens" },
+	    { "temperature", "temperature" }, { "top_p", "topP" },
+	    { "top_k", "topK" }, { "n", "candidateCount" },
+	    { "seed", "seed" }, { "presence_penalty", "presencePenalty" },
+	    { "frequency_penalty", "frequencyPenalty" } };
+	json_t *gc, *x, *sysparts, *m, *stop, *rf;
+	size_t i;
+
+	json_object_del(out, "model");
+	if ((sysparts = json_array()) == NULL ||
+	    parts_gemini(sysparts, json_object_get(req, "system")) != 0) {
+		json_decref(sysparts);
+		return -1;
+	}
+	json_array_foreach(json_object_get(req, "messages"), i, m) {
+		const char *role = json_string_value(json_object_get(m,
+		    "role"));
+
+		if (role != NULL && (strcmp(role, "system") == 0 ||
+		    strcmp(role, "developer") == 0) &&
+		    parts_gemini(sysparts, json_object_get(m, "content")) != 0) {
+			json_decref(sysparts);
+			return -1;
+		}
+	}
+	if (json_array_size(sysparts) > 0) {
+		if (set(out, "systemInstruction", json_pack("{s:o}", "parts",
+		    sysparts)) != 0)
+			return -1;
+	} else
+		json_decref(sysparts);
+	if (set(out, "contents", contents_gemini(json_object_get(req,
+	    "messages"))) != 0 || (gc = json_object()) == NULL)
+		return -1;
+	for (i = 0; i < sizeof(gen) / sizeof(gen[0]); i++)
+		if ((x = json_object_get(req, gen[i][0])) != NULL &&
+		    json_object_get(gc, gen[i][1]) == NULL)
+			json_object_set(gc, gen[i][1], x);
+	if ((stop = json_object_get(req, "stop_sequences")) == NULL)
+		stop = json_object_get(req, "stop");
+	if (json_is_string(stop))
+		json_object_set_new(gc, "stopSequences", json_pack("[O]", stop));
+	else if (json_is_array(stop))
+		json_object_set(gc, "stopSequences", stop);
+	rf = json_object_get(req, "response_format");
+	x = json_object_get(rf, "type");
+	if (json_is_string(x) && strcmp(json_string_value(x), "text") != 0) {
+		json_object_set_new(gc, "responseMimeType",
+		    json_string("application/json"));
+		x = json_object_get(json_object_get(rf, "json_schema"),
+		    "schema");
+		if (x != NULL)
+			json_object_set(gc, "responseJsonSchema", x);
+	}
+	if (json_object_size(gc) > 0) {
+		if (set(out, "generationConfig", gc) != 0)
+			return -1;
+	} else
+		json_decref(gc);
+	if (json_is_array(json_object_get(req, "tools")) &&
+	    set(out, "tools", tools_gemini(json_object_get(req, "tools"))))
+		return -1;
+	if (json_object_get(req, "tool_choice") != NULL &&
+	    (x = choice_gemini(json_object_get(req, "tool_choice"))) != NULL &&
+	    set(out, "toolConfig", x) != 0)
+		return -1;
+	return 0;
 }
 
 /*
@@ -380,10 +902,20 @@ saop__llm_body(const struct saop_llm_config *cfg, const json_t *request,
 		json_object_set(out, "model", model);
 	else
 		json_object_set_new(out, "model", json_string(cfg->model));
-	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
+	switch (cfg->provider) {
+	case SAOP_PROVIDER_ANTHROPIC:
 		r = body_anthropic(out, request, cfg->stream);
-	else
+		break;
+	case SAOP_PROVIDER_RESPONSES:
+		r = body_responses(out, request, cfg->stream);
+		break;
+	case SAOP_PROVIDER_GEMINI:
+		r = body_gemini(out, request);
+		break;
+	default:
 		r = body_openai(out, request, cfg->stream);
+		break;
+	}
 	/* The user's schema, where the provider takes it (llm-schema.c). */
 	if (r == 0)
 		r = saop__llm_schema_apply(out, cfg, request);
@@ -426,7 +958,7 @@ saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 		return saop__fail(e, SAOP_ECONFIG, 0, "%s", cfg->problem);
 	if ((body = saop__llm_body(cfg, request, e)) == NULL)
 		return -e->code;
-	url = saop__llm_endpoint(cfg);
+	url = saop__llm_endpoint(cfg, saop__llm_model_of(cfg, request));
 	text = json_dumps(body, JSON_INDENT(2));
 	json_decref(body);
 	if (url == NULL || text == NULL ||
@@ -440,10 +972,14 @@ saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 	    "application/json");
 	if (cfg->key != NULL && *cfg->key != '\0') {
 		mask_key(cfg->key, masked);
-		if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
-			fprintf(f, "x-api-key: %s\n", masked);
-		else
-			fprintf(f, "Authorization: Bearer %s\n", masked);
+		char *h = saop__llm_auth_header(cfg->provider, masked);
+
+		if (h == NULL) {
+			r = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+			goto out;
+		}
+		fprintf(f, "%s\n", h);
+		free(h);
 	}
 	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
 		fprintf(f, "anthropic-version: %s\n", ANTHROPIC_VERSION);

@@ -189,8 +189,71 @@ has_word(const char *s, const char *w)
 }
 
 /*
+ * The delay a Google error object err asks for (details[] RetryInfo
+ * retryDelay, "41s" or "1.5s") in milliseconds, or -1 when it names none.
+ */
+long
+saop__llm_retry_delay_ms(const json_t *err)
+{
+	const json_t *d;
+	size_t i;
+
+	json_array_foreach(json_object_get(err, "details"), i, d) {
+		const char *t = json_string_value(json_object_get(d, "@type"));
+		const char *v = json_string_value(json_object_get(d,
+		    "retryDelay"));
+		char *end;
+		double s;
+
+		if (t == NULL || v == NULL || strstr(t, "RetryInfo") == NULL)
+			continue;
+		s = strtod(v, &end);
+		if (end != v && strcmp(end, "s") == 0 && s >= 0 && s < 86400)
+			return (long)(s * 1000);
+	}
+	return -1;
+}
+
+/*
+ * Classify a Google error object by its status (Gemini: RESOURCE_EXHAUSTED,
+ * UNAVAILABLE, ...; m its message).  Returns the SAOP code, or 0 when
+ * status names none of them.
+ */
+static int
+google_status(const json_t *err, const char *status, const char *m)
+{
+	static const char *const net[] = { "UNAVAILABLE", "INTERNAL",
+	    "DEADLINE_EXCEEDED", "ABORTED", NULL };
+	static const char *const refused[] = { "PERMISSION_DENIED",
+	    "UNAUTHENTICATED", "NOT_FOUND", NULL };
+	int i;
+
+	if (strcmp(status, "RESOURCE_EXHAUSTED") == 0) {
+		/* A quota that a RetryInfo says waiting fixes is a rate
+		 * limit, whatever its message; one without is spent. */
+		if (saop__llm_retry_delay_ms(err) >= 0)
+			return SAOP_ERATELIMIT;
+		return has_word(m, "quota") ? SAOP_EREFUSED : SAOP_ERATELIMIT;
+	}
+	if (has_word(m, "API key not valid") || has_word(m, "API key expired"))
+		return SAOP_EREFUSED;
+	for (i = 0; net[i] != NULL; i++)
+		if (strcmp(status, net[i]) == 0)
+			return SAOP_ENETWORK;
+	for (i = 0; refused[i] != NULL; i++)
+		if (strcmp(status, refused[i]) == 0)
+			return SAOP_EREFUSED;
+	if (strcmp(status, "INVALID_ARGUMENT") == 0 ||
+	    strcmp(status, "FAILED_PRECONDITION") == 0 ||
+	    strcmp(status, "OUT_OF_RANGE") == 0)
+		return SAOP_EBADREQ;
+	return 0;
+}
+
+/*
  * Classify an error object (or string) from an error body or inside a
- * stream: by its type or code, then by the HTTP status.  Its message goes
+ * stream: by its type or code (a Google error by its status), then by the
+ * HTTP status.  Its message goes
  * to msg as one line.  Returns the SAOP code (positive).
  */
 int
@@ -214,6 +277,13 @@ saop__llm_classify_error(const json_t *err, int status, char *msg,
 	}
 	saop__llm_one_line(msg, msgsz, m != NULL ? m : type != NULL ? type :
 	    code != NULL ? code : "no message");
+	if (json_is_string(json_object_get(err, "status")) &&
+	    (c = json_object_get(err, "status")) != NULL) {
+		int g = google_status(err, json_string_value(c), m);
+
+		if (g != 0)
+			return g;
+	}
 	if (has_word(m, "does not support assistant message prefill") ||
 	    has_word(m, "final assistant content cannot end with trailing "
 	    "whitespace"))

@@ -277,6 +277,9 @@ http_error(struct call *c, const char *shown, const char *key,
 	if (err != NULL) {
 		code = saop__llm_classify_error(err, c->status, full,
 		    sizeof(full));
+		/* Gemini says how long to wait in the body (RetryInfo). */
+		if (c->retry_after_ms < 0)
+			c->retry_after_ms = saop__llm_retry_delay_ms(err);
 		saop__llm_mask_secret(full, key);
 		saop__llm_clip(msg, sizeof(msg), full, sizeof(msg) - 1);
 		/* The HTTP status outranks a vague type in the body. */
@@ -346,12 +349,8 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		hd = C.slist_append(hd,
 		    "anthropic-version: " ANTHROPIC_VERSION);
 	if (cfg->key != NULL && *cfg->key != '\0') {
-		size_t n = strlen(cfg->key) + 32;
-
-		if ((auth = malloc(n)) != NULL) {
-			snprintf(auth, n, cfg->provider ==
-			    SAOP_PROVIDER_ANTHROPIC ? "x-api-key: %s" :
-			    "Authorization: Bearer %s", cfg->key);
+		if ((auth = saop__llm_auth_header(cfg->provider,
+		    cfg->key)) != NULL) {
 			x = C.slist_append(hd, auth);
 			explicit_bzero(auth, strlen(auth));
 			if (x != NULL)
@@ -465,7 +464,8 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		return saop__fail(e, SAOP_ECONFIG, 0, "no API key: set "
 		    "SAOP_API_KEY (or %s), or SAOP_API_BASE for a local "
 		    "endpoint", cfg->provider == SAOP_PROVIDER_ANTHROPIC ?
-		    "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
+		    "ANTHROPIC_API_KEY" : cfg->provider == SAOP_PROVIDER_GEMINI ?
+		    "GEMINI_API_KEY" : "OPENAI_API_KEY");
 	pthread_once(&curl_once, curl_init);
 	if (curl_init_err[0] != '\0')
 		return saop__fail(e, SAOP_ECONFIG, 0, "%s", curl_init_err);
@@ -473,7 +473,8 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		return -e->code;
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
-	if (text == NULL || (url = saop__llm_endpoint(cfg)) == NULL ||
+	if (text == NULL || (url = saop__llm_endpoint(cfg,
+	    saop__llm_model_of(cfg, request))) == NULL ||
 	    (shown = saop__llm_url_redact(url)) == NULL) {
 		free(text);
 		free(url);

@@ -400,6 +400,24 @@ lenient(const char *p, size_t n, int level)
 }
 
 /*
+ * The value at [p, p+n) (valid JSON, white space around allowed), a value
+ * jansson cannot hold (an integer beyond 64 bits) kept verbatim as the
+ * record reader keeps it.  Returns new reference, or NULL out of memory.
+ */
+json_t *
+saop__record_lenient(const char *p, size_t n)
+{
+	const char *end = p + n;
+
+	vmark_init();
+	p = ws(p, end);
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t' ||
+	    end[-1] == '\n' || end[-1] == '\r'))
+		end--;
+	return lenient(p, (size_t)(end - p), 0);
+}
+
+/*
  * See saop.h.  Returns 1 when v is a string that starts with this process's
  * mark, else 0.
  */
@@ -726,6 +744,25 @@ saop_record_raw(const json_t *rec, size_t *len)
 	if (len)
 		*len = json_string_length(raw);
 	return json_string_value(raw);
+}
+
+/* See saop.h: raw scanned as rec's answer.  Returns 0 or -SAOP_ENOMEM. */
+int
+saop_record_detect(const json_t *rec, const char *raw, size_t len,
+    size_t max_depth, struct saop_detect_result *res)
+{
+	const json_t *tc = json_object_get(rec, "tool_call");
+	const char *fr = saop_record_finish_reason(rec);
+	int rc;
+
+	if (tc != NULL && !json_is_null(tc))
+		rc = saop_detect_buffer(raw, len, max_depth, res);
+	else
+		rc = saop_detect_text(raw, len, max_depth, res);
+	if (rc == 0 && fr != NULL && strcmp(fr, "length") == 0 &&
+	    (rc = saop_detect_mark_cut(res, raw, len)) < 0)
+		saop_detect_result_free(res);
+	return rc < 0 ? rc : 0;
 }
 
 /* The words of enum saop_state, in its order: the one table of them. */

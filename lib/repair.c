@@ -1,53 +1,130 @@
 /*
- * repair.c: local repair of a model's JSON output before a correction turn
- * is spent on it.  A lenient tokenizer (aware of strings) reads the text and
- * writes it back as strict JSON; every rule it applies is named.  Valid JSON
- * passes through the same tokenizer without a single rule firing, so it
- * comes back unchanged; text with no single reading is left as it is.
+ * repair.c: local repair of a model's near-JSON before a correction turn
+ * is spent on it.  A lenient tokenizer (aware of strings) reads the text
+ * and writes it back as strict JSON; every rule it applies is named and
+ * counted.  Where the text can be read more than one way (is this '"' the
+ * end of the string or a quote inside it?  does this ',' end a string
+ * whose closing quote is missing?) the tokenizer takes a choice, and the
+ * search runs the pass again for every other choice (a depth-first walk,
+ * replayed from the start: the tokenizer stays iterative, deep nesting
+ * needs no C stack).  The readings that need the fewest repairs are kept;
+ * when they give more than one value, the schema (when there is one)
+ * picks the one that fits, else nothing is repaired and the readings are
+ * handed back to be shown.  Valid JSON never comes here (validate.c
+ * parses first), and would come back unchanged: no rule fires on it.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "saop-private.h"
+#include "schema-int.h"
 
 /* The repairs, in the order validate.repairs lists them. */
 enum {
-	R_BOM = 1 << 0,
-	R_CODE_FENCE = 1 << 1,
-	R_PROSE = 1 << 2,
-	R_COMMENT = 1 << 3,
-	R_TRAILING_COMMA = 1 << 4,
-	R_SINGLE_QUOTES = 1 << 5,
-	R_PYTHON_LITERAL = 1 << 6,
-	R_UNQUOTED_KEY = 1 << 7,
-	R_CONTROL_CHARACTER = 1 << 8
+	R_BOM = 1u << 0,
+	R_THINK = 1u << 1,
+	R_CODE_FENCE = 1u << 2,
+	R_PROSE = 1u << 3,
+	R_JSONP = 1u << 4,
+	R_COMMENT = 1u << 5,
+	R_TRAILING_COMMA = 1u << 6,
+	R_EXTRA_COMMA = 1u << 7,
+	R_MISSING_COMMA = 1u << 8,
+	R_MISSING_COLON = 1u << 9,
+	R_SINGLE_QUOTES = 1u << 10,
+	R_TYPO_QUOTES = 1u << 11,
+	R_BACKTICKS = 1u << 12,
+	R_MISSING_CLOSE = 1u << 13,
+	R_MISSING_OPEN = 1u << 14,
+	R_UNESCAPED_QUOTE = 1u << 15,
+	R_UNQUOTED_KEY = 1u << 16,
+	R_UNQUOTED_STRING = 1u << 17,
+	R_PYTHON_LITERAL = 1u << 18,
+	R_LITERAL_CASE = 1u << 19,
+	R_NOT_JSON_VALUE = 1u << 20,
+	R_INVALID_ESCAPE = 1u << 21,
+	R_NUMBER_FORM = 1u << 22,
+	R_CONTROL_CHARACTER = 1u << 23,
+	R_UNICODE_SPACE = 1u << 24,
+	R_MISMATCHED_BRACKET = 1u << 25,
+	R_SURPLUS_BRACKET = 1u << 26,
+	R_STRING_CONCAT = 1u << 27,
+	R_CONCATENATED = 1u << 28,
+	R_SCHEMA_CHOICE = 1u << 29,
+	R_CLOSED = 1u << 30,
+	R_ELLIPSIS = 1u << 31
 };
 
 static const char *const repair_names[] = {
-	"bom", "code_fence", "prose", "comment", "trailing_comma",
-	"single_quotes", "python_literal", "unquoted_key", "control_character"
+	"bom", "think_block", "code_fence", "prose", "jsonp", "comment",
+	"trailing_comma", "extra_comma", "missing_comma", "missing_colon",
+	"single_quotes", "typographic_quotes", "backticks",
+	"missing_closing_quote", "missing_opening_quote", "unescaped_quote",
+	"unquoted_key", "unquoted_string", "python_literal", "literal_case",
+	"not_json_value", "invalid_escape", "number_form", "control_character",
+	"unicode_space", "mismatched_bracket", "surplus_bracket",
+	"string_concatenation", "concatenated_values", "schema_choice", "closed",
+	"ellipsis"
 };
 
-/* One pass of the lenient tokenizer over s[0..n). */
+#define MAX_READINGS	8	/* distinct readings kept at the least cost */
+#define MAX_VALUES	64	/* concatenated top-level values */
+#define MIN_RUNS	64	/* passes the search may always make */
+#define MAX_RUNS	1024	/* passes it may make at most */
+#define SEARCH_BYTES	((size_t)8 << 20)	/* else: bytes it may scan */
+
+/* One reading: strict JSON text and how it was reached. */
+struct reading {
+	char *text;
+	size_t len;
+	unsigned repairs;
+	size_t cost;
+	int truncated;		/* cut: to be closed */
+	size_t nvals;		/* top-level values (concatenated) */
+	size_t *spans;		/* their [start, end) in text, 2 per value */
+	size_t end;		/* where in the input the reading stopped */
+};
+
+/* One pass of the lenient tokenizer over s[0..n), and the search. */
 struct lex {
 	const char *s;
 	size_t n;
 	size_t i;		/* next byte to read */
 	struct saop__buf *out;
 	unsigned repairs;
+	size_t cost;		/* repairs made (each counted) */
+	size_t best;		/* the least cost of a reading found */
 	size_t tokens;		/* tokens read after the first bracket */
 	int nomem;
+	int close;		/* the end of input may cut the value */
+	int truncated;		/* it did */
+	int prefix;		/* one value at the start; the rest is not ours */
+	int last_string;	/* the last token was a string */
+	int doubt;		/* this pass took a doubtful reading */
+	size_t doubt_best;	/* the least cost of a doubtful one */
 	char *stack;		/* open containers: '{' or '[' */
 	size_t depth;
 	size_t stack_cap;
+	/* The search: the choices of this pass, replayed then extended. */
+	unsigned char *dec, *opts;
+	size_t ndec, cpos, dec_cap;
+	size_t vals[2 * MAX_VALUES];
+	size_t nvals;
+	/* The readings at the least cost. */
+	struct reading rd[MAX_READINGS];
+	size_t nrd;
+	int overflow;		/* more readings than kept, or the search
+				   stopped before it ended */
 };
 
 /*
  * Append p[0..n) to the output of the pass under way: 0, or -1 with
- * lx->nomem set.  lx->out is only valid during a pass (see pass_begin).
+ * lx->nomem set.
  */
 static int
 put(struct lex *lx, const char *p, size_t n)
@@ -64,6 +141,53 @@ static int
 putc_(struct lex *lx, char c)
 {
 	return put(lx, &c, 1);
+}
+
+/*
+ * Count the repair r (2 for a quote read inside a string or a missing
+ * closing quote, else 1): 0, or -1 when the pass now costs more than a
+ * reading found already (it cannot be one of the least-cost readings).
+ */
+static int
+fix(struct lex *lx, unsigned r)
+{
+	lx->repairs |= r;
+	/* Moving where a string ends weighs more than any other repair. */
+	lx->cost += r == R_UNESCAPED_QUOTE || r == R_MISSING_CLOSE ? 2 : 1;
+	return lx->cost > lx->best ? -1 : 0;
+}
+
+/*
+ * A choice among nopts readings at this point of the pass: the one the
+ * search replays, or 0 (the reading with no repair) at a new point.
+ * Returns it, or -1 out of memory.
+ */
+static int
+choose(struct lex *lx, unsigned char nopts)
+{
+	if (lx->cpos < lx->ndec)
+		return lx->dec[lx->cpos++];
+	if (lx->ndec == lx->dec_cap) {
+		size_t cap = lx->dec_cap ? lx->dec_cap * 2 : 64;
+		unsigned char *d, *o;
+
+		if ((d = realloc(lx->dec, cap)) == NULL) {
+			lx->nomem = 1;
+			return -1;
+		}
+		lx->dec = d;
+		if ((o = realloc(lx->opts, cap)) == NULL) {
+			lx->nomem = 1;
+			return -1;
+		}
+		lx->opts = o;
+		lx->dec_cap = cap;
+	}
+	lx->dec[lx->ndec] = 0;
+	lx->opts[lx->ndec] = nopts;
+	lx->ndec++;
+	lx->cpos++;
+	return 0;
 }
 
 /* Can c start an unquoted key or a literal?  1 or 0. */
@@ -95,31 +219,121 @@ is_hex(unsigned char c)
 	return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+/* Is c JSON white space?  1 or 0. */
+static int
+is_space(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
 /*
- * Copy white space and drop comments up to the next token.  Returns 0, or
- * -1 on an unterminated block comment (or no memory).
+ * The length of the Unicode white space (NBSP, U+180E, U+2000..U+200B,
+ * U+2028, U+2029, U+202F, U+205F, U+3000, U+FEFF) at s[i], or 0.
+ */
+static size_t
+uspace_len(const char *s, size_t n, size_t i)
+{
+	const unsigned char *p = (const unsigned char *)s + i;
+
+	if (i + 2 <= n && p[0] == 0xc2 && p[1] == 0xa0)
+		return 2;
+	if (i + 3 > n)
+		return 0;
+	if (p[0] == 0xe2 && p[1] == 0x80 && ((p[2] >= 0x80 && p[2] <= 0x8b) ||
+	    p[2] == 0xa8 || p[2] == 0xa9 || p[2] == 0xaf))
+		return 3;
+	if ((p[0] == 0xe2 && p[1] == 0x81 && p[2] == 0x9f) ||
+	    (p[0] == 0xe1 && p[1] == 0xa0 && p[2] == 0x8e) ||
+	    (p[0] == 0xe3 && p[1] == 0x80 && p[2] == 0x80) ||
+	    (p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf))
+		return 3;
+	return 0;
+}
+
+/*
+ * The typographic quote at s[i]: 1 for U+201C/U+201D (double), 2 for
+ * U+2018/U+2019 (single), 0 for none.
+ */
+static int
+typo_quote(const char *s, size_t n, size_t i)
+{
+	const unsigned char *p = (const unsigned char *)s + i;
+
+	if (i + 3 > n || p[0] != 0xe2 || p[1] != 0x80)
+		return 0;
+	if (p[2] == 0x9c || p[2] == 0x9d)
+		return 1;
+	if (p[2] == 0x98 || p[2] == 0x99)
+		return 2;
+	return 0;
+}
+
+/* Can a string start at s[i] ('"', '\'', '`', a typographic quote)? */
+static int
+quote_at(const char *s, size_t n, size_t i)
+{
+	return i < n && (s[i] == '"' || s[i] == '\'' || s[i] == '`' ||
+	    typo_quote(s, n, i) != 0);
+}
+
+/* The index of the first byte at or after i that is not JSON space. */
+static size_t
+next_nonspace(const char *s, size_t n, size_t i)
+{
+	while (i < n && is_space((unsigned char)s[i]))
+		i++;
+	return i;
+}
+
+/*
+ * Does s[a..b) hold an odd number of '"', or a quote and a colon after it
+ * ("key": a member)?  A line comment that does took in JSON (a newline
+ * missing): it is no comment.  1 or 0.
+ */
+static int
+odd_quotes(const char *s, size_t a, size_t b)
+{
+	int odd = 0;
+
+	for (; a < b; a++)
+		if (s[a] == '"') {
+			odd = !odd;
+			if (next_nonspace(s, b, a + 1) < b &&
+			    s[next_nonspace(s, b, a + 1)] == ':')
+				return 1;
+		}
+	return odd;
+}
+
+/*
+ * Copy white space and drop comments (//, block, '#') up to the next
+ * token; Unicode white space becomes a space.  Returns 0, or -1 on an
+ * unterminated block comment, no memory, or a pass now too costly.
  */
 static int
 skip_space(struct lex *lx)
 {
 	const char *s = lx->s;
-	size_t start;
+	size_t start, u;
 
 	while (lx->i < lx->n) {
 		char c = s[lx->i];
 
-		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+		if (is_space((unsigned char)c)) {
 			start = lx->i;
-			while (lx->i < lx->n && strchr(" \t\n\r", s[lx->i]) &&
-			    s[lx->i] != '\0')
+			while (lx->i < lx->n && is_space((unsigned char)
+			    s[lx->i]))
 				lx->i++;
 			if (put(lx, s + start, lx->i - start) != 0)
 				return -1;
-		} else if (c == '/' && lx->i + 1 < lx->n &&
-		    s[lx->i + 1] == '/') {
+		} else if ((c == '/' && lx->i + 1 < lx->n &&
+		    s[lx->i + 1] == '/') || c == '#') {
+			start = lx->i;
 			while (lx->i < lx->n && s[lx->i] != '\n')
 				lx->i++;
-			lx->repairs |= R_COMMENT;
+			if (odd_quotes(s, start, lx->i) ||
+			    fix(lx, R_COMMENT) != 0)
+				return -1;
 		} else if (c == '/' && lx->i + 1 < lx->n &&
 		    s[lx->i + 1] == '*') {
 			lx->i += 2;
@@ -129,9 +343,12 @@ skip_space(struct lex *lx)
 			if (lx->i + 1 >= lx->n)
 				return -1;
 			lx->i += 2;
-			lx->repairs |= R_COMMENT;
 			/* Keep the tokens on either side apart. */
-			if (putc_(lx, ' ') != 0)
+			if (fix(lx, R_COMMENT) != 0 || putc_(lx, ' ') != 0)
+				return -1;
+		} else if ((u = uspace_len(s, lx->n, lx->i)) > 0) {
+			lx->i += u;
+			if (fix(lx, R_UNICODE_SPACE) != 0 || putc_(lx, ' ') != 0)
 				return -1;
 		} else {
 			break;
@@ -141,74 +358,264 @@ skip_space(struct lex *lx)
 }
 
 /*
- * A string opened by quote ('"' or '\'') at lx->i, written out with double
- * quotes.  Escapes must be JSON's; raw control characters are escaped.
- * Returns 0, or -1 when it is not a string this tokenizer can read.
+ * Would a string closed before s[i] ("," "}" "]" or a line end, its
+ * closing quote missing) be followed by what can follow a value there?
+ * 1 or 0.
  */
 static int
-string(struct lex *lx)
+closes_before(const char *s, size_t n, size_t i)
+{
+	size_t k = next_nonspace(s, n, i + 1);
+
+	if (s[i] == ',')
+		return k < n && (s[k] == '"' || s[k] == '\'' || s[k] == '{' ||
+		    s[k] == '[' || s[k] == '-' || is_digit((unsigned char)s[k]) ||
+		    is_ident_start((unsigned char)s[k]));
+	if (s[i] == '\n')
+		return k >= n || s[k] == '"' || s[k] == '}' || s[k] == ']';
+	return k >= n || s[k] == ',' || s[k] == '}' || s[k] == ']';
+}
+
+/*
+ * Does s[a..b), trailing white space aside, end with ',' '+' or ':' (or
+ * hold nothing)?  1 or 0.
+ */
+static int
+ends_badly(const char *s, size_t a, size_t b)
+{
+	while (b > a && is_space((unsigned char)s[b - 1]))
+		b--;
+	return b == a || s[b - 1] == ',' || s[b - 1] == '+' || s[b - 1] == ':';
+}
+
+/*
+ * Is the quote at s[q] (in the string opened at s[open]) an inch mark:
+ * right after a number that stands alone (a 24" screen, not value1")?
+ * 1 or 0.
+ */
+static int
+inch_mark(const char *s, size_t open, size_t q)
+{
+	size_t k = q;
+
+	while (k > open + 1 && (is_digit((unsigned char)s[k - 1]) ||
+	    s[k - 1] == '.'))
+		k--;
+	return k < q && is_digit((unsigned char)s[q - 1]) &&
+	    (k == open + 1 || !is_ident((unsigned char)s[k - 1]));
+}
+
+/*
+ * Can the quote at s[q] (in the string opened at s[open]) be a quote
+ * inside it: not right after the opening quote, nor after a ':' ',' '{'
+ * or '[' (white space aside), where a value would start?  1 or 0.
+ */
+static int
+inner_quote_ok(const char *s, size_t open, size_t q)
+{
+	while (q > open + 1 && is_space((unsigned char)s[q - 1]))
+		q--;
+	return q > open + 1 && strchr(":,{[", s[q - 1]) == NULL;
+}
+
+/*
+ * Does the cut string s[a..b) end (white space aside) with '}' ']' '\''
+ * '`' or '+'?  1 or 0.
+ */
+static int
+cut_badly(const char *s, size_t a, size_t b)
+{
+	while (b > a && is_space((unsigned char)s[b - 1]))
+		b--;
+	return b > a && strchr("}]'`+", s[b - 1]) != NULL;
+}
+
+/*
+ * A string opened at lx->i by a quote ('"', '\'', '`', typographic),
+ * written out with double quotes; with cont, the string already written
+ * goes on (its closing quote taken off by the caller).  A closing quote is
+ * a choice: the end (0) or a quote inside (1, "unescaped_quote"); a ',',
+ * '}', ']' or line end where a value may end is a choice too: go on (0)
+ * or end the string there ("missing_closing_quote", trailing white space
+ * dropped).  Returns 0, or -1 when there is no such string here.
+ */
+static int
+string(struct lex *lx, int key, int cont)
 {
 	const char *s = lx->s;
-	char quote = s[lx->i];
-	size_t run;
-	char esc[8];
+	size_t n = lx->n;
+	char quote = s[lx->i], esc[8];
+	int typo = typo_quote(s, n, lx->i), k, inside = 0, odd_ok = 1;
+	int comma = 0, top = lx->depth == 0;
+	size_t start = lx->i;
 
-	if (quote == '\'')
-		lx->repairs |= R_SINGLE_QUOTES;
-	if (putc_(lx, '"') != 0)
+	if (typo != 0) {
+		if (fix(lx, R_TYPO_QUOTES) != 0)
+			return -1;
+		lx->i += 3;
+	} else {
+		if ((quote == '\'' && fix(lx, R_SINGLE_QUOTES) != 0) ||
+		    (quote == '`' && fix(lx, R_BACKTICKS) != 0))
+			return -1;
+		/* ``` is a fence, not a string. */
+		if (quote == '`' && lx->i + 1 < n && s[lx->i + 1] == '`')
+			return -1;
+		lx->i++;
+	}
+	if (!cont && putc_(lx, '"') != 0)
 		return -1;
-	lx->i++;
-	run = lx->i;
 	for (;;) {
 		unsigned char c;
+		int ends;
 
-		if (lx->i >= lx->n)
-			return -1;		/* unterminated */
+		if (lx->i >= n) {
+			/* A cut string with a quote read inside: no. */
+			if (!lx->close || inside)
+				return -1;	/* unterminated */
+			/*
+			 * Cut after a bracket, a quote or a '+': was that its
+			 * end (a closing quote missing before it)?  Doubtful.
+			 */
+			if (cut_badly(s, start + 1, n))
+				lx->doubt = 1;
+			lx->truncated = 1;
+			return 0;
+		}
 		c = (unsigned char)s[lx->i];
-		if (c != quote && c != '\\' && c >= 0x20 &&
-		    !(quote == '\'' && c == '"')) {
-			lx->i++;
+		ends = typo != 0 ? typo_quote(s, n, lx->i) == typo :
+		    c == (unsigned char)quote || (quote == '`' &&
+		    lx->i + 2 <= n && (unsigned char)s[lx->i] == 0xc2 &&
+		    (unsigned char)s[lx->i + 1] == 0xb4);
+		if (ends) {
+			size_t j = next_nonspace(s, n, lx->i + (typo ? 3 : 1));
+
+			/*
+			 * A key ends at its first closing quote, and so does
+			 * a string where a key would end (a ':' after it).
+			 * Where a bracket or another string follows, or a
+			 * value would start before it, a quote inside is a
+			 * doubtful reading: it may not be taken, and when it
+			 * reads as well as the others, nothing is taken.
+			 */
+			if ((k = key || (j < n && s[j] == ':') ? 0 :
+			    choose(lx, 2)) < 0)
+				return -1;
+			if (k == 1 && ((j < n && (s[j] == '}' || s[j] == ']' ||
+			    (s[j] == '"' && j > lx->i + 1))) ||
+			    !inner_quote_ok(s, start, lx->i)))
+				lx->doubt = 1;
+			if (k == 0) {
+				lx->i += typo != 0 ? 3 : c == '`' || c == '\'' ||
+				    c == '"' ? 1 : 2;
+				break;
+			}
+			if (fix(lx, R_UNESCAPED_QUOTE) != 0)
+				return -1;
+			/*
+			 * An odd number of quotes inside, each an inch mark
+			 * (a 24" screen) or, in '...', an apostrophe (don't),
+			 * or pairs: else no.
+			 */
+			inside ^= 2;
+			inside |= 1;
+			if (quote == '\'' ? !is_ident((unsigned char)
+			    s[lx->i - 1]) : !inch_mark(s, start, lx->i))
+				odd_ok = 0;
+			if (typo != 0) {
+				if (put(lx, s + lx->i, 3) != 0)
+					return -1;
+				lx->i += 3;
+			} else {
+				if (c == '"' ? put(lx, "\\\"", 2) :
+				    putc_(lx, (char)c))
+					return -1;
+				lx->i++;
+			}
 			continue;
 		}
-		if (put(lx, s + run, lx->i - run) != 0)
-			return -1;
-		if (c == (unsigned char)quote) {
-			lx->i++;
-			break;
+		/*
+		 * A missing closing quote: not in a key, not at the top, not
+		 * after a quote read inside.  After a ',' in the string
+		 * (which one was the end?), or leaving the string empty or
+		 * ending in ',' '+' ':' or white space (was it the value's?),
+		 * a doubtful reading.
+		 */
+		if (!key && !top && !inside && typo == 0 &&
+		    quote != '`' && (c == ',' || c == '}' || c == ']' ||
+		    c == '\n') && closes_before(s, n, lx->i)) {
+			if ((k = choose(lx, 2)) < 0)
+				return -1;
+			if (k == 1) {
+				if (comma || ends_badly(s, start + 1, lx->i) ||
+				    is_space((unsigned char)s[lx->i - 1]))
+					lx->doubt = 1;
+				if (fix(lx, R_MISSING_CLOSE) != 0)
+					return -1;
+				break;
+			}
 		}
-		if (c == '"') {			/* inside '...' */
+		if (c == ',')
+			comma = 1;
+		if (c == '"') {			/* inside '...' or typographic */
 			if (put(lx, "\\\"", 2) != 0)
 				return -1;
 			lx->i++;
 		} else if (c == '\\') {
 			unsigned char d;
-			int k;
+			int j;
 
-			if (lx->i + 1 >= lx->n)
-				return -1;
+			if (lx->i + 1 >= n) {
+				if (!lx->close)
+					return -1;
+				lx->i = n;
+				continue;
+			}
 			d = (unsigned char)s[lx->i + 1];
-			if (d == '\'' && quote == '\'') {
+			if (d == '\'') {
+				if (quote != '\'' &&
+				    fix(lx, R_INVALID_ESCAPE) != 0)
+					return -1;
 				if (putc_(lx, '\'') != 0)
 					return -1;
 				lx->i += 2;
 			} else if (d == 'u') {
-				for (k = 0; k < 4; k++)
-					if (lx->i + 2 + (size_t)k >= lx->n ||
+				for (j = 0; j < 4; j++)
+					if (lx->i + 2 + (size_t)j >= n ||
 					    !is_hex((unsigned char)
-					    s[lx->i + 2 + k]))
+					    s[lx->i + 2 + j]))
+						break;
+				if (j < 4) {
+					if (!lx->close ||
+					    lx->i + 2 + (size_t)j < n)
 						return -1;
+					lx->i = n;
+					continue;
+				}
 				if (put(lx, s + lx->i, 6) != 0)
 					return -1;
 				lx->i += 6;
+			} else if (d == 'x' && lx->i + 3 < n &&
+			    is_hex((unsigned char)s[lx->i + 2]) &&
+			    is_hex((unsigned char)s[lx->i + 3])) {
+				if (fix(lx, R_INVALID_ESCAPE) != 0)
+					return -1;
+				snprintf(esc, sizeof(esc), "\\u00%c%c",
+				    s[lx->i + 2], s[lx->i + 3]);
+				if (put(lx, esc, 6) != 0)
+					return -1;
+				lx->i += 4;
 			} else if (strchr("\"\\/bfnrt", d) != NULL &&
 			    d != '\0') {
 				if (put(lx, s + lx->i, 2) != 0)
 					return -1;
 				lx->i += 2;
 			} else {
-				return -1;	/* not a JSON escape */
+				return -1;	/* no single reading */
 			}
-		} else {			/* a raw control character */
+		} else if (c < 0x20) {		/* a raw control character */
+			/* "key\n": where does that key end? */
+			if (key && lx->i + 1 < n && s[lx->i + 1] == quote)
+				return -1;
 			switch (c) {
 			case '\n':
 				strcpy(esc, "\\n");
@@ -223,51 +630,122 @@ string(struct lex *lx)
 				snprintf(esc, sizeof(esc), "\\u%04x", c);
 				break;
 			}
-			if (put(lx, esc, strlen(esc)) != 0)
+			if (fix(lx, R_CONTROL_CHARACTER) != 0 ||
+			    put(lx, esc, strlen(esc)) != 0)
 				return -1;
-			lx->repairs |= R_CONTROL_CHARACTER;
+			lx->i++;
+			continue;
+		} else {
+			if (putc_(lx, (char)c) != 0)
+				return -1;
 			lx->i++;
 		}
-		run = lx->i;
 	}
+	if ((inside & 2) && !odd_ok)
+		lx->doubt = 1;
+	/* "key:" "value": the quote after the colon is missing. */
+	if (key && lx->out->data[lx->out->len - 1] == ':')
+		return -1;
+	lx->last_string = 1;
 	return putc_(lx, '"');
 }
 
-/* A number, exactly as RFC 8259 writes it.  Returns 0 or -1. */
+/*
+ * A number cut at the end of the input, s[d..i): written as it is, for
+ * the scanner to drop its dangling '.', 'e' or sign.  Returns 0, or -1.
+ */
+static int
+cut_number(struct lex *lx, size_t d, size_t i)
+{
+	if (put(lx, lx->s + d, i - d) != 0)
+		return -1;
+	lx->i = i;
+	lx->truncated = 1;
+	return 0;
+}
+
+/*
+ * A number: RFC 8259's, or with a '+' sign, no digit before the '.' or
+ * none after it ("number_form"), or a signed Infinity (null,
+ * "not_json_value").  Returns 0 or -1.
+ */
 static int
 number(struct lex *lx)
 {
 	const char *s = lx->s;
-	size_t i = lx->i;
+	size_t i = lx->i, n = lx->n, d;
 
-	if (i < lx->n && s[i] == '-')
-		i++;
-	if (i >= lx->n || !is_digit((unsigned char)s[i]))
-		return -1;
-	if (s[i] == '0')
-		i++;
-	else
-		while (i < lx->n && is_digit((unsigned char)s[i]))
-			i++;
-	if (i < lx->n && s[i] == '.') {
-		i++;
-		if (i >= lx->n || !is_digit((unsigned char)s[i]))
+	if (s[i] == '+') {
+		if (fix(lx, R_NUMBER_FORM) != 0)
 			return -1;
-		while (i < lx->n && is_digit((unsigned char)s[i]))
+		i++;
+	} else if (s[i] == '-') {
+		if (putc_(lx, '-') != 0)
+			return -1;
+		i++;
+	}
+	if (i + 8 <= n && memcmp(s + i, "Infinity", 8) == 0 &&
+	    (i + 8 == n || !is_ident((unsigned char)s[i + 8]))) {
+		if (s[lx->i] == '-')
+			lx->out->len--;
+		if (fix(lx, R_NOT_JSON_VALUE) != 0 || put(lx, "null", 4) != 0)
+			return -1;
+		lx->i = i + 8;
+		return 0;
+	}
+	if (i < n && s[i] == '.' && i + 1 < n &&
+	    is_digit((unsigned char)s[i + 1])) {
+		if (fix(lx, R_NUMBER_FORM) != 0 || putc_(lx, '0') != 0)
+			return -1;
+	} else if (i >= n || !is_digit((unsigned char)s[i])) {
+		if (i >= n && lx->close && lx->depth > 0) {
+			lx->truncated = 1;	/* a cut sign */
+			lx->i = i;
+			return 0;
+		}
+		return -1;
+	} else if (s[i] == '0' && i + 1 < n &&
+	    is_digit((unsigned char)s[i + 1])) {
+		return -1;			/* 01: octal or a slip? */
+	}
+	d = i;
+	while (i < n && is_digit((unsigned char)s[i]))
+		i++;
+	if (i < n && s[i] == '.') {
+		i++;
+		if (i >= n || !is_digit((unsigned char)s[i])) {
+			/* Cut after the point: the scanner drops it. */
+			if (i >= n && lx->close)
+				return cut_number(lx, d, i);
+			if (i < n && (is_ident((unsigned char)s[i]) ||
+			    s[i] == '.'))
+				return -1;
+			if (put(lx, s + d, i - d) != 0 ||
+			    fix(lx, R_NUMBER_FORM) != 0 || putc_(lx, '0') != 0)
+				return -1;
+			lx->i = i;
+			return 0;
+		}
+		while (i < n && is_digit((unsigned char)s[i]))
 			i++;
 	}
-	if (i < lx->n && (s[i] == 'e' || s[i] == 'E')) {
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
 		i++;
-		if (i < lx->n && (s[i] == '+' || s[i] == '-'))
+		if (i < n && (s[i] == '+' || s[i] == '-'))
 			i++;
-		if (i >= lx->n || !is_digit((unsigned char)s[i]))
+		if (i >= n && lx->close)
+			return cut_number(lx, d, i);
+		if (i >= n || !is_digit((unsigned char)s[i]))
 			return -1;
-		while (i < lx->n && is_digit((unsigned char)s[i]))
+		while (i < n && is_digit((unsigned char)s[i]))
 			i++;
 	}
-	if (i < lx->n && (is_ident((unsigned char)s[i]) || s[i] == '.'))
+	/* 1.2.3, 2024-10-18, 1/3, 12:30: no number. */
+	if (i < n && (is_ident((unsigned char)s[i]) || s[i] == '.' ||
+	    s[i] == '-' || s[i] == ':' || (s[i] == '/' && !(i + 1 < n &&
+	    (s[i + 1] == '*' || s[i + 1] == '/')))))
 		return -1;
-	if (put(lx, s + lx->i, i - lx->i) != 0)
+	if (put(lx, s + d, i - d) != 0)
 		return -1;
 	lx->i = i;
 	return 0;
@@ -286,32 +764,187 @@ ident_len(const struct lex *lx)
 	return i - lx->i;
 }
 
+/* Is s[0..n) w in any letter case?  1 or 0. */
+static int
+same_word(const char *s, size_t n, const char *w)
+{
+	size_t k;
+
+	if (n != strlen(w))
+		return 0;
+	for (k = 0; k < n; k++)
+		if ((s[k] | 0x20) != w[k])
+			return 0;
+	return 1;
+}
+
 /*
- * Write the literal at lx->i (true, false, null, or Python's True, False,
- * None) as JSON.  Returns 0, -1 when there is none there or with
- * lx->nomem set.
+ * Write the literal at lx->i as JSON: true, false, null as they are;
+ * True, False, None ("python_literal"); those words in another letter
+ * case ("literal_case"); NaN, Infinity, undefined as null
+ * ("not_json_value").  Returns 1 written, 0 when there is no literal
+ * there, -1 on failure.
  */
 static int
 literal(struct lex *lx)
 {
-	static const char *const json[] = { "true", "false", "null" };
-	static const char *const py[] = { "True", "False", "None" };
+	static const char *const json[] = { "true", "false", "null", "null" };
+	static const char *const py[] = { "True", "False", "None", NULL };
+	static const char *const words[] = { "true", "false", "null", "none" };
+	const char *p = lx->s + lx->i;
 	size_t n = ident_len(lx), k;
 
-	for (k = 0; k < 3; k++) {
-		if (n == strlen(json[k]) &&
-		    memcmp(lx->s + lx->i, json[k], n) == 0)
+	if (n == 0)
+		return 0;
+	for (k = 0; k < 4; k++) {
+		if (n == strlen(words[k]) && memcmp(p, words[k], n) == 0 &&
+		    k < 3)
 			break;
-		if (n == strlen(py[k]) &&
-		    memcmp(lx->s + lx->i, py[k], n) == 0) {
-			lx->repairs |= R_PYTHON_LITERAL;
+		if (py[k] != NULL && n == strlen(py[k]) &&
+		    memcmp(p, py[k], n) == 0) {
+			if (fix(lx, R_PYTHON_LITERAL) != 0)
+				return -1;
+			break;
+		}
+		if (same_word(p, n, words[k])) {
+			if (fix(lx, R_LITERAL_CASE) != 0)
+				return -1;
 			break;
 		}
 	}
-	if (k == 3)
-		return -1;
+	if (k == 4) {
+		if ((n == 3 && memcmp(p, "NaN", 3) == 0) ||
+		    (n == 8 && memcmp(p, "Infinity", 8) == 0) ||
+		    (n == 9 && memcmp(p, "undefined", 9) == 0)) {
+			if (fix(lx, R_NOT_JSON_VALUE) != 0)
+				return -1;
+			k = 2;
+		} else if (lx->close && lx->i + n == lx->n && lx->depth > 0) {
+			/* A cut literal: the scanner finishes it. */
+			for (k = 0; k < 3; k++)
+				if (n < strlen(json[k]) &&
+				    memcmp(p, json[k], n) == 0)
+					break;
+			if (k == 3)
+				return 0;
+			lx->i += n;
+			lx->truncated = 1;
+			return put(lx, p, n) == 0 ? 1 : -1;
+		} else {
+			return 0;
+		}
+	}
 	lx->i += n;
-	return put(lx, json[k], n);
+	return put(lx, json[k], strlen(json[k])) == 0 ? 1 : -1;
+}
+
+/*
+ * A string value with no quotes, up to the next ',' '}' ']' line end or
+ * comment ("unquoted_string"); a '"' right before that end is a missing
+ * opening quote ("missing_opening_quote").  Only inside a container, never
+ * holding a bracket or a quote.  Returns 0, or -1.
+ */
+static int
+bare_string(struct lex *lx)
+{
+	const char *s = lx->s;
+	size_t i = lx->i, end, k;
+
+	while (i < lx->n && strchr(",}]\n\r", s[i]) == NULL && s[i] != '\0') {
+		if (s[i] == '{' || s[i] == '[' || s[i] == '\'' ||
+		    s[i] == '`' || (s[i] == '(' && i == lx->i) ||
+		    typo_quote(s, lx->n, i))
+			return -1;
+		if (s[i] == ':' && (i + 1 >= lx->n ||
+		    is_space((unsigned char)s[i + 1])))
+			return -1;
+		if (s[i] == ' ' && i + 1 < lx->n && (s[i + 1] == '#' ||
+		    (s[i + 1] == '/' && i + 2 < lx->n && s[i + 2] == '/')))
+			break;
+		if (s[i] == '"')
+			break;
+		i++;
+	}
+	if (i >= lx->n)
+		return -1;		/* cut or not, no end is known */
+	end = i;
+	if (s[i] == '"') {
+		k = next_nonspace(s, lx->n, i + 1);
+		if (k < lx->n && strchr(",}]", s[k]) == NULL)
+			return -1;
+		if (k >= lx->n && !lx->close)
+			return -1;
+		if (fix(lx, R_MISSING_OPEN) != 0)
+			return -1;
+		i++;
+	}
+	while (end > lx->i && (s[end - 1] == ' ' || s[end - 1] == '\t'))
+		end--;
+	/* A cut or misspelt literal ("tru", "nul") is no string. */
+	for (k = 0; k < 3; k++) {
+		static const char *const lits[] = { "true", "false", "null" };
+
+		if (end - lx->i < strlen(lits[k]) &&
+		    strncasecmp(s + lx->i, lits[k], end - lx->i) == 0)
+			return -1;
+	}
+	if (end == lx->i || fix(lx, R_UNQUOTED_STRING) != 0 ||
+	    putc_(lx, '"') != 0)
+		return -1;
+	for (k = lx->i; k < end; k++) {
+		if (s[k] == '\\' ? put(lx, "\\\\", 2) : s[k] == '\t' ?
+		    put(lx, "\\t", 2) : putc_(lx, s[k]))
+			return -1;
+	}
+	lx->i = i;
+	lx->last_string = 1;
+	return putc_(lx, '"');
+}
+
+/*
+ * A value that starts as a number but is none (a date, a version, a
+ * fraction, an id): one word with no space, up to ',' '}' ']' (white
+ * space before it allowed), holding a letter no number holds (not a hex
+ * digit, x or _: 0x1F, 1e, 1_000 stay refused), a ':' or '/', a '-' after
+ * its start, or more than one '.'; written as a string
+ * ("unquoted_string").  Returns 0, or -1 when there is none.
+ */
+static int
+word_string(struct lex *lx)
+{
+	const char *s = lx->s;
+	size_t i = lx->i, k, dash = 0, dot = 0;
+	int other = 0;
+
+	while (i < lx->n && !is_space((unsigned char)s[i]) &&
+	    strchr(",}]", s[i]) == NULL) {
+		if (s[i] == '"' || s[i] == '\'' || s[i] == '{' ||
+		    s[i] == '[' || s[i] == '\\' || s[i] == '#' ||
+		    (unsigned char)s[i] < 0x20 || (s[i] == '/' && i + 1 <
+		    lx->n && (s[i + 1] == '*' || s[i + 1] == '/')))
+			return -1;
+		if (s[i] == '-' && i > lx->i)
+			dash++;
+		else if (s[i] == '.')
+			dot++;
+		else if (s[i] == ':' || s[i] == '/' ||
+		    (is_ident_start((unsigned char)s[i]) && !is_hex(
+		    (unsigned char)s[i]) && s[i] != 'x' && s[i] != 'X' &&
+		    s[i] != '_'))
+			other = 1;
+		i++;
+	}
+	k = next_nonspace(s, lx->n, i);
+	if (k >= lx->n || strchr(",}]", s[k]) == NULL)
+		return -1;
+	if (!other && dash < 2 && dot < 2 && !(dash == 1 && dot == 0))
+		return -1;
+	if (fix(lx, R_UNQUOTED_STRING) != 0 || putc_(lx, '"') != 0 ||
+	    put(lx, s + lx->i, i - lx->i) != 0 || putc_(lx, '"') != 0)
+		return -1;
+	lx->i = i;
+	lx->last_string = 1;
+	return 0;
 }
 
 /*
@@ -338,10 +971,130 @@ push(struct lex *lx, char c)
 	return putc_(lx, c);
 }
 
+/* Is "..." at lx->i (an elision)?  Then skip it: 1, else 0. */
+static int
+ellipsis(struct lex *lx)
+{
+	if (lx->i + 3 > lx->n || memcmp(lx->s + lx->i, "...", 3) != 0)
+		return 0;
+	lx->i += 3;
+	return 1;
+}
+
+/* The closing bracket of the innermost open container. */
+static char
+closer(const struct lex *lx)
+{
+	return lx->stack[lx->depth - 1] == '{' ? '}' : ']';
+}
+
+/*
+ * The closing bracket c at lx->i is of the wrong kind for the innermost
+ * container: a choice between the right one missing before it (when c
+ * closes the container around: then c is read again) and c standing for
+ * the right one ("mismatched_bracket").  The container is closed.
+ * Returns 0, or -1.
+ */
+static int
+wrong_bracket(struct lex *lx, unsigned char c)
+{
+	int k;
+
+	if (lx->depth < 2 || c != (lx->stack[lx->depth - 2] == '{' ? '}' :
+	    ']'))
+		k = 1;
+	else if ((k = choose(lx, 2)) < 0)
+		return -1;
+	if (fix(lx, R_MISMATCHED_BRACKET) != 0 || putc_(lx, closer(lx)) != 0)
+		return -1;
+	lx->depth--;
+	if (k == 1)
+		lx->i++;
+	return 0;
+}
+
+/*
+ * Can an object member start at s[i]: a quoted key, or a bare key with a
+ * ':' after it?  1 or 0.
+ */
+static int
+key_starts(const struct lex *lx, size_t i)
+{
+	size_t k = i;
+
+	if (quote_at(lx->s, lx->n, i))
+		return 1;
+	if (i >= lx->n || !is_ident((unsigned char)lx->s[i]))
+		return 0;
+	while (k < lx->n && is_ident((unsigned char)lx->s[k]))
+		k++;
+	k = next_nonspace(lx->s, lx->n, k);
+	return k < lx->n && lx->s[k] == ':';
+}
+
+/* Can an array item (not a bare string) start at s[i]?  1 or 0. */
+static int
+item_starts(const struct lex *lx, size_t i)
+{
+	static const char *const words[] = { "true", "false", "null",
+	    "True", "False", "None" };
+	unsigned char c = (unsigned char)lx->s[i];
+	size_t k;
+
+	for (k = 0; k < 6; k++) {
+		size_t w = strlen(words[k]);
+
+		if (i + w <= lx->n && memcmp(lx->s + i, words[k], w) == 0 &&
+		    (i + w == lx->n || !is_ident((unsigned char)lx->s[i + w])))
+			return 1;
+	}
+	return quote_at(lx->s, lx->n, i) || c == '{' || c == '[' ||
+	    is_digit(c) || c == '-';
+}
+
+/*
+ * The index of the first byte at or after i that is neither white space
+ * nor inside a // or block comment (a comment there is counted).
+ */
+static size_t
+after_plus(struct lex *lx, size_t i)
+{
+	const char *s = lx->s;
+	size_t n = lx->n;
+
+	for (;;) {
+		i = next_nonspace(s, n, i);
+		if (i + 1 < n && s[i] == '/' && s[i + 1] == '*') {
+			for (i += 2; i + 1 < n && !(s[i] == '*' &&
+			    s[i + 1] == '/'); i++)
+				;
+			i += 2;
+		} else if (i + 1 < n && s[i] == '/' && s[i + 1] == '/') {
+			while (i < n && s[i] != '\n')
+				i++;
+		} else {
+			return i;
+		}
+		lx->repairs |= R_COMMENT;
+	}
+}
+
+/* Does a '+' come next (after white space and comments)?  1 or 0. */
+static int
+plus_follows(struct lex *lx)
+{
+	unsigned r = lx->repairs;
+	size_t i = after_plus(lx, lx->i);
+
+	lx->repairs = r;
+	return i < lx->n && lx->s[i] == '+';
+}
+
 /*
  * Read one value at lx->i (after white space and comments), writing it out
  * as strict JSON.  Iterative, so deep nesting needs no C stack.  Returns 0
- * with lx->i just past the value, or -1.
+ * with lx->i just past the value (lx->truncated when the input ended in it
+ * and the pass may close it), or -1.
  */
 static int
 value(struct lex *lx)
@@ -349,6 +1102,7 @@ value(struct lex *lx)
 	enum { VALUE, VALUE_OR_END, KEY, KEY_OR_END, AFTER } st = VALUE;
 	const char *s = lx->s;
 	size_t comma;
+	int k;
 
 	lx->depth = 0;
 	for (;;) {
@@ -356,11 +1110,18 @@ value(struct lex *lx)
 
 		if (skip_space(lx) != 0)
 			return -1;
-		if (lx->i >= lx->n)
-			return -1;	/* it ends before the value does */
+		if (lx->i >= lx->n) {
+			/* It ends before the value does. */
+			if (!lx->close || (lx->depth == 0 && st != AFTER))
+				return -1;
+			lx->truncated = 1;
+			return 0;
+		}
 		c = (unsigned char)s[lx->i];
 		if (lx->depth > 0)
 			lx->tokens++;
+		if (st != AFTER)
+			lx->last_string = 0;
 		switch (st) {
 		case VALUE_OR_END:
 			if (c == ']') {
@@ -371,8 +1132,39 @@ value(struct lex *lx)
 				st = AFTER;
 				break;
 			}
+			if (c == ',') {		/* [,1] */
+				lx->i++;
+				if (fix(lx, R_EXTRA_COMMA) != 0)
+					return -1;
+				break;
+			}
 			/* FALLTHROUGH */
 		case VALUE:
+			if (lx->depth > 0 && ellipsis(lx)) {
+				if (fix(lx, R_ELLIPSIS) != 0)
+					return -1;
+				st = lx->stack[lx->depth - 1] == '[' ?
+				    VALUE_OR_END : KEY_OR_END;
+				if (skip_space(lx) != 0)
+					return -1;
+				if (lx->i < lx->n && s[lx->i] == ',')
+					lx->i++;
+				else if (lx->i < lx->n && s[lx->i] != ']' &&
+				    s[lx->i] != '}')
+					return -1;
+				break;
+			}
+			if (c == ']' || c == '}') {
+				/* [} or {]: the wrong bracket closes it. */
+				if (st != VALUE_OR_END && !(st == VALUE &&
+				    lx->depth > 0 && lx->stack[lx->depth - 1] ==
+				    '['))
+					return -1;
+				if (wrong_bracket(lx, c) != 0)
+					return -1;
+				st = AFTER;
+				break;
+			}
 			if (c == '{') {
 				lx->i++;
 				if (push(lx, '{') != 0)
@@ -387,15 +1179,29 @@ value(struct lex *lx)
 				st = VALUE_OR_END;
 				break;
 			}
-			if (c == '"' || c == '\'') {
-				if (string(lx) != 0)
+			if (c == '"' || c == '\'' || ((lx->depth > 0 ||
+			    !lx->prefix) && quote_at(s, lx->n, lx->i))) {
+				if (string(lx, 0, 0) != 0)
 					return -1;
-			} else if (c == '-' || is_digit(c)) {
-				if (number(lx) != 0)
-					return -1;
-			} else if (literal(lx) != 0) {
+			} else if (c == '-' || c == '+' || c == '.' ||
+			    is_digit(c)) {
+				size_t at = lx->out->len;
+
+				if (number(lx) != 0) {
+					/* 2024-10-18T10:00Z, 1/3, 0.0.1 */
+					lx->out->len = at;
+					if (lx->depth == 0 || lx->prefix ||
+					    word_string(lx) != 0)
+						return -1;
+				}
+			} else if ((k = literal(lx)) < 0) {
+				return -1;
+			} else if (k == 0 && (lx->depth == 0 || lx->prefix ||
+			    bare_string(lx) != 0)) {
 				return -1;
 			}
+			if (lx->truncated)
+				return 0;
 			st = AFTER;
 			break;
 		case KEY_OR_END:
@@ -409,37 +1215,126 @@ value(struct lex *lx)
 			}
 			/* FALLTHROUGH */
 		case KEY:
-			if (c == '"' || c == '\'') {
-				if (string(lx) != 0)
+			if (c == ',') {		/* {,"a":1} or doubled */
+				lx->i++;
+				if (fix(lx, R_EXTRA_COMMA) != 0)
 					return -1;
+				break;
+			}
+			if (ellipsis(lx)) {
+				if (fix(lx, R_ELLIPSIS) != 0)
+					return -1;
+				st = KEY_OR_END;
+				if (skip_space(lx) != 0)
+					return -1;
+				if (lx->i < lx->n && s[lx->i] == ',')
+					lx->i++;
+				else if (lx->i < lx->n && s[lx->i] != '}')
+					return -1;
+				break;
+			}
+			if (c == ']' && st == KEY_OR_END) {	/* {] */
+				if (fix(lx, R_MISMATCHED_BRACKET) != 0 ||
+				    putc_(lx, '}') != 0)
+					return -1;
+				lx->i++;
+				lx->depth--;
+				st = AFTER;
+				break;
+			}
+			if (quote_at(s, lx->n, lx->i)) {
+				if (string(lx, 1, 0) != 0)
+					return -1;
+				if (lx->truncated)
+					return 0;
 			} else {
 				size_t n = ident_len(lx);
 
+				/* A key of digits: {2: "b"}. */
 				if (n == 0)
+					while (lx->i + n < lx->n &&
+					    is_digit((unsigned char)s[lx->i + n]))
+						n++;
+				if (n == 0 || (lx->i + n < lx->n &&
+				    is_ident((unsigned char)s[lx->i + n])))
 					return -1;
-				if (putc_(lx, '"') != 0 ||
+				if (fix(lx, R_UNQUOTED_KEY) != 0 ||
+				    putc_(lx, '"') != 0 ||
 				    put(lx, s + lx->i, n) != 0 ||
 				    putc_(lx, '"') != 0)
 					return -1;
 				lx->i += n;
-				lx->repairs |= R_UNQUOTED_KEY;
+				if (lx->i < lx->n && s[lx->i] == '"') {
+					lx->i++;
+					if (fix(lx, R_MISSING_OPEN) != 0)
+						return -1;
+				}
 			}
-			if (skip_space(lx) != 0 || lx->i >= lx->n ||
-			    s[lx->i] != ':')
+			if (skip_space(lx) != 0)
 				return -1;
-			lx->i++;
+			if (lx->i >= lx->n) {
+				if (!lx->close)
+					return -1;
+				lx->truncated = 1;
+				return 0;
+			}
+			if (s[lx->i] == ':') {
+				lx->i++;
+			} else if (quote_at(s, lx->n, lx->i) ||
+			    strchr("{[-0123456789", s[lx->i]) != NULL ||
+			    is_ident_start((unsigned char)s[lx->i])) {
+				/* "a""b": two strings run together, doubtful. */
+				if (s[lx->i] == '"' && s[lx->i - 1] == '"')
+					lx->doubt = 1;
+				if (fix(lx, R_MISSING_COLON) != 0)
+					return -1;
+			} else {
+				return -1;
+			}
 			if (putc_(lx, ':') != 0)
 				return -1;
 			st = VALUE;
 			break;
 		case AFTER:
-			if (lx->depth == 0)
+			if (lx->depth == 0 && !(c == '+' && lx->last_string))
 				return 0;
+			if (c == '+' && lx->last_string) {
+				size_t j = after_plus(lx, lx->i + 1);
+
+				if (j >= lx->n || !quote_at(s, lx->n, j))
+					return -1;
+				lx->i = j;
+				/* Take off the white space, then the '"'. */
+				while (is_space((unsigned char)lx->out->data[
+				    lx->out->len - 1]))
+					lx->out->len--;
+				lx->out->len--;
+				if (fix(lx, R_STRING_CONCAT) != 0 ||
+				    string(lx, 0, 1) != 0)
+					return -1;
+				if (lx->truncated)
+					return 0;
+				break;
+			}
 			if (c == ',') {
 				lx->i++;
 				comma = lx->out->len;
 				if (putc_(lx, ',') != 0 || skip_space(lx) != 0)
 					return -1;
+				for (;;) {
+					if (lx->i < lx->n && s[lx->i] == ',') {
+						lx->i++;
+						if (fix(lx, R_EXTRA_COMMA) != 0)
+							return -1;
+					} else if (ellipsis(lx)) {
+						if (fix(lx, R_ELLIPSIS) != 0)
+							return -1;
+					} else {
+						break;
+					}
+					if (skip_space(lx) != 0)
+						return -1;
+				}
 				if (lx->i < lx->n && (s[lx->i] == '}' ||
 				    s[lx->i] == ']')) {
 					/* A trailing comma: take it out. */
@@ -447,9 +1342,7 @@ value(struct lex *lx)
 					    lx->out->data + comma + 1,
 					    lx->out->len - comma - 1);
 					lx->out->data[--lx->out->len] = '\0';
-					lx->repairs |= R_TRAILING_COMMA;
-					if (s[lx->i] != (lx->stack[lx->depth -
-					    1] == '{' ? '}' : ']'))
+					if (fix(lx, R_TRAILING_COMMA) != 0)
 						return -1;
 					break;	/* AFTER again: closes */
 				}
@@ -457,27 +1350,43 @@ value(struct lex *lx)
 				    VALUE;
 				break;
 			}
-			if (c == (lx->stack[lx->depth - 1] == '{' ? '}' :
-			    ']')) {
+			if (c == (unsigned char)closer(lx)) {
 				lx->i++;
 				lx->depth--;
 				if (putc_(lx, (char)c) != 0)
 					return -1;
 				break;
 			}
+			if (c == '}' || c == ']') {
+				/*
+				 * The wrong bracket: the right one is missing
+				 * before it (when it closes the container
+				 * around), or it stands for the right one.
+				 */
+				if (wrong_bracket(lx, c) != 0)
+					return -1;
+				break;
+			}
+			if (lx->stack[lx->depth - 1] == '{' ?
+			    key_starts(lx, lx->i) : item_starts(lx, lx->i)) {
+				if (fix(lx, R_MISSING_COMMA) != 0 ||
+				    putc_(lx, ',') != 0)
+					return -1;
+				st = lx->stack[lx->depth - 1] == '{' ? KEY :
+				    VALUE;
+				break;
+			}
 			return -1;
 		}
-		if (st == AFTER && lx->depth == 0)
+		if (st == AFTER && lx->depth == 0 && !(lx->last_string &&
+		    plus_follows(lx)))
 			return 0;
 	}
 }
 
 /*
- * Start a pass of the tokenizer over s[0..n), writing into out (emptied
- * first).  The lexer borrows out until pass_end(): callers keep their
- * output buffers in different places (saop_repair's, from_fences' own
- * scratch buffer on its stack), so no pointer to one may outlive the pass
- * that wrote it.
+ * Start a pass over s[0..n), writing into out (emptied first).  The lexer
+ * borrows out until pass_end().
  */
 static void
 pass_begin(struct lex *lx, const char *s, size_t n, struct saop__buf *out)
@@ -487,7 +1396,13 @@ pass_begin(struct lex *lx, const char *s, size_t n, struct saop__buf *out)
 	lx->i = 0;
 	lx->out = out;
 	lx->repairs = 0;
+	lx->cost = 0;
 	lx->tokens = 0;
+	lx->truncated = 0;
+	lx->last_string = 0;
+	lx->doubt = 0;
+	lx->nvals = 0;
+	lx->cpos = 0;
 	out->len = 0;
 }
 
@@ -499,25 +1414,177 @@ pass_end(struct lex *lx)
 }
 
 /*
- * Read s[0..n) as exactly one value with white space and comments around
- * it, into out (emptied first).  Returns 1 and the repairs in *repairs, 0
- * when it is not one value, -1 on no memory.  *tokens: how far it got.
+ * One pass: s[0..n) as one value with white space and comments around it,
+ * or (lx->prefix) one value at its start; several objects or arrays one
+ * after the other are kept as spans ("concatenated_values"), closing
+ * brackets after the last one dropped ("surplus_bracket").  Returns 0 or
+ * -1.
  */
 static int
-whole(struct lex *lx, const char *s, size_t n, struct saop__buf *out,
-    unsigned *repairs, size_t *tokens)
+one_pass(struct lex *lx)
 {
-	int ok;
-
-	pass_begin(lx, s, n, out);
-	ok = value(lx) == 0 && skip_space(lx) == 0 && lx->i == lx->n;
-	pass_end(lx);
-	if (tokens != NULL)
-		*tokens = lx->tokens;
-	if (lx->nomem)
+	if (skip_space(lx) != 0 || lx->i >= lx->n)
 		return -1;
-	*repairs = lx->repairs;
-	return ok;
+	for (;;) {
+		size_t start = lx->out->len;
+
+		if (value(lx) != 0)
+			return -1;
+		if (lx->nvals < MAX_VALUES) {
+			lx->vals[2 * lx->nvals] = start;
+			lx->vals[2 * lx->nvals + 1] = lx->out->len;
+		}
+		lx->nvals++;
+		if (lx->truncated || lx->prefix)
+			return lx->nvals <= MAX_VALUES ? 0 : -1;
+		if (skip_space(lx) != 0)
+			return -1;
+		if (lx->i >= lx->n)
+			break;
+		if (lx->s[lx->i] == '{' || lx->s[lx->i] == '[') {
+			if ((lx->nvals == 1 && fix(lx, R_CONCATENATED) != 0) ||
+			    putc_(lx, '\n') != 0)
+				return -1;
+			continue;
+		}
+		if (lx->s[lx->i] == ',' && next_nonspace(lx->s, lx->n,
+		    lx->i + 1) == lx->n) {
+			lx->i = lx->n;	/* 4, */
+			if (fix(lx, R_TRAILING_COMMA) != 0)
+				return -1;
+			break;
+		}
+		if (lx->s[lx->i] != '}' && lx->s[lx->i] != ']')
+			return -1;
+		if (fix(lx, R_SURPLUS_BRACKET) != 0)
+			return -1;
+		while (lx->i < lx->n && (lx->s[lx->i] == '}' ||
+		    lx->s[lx->i] == ']' || is_space((unsigned char)
+		    lx->s[lx->i])))
+			lx->i++;
+		if (lx->i < lx->n)
+			return -1;
+		break;
+	}
+	return lx->nvals <= MAX_VALUES ? 0 : -1;
+}
+
+/* Forget the readings kept. */
+static void
+readings_clear(struct lex *lx)
+{
+	size_t k;
+
+	for (k = 0; k < lx->nrd; k++) {
+		free(lx->rd[k].text);
+		free(lx->rd[k].spans);
+	}
+	lx->nrd = 0;
+	lx->overflow = 0;
+}
+
+/*
+ * Keep the reading the pass just made (out), when it costs no more than
+ * those kept: a cheaper one replaces them.  Returns 0, or -1 out of
+ * memory.
+ */
+static int
+keep(struct lex *lx, struct saop__buf *out)
+{
+	struct reading *r;
+	size_t k;
+
+	if (lx->doubt) {
+		if (lx->cost < lx->doubt_best)
+			lx->doubt_best = lx->cost;
+		return 0;
+	}
+	if (lx->cost < lx->best) {
+		readings_clear(lx);
+		lx->best = lx->cost;
+	}
+	for (k = 0; k < lx->nrd; k++)
+		if (lx->rd[k].len == out->len && lx->rd[k].end == lx->i &&
+		    memcmp(lx->rd[k].text, out->data, out->len) == 0)
+			return 0;
+	if (lx->nrd == MAX_READINGS) {
+		lx->overflow = 1;
+		return 0;
+	}
+	r = &lx->rd[lx->nrd];
+	memset(r, 0, sizeof(*r));
+	if ((r->text = malloc(out->len + 1)) == NULL ||
+	    (r->spans = malloc(2 * lx->nvals * sizeof(size_t))) == NULL) {
+		free(r->text);
+		lx->nomem = 1;
+		return -1;
+	}
+	memcpy(r->text, out->data, out->len);
+	r->text[out->len] = '\0';
+	r->len = out->len;
+	r->repairs = lx->repairs;
+	r->cost = lx->cost;
+	r->truncated = lx->truncated;
+	r->nvals = lx->nvals;
+	memcpy(r->spans, lx->vals, 2 * lx->nvals * sizeof(size_t));
+	r->end = lx->i;
+	lx->nrd++;
+	return 0;
+}
+
+/*
+ * Every reading of s[0..n) at the least cost (see one_pass), into lx->rd
+ * (cleared first): the search tries each choice of each pass in turn,
+ * depth first.  Returns the number kept (lx->overflow when it is not all
+ * of them), or -1 out of memory.
+ */
+static int
+search(struct lex *lx, const char *s, size_t n)
+{
+	struct saop__buf out = { NULL, 0, 0 };
+	size_t runs = 0, max_runs = SEARCH_BYTES / (n + 1), k;
+
+	if (max_runs > MAX_RUNS)
+		max_runs = MAX_RUNS;
+	if (max_runs < MIN_RUNS)
+		max_runs = MIN_RUNS;
+	readings_clear(lx);
+	lx->best = SIZE_MAX;
+	lx->doubt_best = SIZE_MAX;
+	lx->ndec = 0;
+	for (;;) {
+		int rc;
+
+		pass_begin(lx, s, n, &out);
+		rc = one_pass(lx);
+		pass_end(lx);
+		if (lx->nomem)
+			break;
+		if (rc == 0 && keep(lx, &out) != 0)
+			break;
+		lx->ndec = lx->cpos;
+		/* The next choice: the last one with another option. */
+		for (k = lx->ndec; k > 0; k--)
+			if (lx->dec[k - 1] + 1 < lx->opts[k - 1])
+				break;
+		if (k == 0)
+			break;
+		lx->dec[k - 1]++;
+		lx->ndec = k;
+		if (++runs >= max_runs) {
+			lx->overflow = 1;
+			break;
+		}
+	}
+	free(out.data);
+	if (lx->nomem) {
+		readings_clear(lx);
+		return -1;
+	}
+	/* A doubtful reading as good as the best: no single reading. */
+	if (lx->nrd > 0 && lx->doubt_best <= lx->best)
+		lx->overflow = 1;
+	return (int)lx->nrd;
 }
 
 /* Is s[0..n) white space only?  1 or 0. */
@@ -527,7 +1594,7 @@ blank(const char *s, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		if (strchr(" \t\n\r", s[i]) == NULL || s[i] == '\0')
+		if (!is_space((unsigned char)s[i]))
 			return 0;
 	return 1;
 }
@@ -560,19 +1627,25 @@ line_end(const char *s, size_t n, size_t i)
 	return i;
 }
 
+/* Does s[i..] start with a '{' or '[' after white space?  1 or 0. */
+static int
+json_like_at(const char *s, size_t n, size_t i)
+{
+	i = next_nonspace(s, n, i);
+	return i < n && (s[i] == '{' || s[i] == '[');
+}
+
 /*
- * Markdown code fences: the one fenced block that holds one JSON value.
- * Returns 1 with it in out and *repairs, 0 when there is no fence or no
+ * Markdown code fences: the one fenced block that reads as JSON; a block
+ * that opens with a bracket and does not read is a second reading.
+ * Returns 1 with its readings in lx->rd, 0 when there is no fence or no
  * single block, -1 on no memory.
  */
 static int
-from_fences(struct lex *lx, const char *s, size_t n, struct saop__buf *out,
-    unsigned *repairs)
+from_fences(struct lex *lx, const char *s, size_t n, unsigned *extra)
 {
-	size_t i = 0, found_at = 0, found_len = 0, outside = 0;
-	unsigned r, found_r = 0;
-	int found = 0, blocks = 0, rc;
-	struct saop__buf tmp = { NULL, 0, 0 };
+	size_t i = 0, at = 0, len = 0;
+	int found = 0, blocks = 0, rc, outside = 0;
 
 	while (i < n) {
 		size_t eol = line_end(s, n, i), body, end;
@@ -592,77 +1665,162 @@ from_fences(struct lex *lx, const char *s, size_t n, struct saop__buf *out,
 		if (end > n)
 			end = n;
 		blocks++;
-		rc = whole(lx, s + body, end - body, &tmp, &r, NULL);
-		if (rc < 0) {
-			free(tmp.data);
+		if ((rc = search(lx, s + body, end - body)) < 0)
 			return -1;
-		}
-		if (rc == 1) {
+		if (rc > 0) {
 			found++;
-			found_at = body;
-			found_len = end - body;
-			found_r = r;
-		} else {
-			size_t k = body;
-
-			/* A broken block that looks like JSON: two readings. */
-			while (k < end && strchr(" \t\r\n", s[k]) != NULL)
-				k++;
-			if (k < end && (s[k] == '{' || s[k] == '['))
-				found += 2;
+			at = body;
+			len = end - body;
+		} else if (json_like_at(s, end, body)) {
+			found += 2;	/* broken JSON: no guess */
 		}
 		i = end < n ? line_end(s, n, end) + 1 : n;
 	}
-	free(tmp.data);
 	if (blocks == 0 || found != 1)
 		return 0;
-	if ((rc = whole(lx, s + found_at, found_len, out, &r, NULL)) != 1)
+	if ((rc = search(lx, s + at, len)) <= 0)
 		return rc;
-	*repairs = found_r | R_CODE_FENCE | (outside ? R_PROSE : 0);
+	*extra = R_CODE_FENCE | (outside ? R_PROSE : 0);
 	return 1;
 }
 
 /*
- * Prose around one JSON object or array.  Every '{' or '[' starts a try;
- * a try that reads a whole value is a candidate, one that breaks after
- * reading a few tokens is a broken candidate.  Exactly one candidate and
- * no broken one: that is the answer.  Returns 1, 0 or -1 as from_fences.
+ * Does the prose s[0..n) dropped around a value look like JSON: a double
+ * quote or a bracket anywhere, or (at the edge next to the value, when
+ * after it) a comma, a colon or a single quote?  1 or 0.
  */
 static int
-from_prose(struct lex *lx, const char *s, size_t n, struct saop__buf *out,
-    unsigned *repairs)
+prose_looks_json(const char *s, size_t n, int before)
 {
-	size_t i = 0, at = 0, len = 0;
-	int found = 0, rc;
-	unsigned r = 0;
+	size_t i;
 
+	for (i = 0; i < n; i++)
+		if (s[i] == '"' || s[i] == '{' || s[i] == '}' || s[i] == '[' ||
+		    s[i] == ']')
+			return 1;
+	if (before)
+		return 0;
+	i = next_nonspace(s, n, 0);
+	return i < n && strchr("',:", s[i]) != NULL;
+}
+
+/*
+ * Prose around one JSON object or array.  Every '{' or '[' starts a try;
+ * a try that reads a value is a candidate, one that breaks after a few
+ * tokens is a broken candidate.  Exactly one candidate and no broken one,
+ * and prose that does not look like JSON: that is the answer.  Returns 1
+ * with its readings in lx->rd, 0 or -1 as from_fences.
+ */
+static int
+from_prose(struct lex *lx, const char *s, size_t n, unsigned *extra)
+{
+	size_t i = 0, at = 0, end = 0, k;
+	int found = 0, rc;
+
+	lx->prefix = 1;
 	while (i < n && found < 2) {
 		if (s[i] != '{' && s[i] != '[') {
 			i++;
 			continue;
 		}
-		pass_begin(lx, s + i, n - i, out);
-		rc = value(lx);
-		pass_end(lx);
-		if (rc == 0) {
+		if ((rc = search(lx, s + i, n - i)) < 0) {
+			lx->prefix = 0;
+			return -1;
+		}
+		if (rc > 0) {
 			found++;
 			at = i;
-			len = lx->i;
-			r = lx->repairs;
-			i += lx->i;
+			end = lx->rd[0].end;
+			for (k = 1; k < lx->nrd; k++)
+				if (lx->rd[k].end != end)
+					found += 2;	/* where does it end? */
+			i += end;
 		} else {
-			if (lx->nomem)
+			/* How far the plain pass got, for the next try. */
+			struct saop__buf tmp = { NULL, 0, 0 };
+
+			pass_begin(lx, s + i, n - i, &tmp);
+			lx->best = SIZE_MAX;
+			lx->ndec = 0;
+			(void)value(lx);
+			pass_end(lx);
+			free(tmp.data);
+			if (lx->nomem) {
+				lx->prefix = 0;
 				return -1;
+			}
 			if (lx->tokens >= 3)
 				found += 2;	/* broken JSON: no guess */
 			i += lx->i > 0 ? lx->i : 1;
 		}
 	}
-	if (found != 1 || (at == 0 && len == n))
+	rc = 0;
+	if (found == 1 && !(at == 0 && at + end == n) &&
+	    !prose_looks_json(s, at, 1) &&
+	    !prose_looks_json(s + at + end, n - at - end, 0)) {
+		rc = search(lx, s + at, n - at);
+		if (rc > 0) {
+			*extra = R_PROSE;
+			rc = 1;
+		}
+	}
+	lx->prefix = 0;
+	return rc;
+}
+
+/*
+ * A <think>, <thinking> or <reasoning> block at the start of s[0..n)
+ * (after white space): the length up to the end of its closing tag, 0
+ * when there is none, SIZE_MAX when it is never closed.
+ */
+static size_t
+think_len(const char *s, size_t n)
+{
+	static const char *const tags[] = { "think", "thinking", "reasoning" };
+	size_t i = next_nonspace(s, n, 0), k;
+	char close[16];
+
+	for (k = 0; k < 3; k++) {
+		size_t t = strlen(tags[k]);
+
+		if (i + t + 2 > n || s[i] != '<' ||
+		    memcmp(s + i + 1, tags[k], t) != 0 || s[i + 1 + t] != '>')
+			continue;
+		snprintf(close, sizeof(close), "</%s>", tags[k]);
+		for (i += t + 2; i + strlen(close) <= n; i++)
+			if (memcmp(s + i, close, strlen(close)) == 0)
+				return i + strlen(close);
+		return SIZE_MAX;	/* all of it is thinking */
+	}
+	return 0;
+}
+
+/*
+ * A JSONP wrapper: name(...) around the whole of s[0..n), an optional ';'
+ * after.  Returns 1 with the inside in *at, *len, else 0.
+ */
+static int
+jsonp(const char *s, size_t n, size_t *at, size_t *len)
+{
+	size_t i = next_nonspace(s, n, 0), e = n;
+
+	if (i >= n || !is_ident_start((unsigned char)s[i]))
 		return 0;
-	if (whole(lx, s + at, len, out, &r, NULL) != 1)
-		return lx->nomem ? -1 : 0;
-	*repairs = r | R_PROSE;
+	while (i < n && (is_ident((unsigned char)s[i]) || s[i] == '.'))
+		i++;
+	i = next_nonspace(s, n, i);
+	if (i >= n || s[i] != '(')
+		return 0;
+	while (e > i && is_space((unsigned char)s[e - 1]))
+		e--;
+	if (e > i && s[e - 1] == ';')
+		e--;
+	while (e > i && is_space((unsigned char)s[e - 1]))
+		e--;
+	if (e <= i + 1 || s[e - 1] != ')')
+		return 0;
+	*at = i + 1;
+	*len = e - 1 - (i + 1);
 	return 1;
 }
 
@@ -688,82 +1846,498 @@ strict(const char *out, size_t n)
 }
 
 /*
- * Repair text[0..len) (see saop.h): a whole value first, then the one
- * fenced block that holds JSON, then the one value in prose; else only a
- * BOM goes.  Returns 1 with *out (new, free()) and *repairs (new), 0 when
- * nothing changes, or -SAOP_ENOMEM.
+ * Is the end of the strict JSON prefix t[0..n) inside a member that holds
+ * a call to run: "action", "parameters", "arguments", "tool_call",
+ * "tool_calls", "function" (at any depth)?  Such a cut is never closed:
+ * a shell command cut mid-string must not be run.  1 or 0.
  */
-int
-saop_repair(const char *text, size_t len, char **out, size_t *out_len,
-    json_t **repairs, struct saop_err *e)
+static int
+cut_in_call(const char *t, size_t n)
 {
-	struct lex lx = { 0 };
-	struct saop__buf b = { NULL, 0, 0 };
-	unsigned r = 0, bom = 0;
-	const char *s = text;
-	char *got;
-	size_t n = len, k;
+	static const char *const calls[] = { "action", "parameters",
+	    "arguments", "tool_call", "tool_calls", "function" };
+	size_t i = 0, depth = 0, k, ks = 0, kl = 0;
+	int in_key = 0, bad[64];
+
+	memset(bad, 0, sizeof(bad));
+	while (i < n) {
+		char c = t[i];
+
+		if (c == '"') {
+			size_t st = ++i;
+
+			while (i < n && t[i] != '"')
+				i += t[i] == '\\' ? 2 : 1;
+			ks = st;
+			kl = (i < n ? i : n) - st;
+			in_key = 1;
+			i++;
+			continue;
+		}
+		if (c == ':' && in_key && depth > 0 && depth <= 64) {
+			size_t v = i + 1;
+
+			while (v < n && strchr(" \t\r\n", t[v]) != NULL)
+				v++;
+			bad[depth - 1] = 0;
+			/* A whole literal or number (null: no call) is no cut. */
+			for (k = 0; k < sizeof(calls) / sizeof(calls[0]); k++)
+				if (kl == strlen(calls[k]) &&
+				    memcmp(t + ks, calls[k], kl) == 0 &&
+				    (v >= n || strchr("{[\"", t[v]) != NULL))
+					bad[depth - 1] = 1;
+		} else if (c == '{' || c == '[') {
+			if (depth < 64)
+				bad[depth] = 0;
+			depth++;
+		} else if (c == '}' || c == ']') {
+			if (depth > 0)
+				depth--;
+		} else if (c == ',' && depth > 0 && depth <= 64) {
+			bad[depth - 1] = 0;
+		}
+		if (c != ' ' && c != '\n' && c != '\t' && c != '\r')
+			in_key = 0;
+		i++;
+	}
+	for (k = 0; k < depth && k < 64; k++)
+		if (bad[k])
+			return 1;
+	return 0;
+}
+
+/*
+ * Close the cut reading r by the scanner's rules (the text up to its
+ * close index, then its closing): 1 closed, 0 when nothing received
+ * determines a value or the cut is inside a call (cut_in_call()), -1 out
+ * of memory.
+ */
+static int
+close_reading(struct reading *r)
+{
+	struct saop_detect_result d;
+	size_t cl;
+	char *t;
+
+	if (cut_in_call(r->text, r->len))
+		return 0;
+	memset(&d, 0, sizeof(d));
+	if (saop_detect_buffer(r->text, r->len, 0, &d) != 0)
+		return -1;
+	if (d.verdict != SAOP_TRUNCATED || !d.has_close || d.closing == NULL) {
+		saop_detect_result_free(&d);
+		return 0;
+	}
+	cl = strlen(d.closing);
+	if ((t = malloc((size_t)d.close_index + cl + 1)) == NULL) {
+		saop_detect_result_free(&d);
+		return -1;
+	}
+	memcpy(t, r->text, (size_t)d.close_index);
+	memcpy(t + d.close_index, d.closing, cl + 1);
+	free(r->text);
+	r->text = t;
+	r->len = (size_t)d.close_index + cl;
+	r->nvals = 1;
+	r->spans[0] = 0;
+	r->spans[1] = r->len;
+	r->truncated = 0;
+	r->repairs |= R_CLOSED;
+	saop_detect_result_free(&d);
+	return 1;
+}
+
+/* A candidate value: its text (owned), the tree when jansson holds it. */
+struct cand {
+	char *text;
+	size_t len;
+	json_t *v;
+	unsigned repairs;
+};
+
+/* Free the candidates c[0..n). */
+static void
+cands_free(struct cand *c, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		free(c[k].text);
+		json_decref(c[k].v);
+	}
+}
+
+/*
+ * Add the text t[0..len) (copied) as a candidate, unless one with the
+ * same value is there or it is not strict JSON.  Returns 0, 1 when the
+ * list is full, -1 out of memory.
+ */
+static int
+cand_add(struct cand *c, size_t *nc, size_t max, const char *t, size_t len,
+    unsigned repairs)
+{
+	json_error_t je;
+	json_t *v;
+	size_t k;
+	int ok;
+
+	if ((ok = strict(t, len)) < 0)
+		return -1;
+	if (ok == 0)
+		return 0;
+	v = json_loadb(t, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
+	for (k = 0; k < *nc; k++)
+		if (v != NULL && c[k].v != NULL ? json_equal(v, c[k].v) :
+		    c[k].len == len && memcmp(c[k].text, t, len) == 0) {
+			json_decref(v);
+			c[k].repairs |= repairs;
+			return 0;
+		}
+	if (*nc == max) {
+		json_decref(v);
+		return 1;
+	}
+	if ((c[*nc].text = malloc(len + 1)) == NULL) {
+		json_decref(v);
+		return -1;
+	}
+	memcpy(c[*nc].text, t, len);
+	c[*nc].text[len] = '\0';
+	c[*nc].len = len;
+	c[*nc].v = v;
+	c[*nc].repairs = repairs;
+	(*nc)++;
+	return 0;
+}
+
+/*
+ * Are the values of r (several, one after the other) all the same text?
+ * 1 or 0.
+ */
+static int
+all_equal(const struct reading *r)
+{
+	size_t j, l0 = r->spans[1] - r->spans[0];
+
+	for (j = 1; j < r->nvals; j++)
+		if (r->spans[2 * j + 1] - r->spans[2 * j] != l0 ||
+		    memcmp(r->text + r->spans[2 * j], r->text + r->spans[0],
+		    l0) != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * The candidates of the readings in lx->rd: each as it is, several
+ * values one after the other as the array of all of them and as each one
+ * (the rule of saop-validate(1): the one that fits the schema).  Returns
+ * 0 (lx->overflow set when the list is full) or -1.
+ */
+static int
+candidates(struct lex *lx, struct cand *c, size_t *nc, size_t max)
+{
+	struct saop__buf arr = { NULL, 0, 0 };
+	size_t k, j;
+	int rc = 0;
+
+	for (k = 0; k < lx->nrd && rc == 0; k++) {
+		struct reading *r = &lx->rd[k];
+
+		if (r->truncated && (rc = close_reading(r)) <= 0) {
+			if (rc < 0)
+				break;
+			rc = 0;
+			continue;
+		}
+		if (r->nvals <= 1) {
+			rc = cand_add(c, nc, max, r->text, r->len, r->repairs);
+			continue;
+		}
+		if (all_equal(r)) {
+			rc = cand_add(c, nc, max, r->text + r->spans[0],
+			    r->spans[1] - r->spans[0], r->repairs);
+			continue;
+		}
+		arr.len = 0;
+		rc = saop__buf_putc(&arr, '[');
+		for (j = 0; j < r->nvals && rc == 0; j++)
+			rc = (j > 0 ? saop__buf_putc(&arr, ',') : 0) ||
+			    saop__buf_append(&arr, r->text + r->spans[2 * j],
+			    r->spans[2 * j + 1] - r->spans[2 * j]);
+		if (rc != 0 || saop__buf_putc(&arr, ']') != 0) {
+			rc = -1;
+			break;
+		}
+		rc = cand_add(c, nc, max, arr.data, arr.len, r->repairs);
+		for (j = 0; j < r->nvals && rc == 0; j++)
+			rc = cand_add(c, nc, max, r->text + r->spans[2 * j],
+			    r->spans[2 * j + 1] - r->spans[2 * j],
+			    r->repairs);
+	}
+	free(arr.data);
+	if (rc == 1)
+		lx->overflow = 1;
+	return rc < 0 ? -1 : 0;
+}
+
+/*
+ * Does every object of v that has a key the schema names anywhere
+ * (properties) have only such keys?  The anchor of saop-validate(1): a
+ * string that swallowed a member, or a member made of a string's inside,
+ * shows as a key the schema does not know beside keys it knows.  1 or 0.
+ */
+static int
+anchored(const struct saop_schema *s, const json_t *v)
+{
+	const char *key;
+	json_t *m;
+	size_t i, known = 0, unknown = 0;
+	const struct sch_node *nd;
+
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, m)
+			if (!anchored(s, m))
+				return 0;
+		return 1;
+	}
+	if (!json_is_object(v))
+		return 1;
+	json_object_foreach((json_t *)v, key, m) {
+		int found = 0;
+
+		for (nd = s->all; nd != NULL && !found; nd = nd->next_all)
+			for (i = 0; i < nd->nkw && !found; i++)
+				if (nd->kw[i].type == KW_PROPS &&
+				    nd->kw[i].u.props.propobj != NULL &&
+				    json_object_get(nd->kw[i].u.props.propobj,
+				    key) != NULL)
+					found = 1;
+		if (found)
+			known++;
+		else
+			unknown++;
+		if (!anchored(s, m))
+			return 0;
+	}
+	return known == 0 || unknown == 0;
+}
+
+/*
+ * Of the candidates c[0..n), the one the schema takes: the only one that
+ * fits, or of those that fit the only one anchored (see anchored()).
+ * Returns its index, -1 when none or several, -2 out of memory.
+ */
+static int
+schema_pick(const struct saop_schema *s, struct cand *c, size_t n)
+{
+	struct saop_err e;
+	int fit[MAX_READINGS * 2], nfit = 0, pick = -1, nanch = 0;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		json_t *errors = NULL;
+		int rc;
+
+		fit[k] = 0;
+		if (c[k].v == NULL)
+			continue;
+		rc = saop_schema_validate(s, c[k].v, &errors, &e);
+		json_decref(errors);
+		if (rc == -SAOP_ENOMEM)
+			return -2;
+		if (rc == 1) {
+			fit[k] = 1;
+			nfit++;
+			pick = (int)k;
+		}
+	}
+	if (nfit <= 1)
+		return pick;
+	pick = -1;
+	for (k = 0; k < n; k++)
+		if (fit[k] && anchored(s, c[k].v)) {
+			nanch++;
+			pick = (int)k;
+		}
+	return nanch == 1 ? pick : -1;
+}
+
+/* The names of the repairs in r as a new array, or NULL. */
+static json_t *
+names(unsigned r)
+{
+	json_t *a = json_array();
+	size_t k;
+
+	for (k = 0; a != NULL && k < sizeof(repair_names) /
+	    sizeof(repair_names[0]); k++)
+		if ((r & (1u << k)) && json_array_append_new(a,
+		    json_string(repair_names[k])) != 0) {
+			json_decref(a);
+			return NULL;
+		}
+	return a;
+}
+
+/*
+ * The readings of text without its BOM (s[0..n)), by the rules in order:
+ * a whole value, a JSONP wrapper, the one fenced block, the one value in
+ * prose; each after a <think> block.  Returns 1 with readings in lx->rd
+ * and the repairs of the wrapping in *extra, 0 for none, -1 no memory.
+ */
+static int
+read_all(struct lex *lx, const char *s, size_t n, unsigned *extra)
+{
+	size_t t = think_len(s, n), at, len;
 	int rc;
 
+	*extra = 0;
+	if (t == SIZE_MAX)
+		return 0;	/* the JSON in it is the model's draft */
+	if (t > 0) {
+		*extra |= R_THINK;
+		s += t;
+		n -= t;
+	}
+	if ((rc = search(lx, s, n)) != 0)
+		return rc < 0 ? -1 : 1;
+	if (jsonp(s, n, &at, &len)) {
+		if ((rc = search(lx, s + at, len)) != 0) {
+			*extra |= R_JSONP;
+			return rc < 0 ? -1 : 1;
+		}
+	}
+	if ((rc = from_fences(lx, s, n, extra)) != 0)
+		return rc;
+	return from_prose(lx, s, n, extra);
+}
+
+/*
+ * Repair text[0..len) (see saop.h), with o (NULL: no schema, no close).
+ * Returns 1 with *out and *repairs, 0 when nothing changes (with
+ * *readings when several readings were possible), or -SAOP_ENOMEM.
+ */
+int
+saop_repair_with(const char *text, size_t len,
+    const struct saop_repair_opts *o, char **out, size_t *out_len,
+    json_t **repairs, json_t **readings, struct saop_err *e)
+{
+	struct lex lx;
+	struct cand c[MAX_READINGS * 2];
+	const char *s = text;
+	size_t n = len, nc = 0, k;
+	unsigned bom = 0, extra = 0, r = 0;
+	int rc, pick = -1, pass;
+
+	memset(&lx, 0, sizeof(lx));
 	*out = NULL;
 	*out_len = 0;
 	*repairs = NULL;
+	if (readings != NULL)
+		*readings = NULL;
 	saop_err_clear(e);
 	if (n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0) {
 		s += 3;
 		n -= 3;
 		bom = R_BOM;
 	}
-	rc = whole(&lx, s, n, &b, &r, NULL);
-	if (rc == 0)
-		rc = from_fences(&lx, s, n, &b, &r);
-	if (rc == 0)
-		rc = from_prose(&lx, s, n, &b, &r);
-	free(lx.stack);
-	if (rc == 1)
-		rc = strict(b.data, b.len);
-	if (rc < 0) {
-		free(b.data);
-		return saop__fail(e, SAOP_ENOMEM, ENOMEM,
-		    "out of memory repairing %zu bytes", len);
+	/* Closing is the last resort: only when nothing else reads. */
+	for (pass = 0; pass < (o != NULL && o->close ? 2 : 1); pass++) {
+		lx.close = pass;
+		if ((rc = read_all(&lx, s, n, &extra)) < 0)
+			goto oom;
+		if (rc == 0)
+			continue;
+		if (candidates(&lx, c, &nc, MAX_READINGS * 2) != 0)
+			goto oom;
+		if (nc > 0)
+			break;
 	}
-	if (rc == 0) {
+	/*
+	 * With a schema, a reading that moved where a string ends must be
+	 * anchored: its strings end before a key the schema knows.
+	 */
+	if (o != NULL && o->schema != NULL)
+		for (k = 0; k < nc; k++)
+			if ((c[k].repairs & (R_UNESCAPED_QUOTE | R_MISSING_CLOSE |
+			    R_MISSING_OPEN)) && c[k].v != NULL &&
+			    !anchored(o->schema, c[k].v)) {
+				free(c[k].text);
+				json_decref(c[k].v);
+				c[k--] = c[--nc];
+			}
+	if (nc == 1 && !lx.overflow) {
+		pick = 0;
+	} else if (nc > 1 && o != NULL && o->schema != NULL) {
+		if ((pick = schema_pick(o->schema, c, nc)) == -2)
+			goto oom;
+		if (pick >= 0 && lx.overflow)
+			pick = -1;
+		if (pick >= 0)
+			c[pick].repairs |= R_SCHEMA_CHOICE;
+	}
+	if (pick < 0 && nc > 1 && readings != NULL) {
+		if ((*readings = json_array()) == NULL)
+			goto oom;
+		for (k = 0; k < nc; k++)
+			if (json_array_append_new(*readings,
+			    json_stringn(c[k].text, c[k].len)) != 0)
+				goto oom;
+	}
+	if (pick >= 0) {
+		r = c[pick].repairs | extra | bom;
+		*out = c[pick].text;
+		*out_len = c[pick].len;
+		c[pick].text = NULL;
+	} else if (bom && !(n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)) {
 		/*
 		 * No single reading; only a BOM can still go, unless another
 		 * follows it: that one would go in a repair of the repair.
 		 */
-		r = 0;
-		b.len = 0;
-		if (bom && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
-			bom = 0;
-		if (bom && saop__buf_append(&b, s, n) != 0) {
-			free(b.data);
-			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
-			    "out of memory");
-		}
+		if ((*out = malloc(n + 1)) == NULL)
+			goto oom;
+		memcpy(*out, s, n);
+		(*out)[n] = '\0';
+		*out_len = n;
+		r = bom;
 	}
-	r |= bom;
+	cands_free(c, nc);
+	readings_clear(&lx);
+	free(lx.stack);
+	free(lx.dec);
+	free(lx.opts);
 	if (r == 0) {
-		free(b.data);
+		free(*out);
+		*out = NULL;
+		*out_len = 0;
 		return 0;
 	}
-	if ((got = saop__buf_steal(&b, &n)) == NULL)
-		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
-	if ((*repairs = json_array()) == NULL) {
-		free(got);
+	if ((*repairs = names(r)) == NULL) {
+		free(*out);
+		*out = NULL;
+		*out_len = 0;
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	}
-	for (k = 0; k < sizeof(repair_names) / sizeof(repair_names[0]); k++)
-		if ((r & (1u << k)) &&
-		    json_array_append_new(*repairs,
-		    json_string(repair_names[k])) != 0) {
-			json_decref(*repairs);
-			*repairs = NULL;
-			free(got);
-			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
-			    "out of memory");
-		}
-	*out = got;
-	*out_len = n;
 	return 1;
+oom:
+	cands_free(c, nc);
+	readings_clear(&lx);
+	free(lx.stack);
+	free(lx.dec);
+	free(lx.opts);
+	if (readings != NULL) {
+		json_decref(*readings);
+		*readings = NULL;
+	}
+	return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+	    "out of memory repairing %zu bytes", len);
+}
+
+/* Repair text[0..len) with no schema (see saop.h). */
+int
+saop_repair(const char *text, size_t len, char **out, size_t *out_len,
+    json_t **repairs, struct saop_err *e)
+{
+	return saop_repair_with(text, len, NULL, out, out_len, repairs, NULL,
+	    e);
 }

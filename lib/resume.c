@@ -10,12 +10,10 @@
 
 #include "saop-private.h"
 
-/* Candidate continuations tried per answer, and overlaps per candidate. */
+/* Readings of an answer tried, and repeats of the received tail per
+ * reading. */
 #define MAX_CANDIDATES	6
-#define MAX_OVERLAPS	4
-/* Shorter repeats of the prefix's tail count only when nothing else
- * merges (see short_repeat_unneeded()). */
-#define MIN_REPEAT	4
+#define MAX_OVERLAPS	8
 
 /* See saop.h.  Returns the word of resume status s. */
 const char *
@@ -122,10 +120,10 @@ user_text(const char *token, const char *label, const char *quote,
 }
 
 /*
- * Where the token that prefix[0..len) ends inside starts (its partial
- * token: a string, number or literal cut short), or len when it ends
- * between tokens; *ti gets the end of its last complete token.  -1 when
- * out of memory.
+ * Where the token that prefix[0..len) (an answer, wrapped or bare) ends
+ * inside starts (its partial token: a string, number or literal cut
+ * short), or len when it ends between tokens; *ti gets the end of its last
+ * complete token.  -1 when out of memory.
  */
 static int
 partial_token(const char *prefix, size_t len, size_t max_depth, size_t *ti,
@@ -134,7 +132,7 @@ partial_token(const char *prefix, size_t len, size_t max_depth, size_t *ti,
 	struct saop_detect_result r;
 
 	*ti = *ts = len;
-	if (saop_detect_buffer(prefix, len, max_depth, &r) != 0)
+	if (saop_detect_text(prefix, len, max_depth, &r) != 0)
 		return -1;
 	if (r.verdict == SAOP_TRUNCATED) {
 		*ti = (size_t)r.truncation_index;
@@ -144,6 +142,36 @@ partial_token(const char *prefix, size_t len, size_t max_depth, size_t *ti,
 	return 0;
 }
 
+/* Bytes of the received tail shown when asked once more. */
+#define AGAIN_TAIL	64
+
+/*
+ * text (tlen bytes, freed) followed by SAOP_RESUME_AGAIN_LABEL and the
+ * last AGAIN_TAIL bytes or so of prefix[0..len) (whole characters): the
+ * turn that asks once more after an answer with two readings.  Returns a
+ * new string of *tlen bytes, or NULL out of memory.
+ */
+static char *
+again_text(char *text, size_t *tlen, const char *prefix, size_t len)
+{
+	struct saop__buf b;
+	size_t from = len > AGAIN_TAIL ? len - AGAIN_TAIL : 0;
+
+	while (from < len && ((unsigned char)prefix[from] & 0xc0) == 0x80)
+		from++;
+	saop__buf_init(&b);
+	if (saop__buf_append(&b, text, *tlen) != 0 ||
+	    saop__buf_append(&b, SAOP_RESUME_AGAIN_LABEL,
+	    strlen(SAOP_RESUME_AGAIN_LABEL)) != 0 ||
+	    saop__buf_append(&b, prefix + from, len - from) != 0) {
+		free(text);
+		saop__buf_free(&b);
+		return NULL;
+	}
+	free(text);
+	return saop__buf_steal(&b, tlen);
+}
+
 /*
  * saop_resume_request(), adding to *sent (when not NULL) the bytes of the
  * resume turns' text.
@@ -151,7 +179,8 @@ partial_token(const char *prefix, size_t len, size_t max_depth, size_t *ti,
 static json_t *
 request_counted(const json_t *request, const char *prefix, size_t len,
     const char *token, enum saop_resume_form form,
-    enum saop_resume_context context, size_t *sent, struct saop_err *e)
+    enum saop_resume_context context, int again, size_t *sent,
+    struct saop_err *e)
 {
 	json_t *req, *msgs;
 	char *text;
@@ -206,7 +235,8 @@ request_counted(const json_t *request, const char *prefix, size_t len,
 	} else {
 		text = user_text(token, NULL, NULL, 0, &tlen);
 	}
-	if (text == NULL)
+	if (text == NULL || (again && (text = again_text(text, &tlen,
+	    prefix, len)) == NULL))
 		goto nomem;
 	if (sent != NULL)
 		*sent += tlen;
@@ -238,7 +268,7 @@ saop_resume_request(const json_t *request, const char *prefix, size_t len,
     enum saop_resume_context context, struct saop_err *e)
 {
 	return request_counted(request, prefix, len, token, form, context,
-	    NULL, e);
+	    0, NULL, e);
 }
 
 /* ---- Merge ---- */
@@ -394,113 +424,6 @@ overlaps(const char *p, size_t plen, const char *c, size_t clen, size_t *ks,
 	return n;
 }
 
-/* How good a verdict is for a merge: complete 3, truncated 2, else 1. */
-static int
-rank(enum saop_verdict v)
-{
-	return v == SAOP_COMPLETE ? 3 : v == SAOP_TRUNCATED ? 2 : 1;
-}
-
-/* Scan buf with the scanner; 0, or a negative code. */
-static int
-scan(const char *buf, size_t len, size_t max_depth,
-    struct saop_detect_result *res, struct saop_err *e)
-{
-	int rc;
-
-	memset(res, 0, sizeof(*res));
-	rc = saop_detect_buffer(buf, len, max_depth ? max_depth :
-	    SAOP_MAX_DEPTH, res);
-	if (rc < 0)
-		return saop__fail(e, -rc, 0, "scanning the merged output "
-		    "failed");
-	return 0;
-}
-
-/* The best merge found so far. */
-struct best {
-	char *buf;
-	size_t len;
-	struct saop_detect_result res;
-	size_t kept;		/* bytes of the received text it keeps */
-	int have;
-};
-
-/*
- * Judge head[0..hlen) + tail[0..tlen) (and, when the scanner says that
- * invalid only because words follow a complete value, the text cut
- * there), a merge that keeps kept bytes of the received text; keep it
- * in b when it is better.  Returns 1 when b is now complete, 0, or -1
- * (ENOMEM/scanner failure, e filled).
- */
-static int
-judge(struct best *b, const char *head, size_t hlen, size_t kept,
-    const char *tail, size_t tlen, size_t max_depth, struct saop_err *e)
-{
-	struct saop_detect_result r, cut;
-	size_t len = hlen + tlen;
-	char *buf;
-
-	if ((buf = malloc(len + 1)) == NULL) {
-		saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
-		return -1;
-	}
-	memcpy(buf, head, hlen);
-	memcpy(buf + hlen, tail, tlen);
-	buf[len] = '\0';
-	if (scan(buf, len, max_depth, &r, e) != 0) {
-		free(buf);
-		return -1;
-	}
-	if (r.verdict == SAOP_INVALID && r.error_offset >= hlen &&
-	    r.error_offset < len) {
-		size_t at = (size_t)r.error_offset, lead = at;
-
-		while (lead > hlen && is_ws((unsigned char)buf[lead - 1]))
-			lead--;
-		if (lead < at && sentence_start(buf + at, len - at)) {
-			if (scan(buf, lead, max_depth, &cut, e) != 0) {
-				saop_detect_result_free(&r);
-				free(buf);
-				return -1;
-			}
-			if (cut.verdict == SAOP_COMPLETE) {
-				saop_detect_result_free(&r);
-				r = cut;
-				len = lead;
-				buf[len] = '\0';
-			} else {
-				saop_detect_result_free(&cut);
-			}
-		}
-	}
-	/*
-	 * Complete beats truncated beats invalid; among truncated merges the
-	 * one that keeps most of the received text; on a tie the earlier
-	 * candidate (the more literal reading: carried on, then the open
-	 * token re-sent, then the longer repeat) stays.  (Not the longest
-	 * merge: a one-byte coincidence, a '"' repeated, would outrun a
-	 * string re-sent from its quote.)
-	 */
-	if (b->have && (rank(r.verdict) < rank(b->res.verdict) ||
-	    (rank(r.verdict) == rank(b->res.verdict) &&
-	    (r.verdict != SAOP_TRUNCATED || kept <= b->kept)))) {
-		saop_detect_result_free(&r);
-		free(buf);
-		return 0;
-	}
-	if (b->have) {
-		saop_detect_result_free(&b->res);
-		free(b->buf);
-	}
-	b->buf = buf;
-	b->len = len;
-	b->res = r;
-	b->kept = kept;
-	b->have = 1;
-	return r.verdict == SAOP_COMPLETE;
-}
-
 /* The length of the common prefix of a[0..an) and b[0..bn). */
 static size_t
 common_len(const char *a, size_t an, const char *b, size_t bn)
@@ -512,117 +435,394 @@ common_len(const char *a, size_t an, const char *b, size_t bn)
 	return i;
 }
 
-/*
- * A repeat of fewer than MIN_REPEAT bytes ('[', ',', '"') is as likely a
- * coincidence as a repeat: it is tried only while nothing better than
- * invalid was found ("[[" + "[], {}]" is "[[[], {}]" cut again, not the
- * complete "[[], {}]").  1 when b makes the k-byte repeat k unneeded.
- */
+/* How far a verdict is from a finished merge: complete 0, truncated 1,
+ * invalid 2. */
 static int
-short_repeat_unneeded(const struct best *b, size_t k)
+verdict_class(enum saop_verdict v)
 {
-	return k < MIN_REPEAT && b->have && b->res.verdict != SAOP_INVALID;
+	return v == SAOP_COMPLETE ? 0 : v == SAOP_TRUNCATED ? 1 : 2;
 }
 
 /*
- * Judge the candidates of one reading c[0..cl) of the answer against
- * prefix[0..plen) (see merge()): appended at the resume point, the open
- * token re-sent, a repeat of the prefix's tail dropped.  Returns 1 when b
- * is complete, 0, or -1 with e filled.
+ * Scan buf (len bytes) as an answer whose JSON begins at js after wrapper
+ * (saop__detect_part()); 0, or a negative code with e filled.
  */
 static int
-judge_reading(struct best *b, const char *prefix, size_t plen, size_t unseen,
-    size_t ts, const char *c, size_t cl, size_t max_depth,
-    struct saop_err *e)
+scan_part(const char *buf, size_t len, size_t js, unsigned wrapper,
+    size_t max_depth, struct saop_detect_result *res, struct saop_err *e)
 {
-	size_t ks[MAX_OVERLAPS], lead = lstrip_len(c, cl), u;
-	int partial = ts < plen, nk, j, rc;
+	int rc;
 
-	/* 1. Carried on from the resume point, byte for byte (its leading
-	 * white space too: inside a string it is content, and between
-	 * tokens the answer is kept as it came); the white space the model
-	 * did not see (prefill) is received text: the answer's own leading
-	 * white space is merged with it. */
-	u = common_len(prefix + plen - unseen, unseen, c, cl);
-	if ((rc = judge(b, prefix, plen, plen, c + u, cl - u, max_depth,
-	    e)) != 0)
-		return rc;
-	/* 2. The open token re-sent from its start: only when it begins
-	 * with every byte of it received. */
-	if (partial && cl - lead >= plen - ts &&
-	    memcmp(c + lead, prefix + ts, plen - ts) == 0 &&
-	    (rc = judge(b, prefix, ts, plen, c + lead, cl - lead, max_depth,
-	    e)) != 0)
-		return rc;
-	/* 3. A repeat of the prefix's tail dropped (the model went back a
-	 * little).  (Never the prefix's trailing white space: that would be
-	 * received bytes lost.) */
-	if ((nk = overlaps(prefix, plen, c + lead, cl - lead, ks,
-	    MAX_OVERLAPS)) < 0)
-		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
-	for (j = 0; j < nk; j++)
-		if (short_repeat_unneeded(b, ks[j]))
-			continue;
-		else if ((rc = judge(b, prefix, plen, plen, c + lead + ks[j],
-		    cl - lead - ks[j], max_depth, e)) != 0)
-			return rc;
+	memset(res, 0, sizeof(*res));
+	rc = saop__detect_part(buf, len, js, wrapper, max_depth ? max_depth :
+	    SAOP_MAX_DEPTH, res);
+	if (rc < 0)
+		return saop__fail(e, -rc, 0, "scanning the merged output "
+		    "failed");
 	return 0;
 }
 
 /*
- * saop_resume_merge() where the last unseen bytes of prefix are white
- * space the model was not shown (prefill strips it): an answer that
- * starts with (part of) it does not repeat it.
+ * The likelihood of a candidate (smaller: more likely; saop-resume(1),
+ * "How the pieces are joined").  Readings of the answer after its first
+ * (a code fence's body, after a sentence) add L_NEXT_READING each.
+ */
+enum likely {
+	L_RESTART = 0,		/* the open string written again from its
+				   quote or first byte, LONG_REPEAT bytes of
+				   its text or more received: a repeat that
+				   starts where the string does */
+	L_AS_CAME = 1,		/* as it came, its leading blank lines
+				   dropped, or any other repeat of the
+				   received tail dropped: all as likely (text
+				   that truly repeats itself at the cut, as
+				   code does, reads as a repeat too) */
+	L_NEXT_READING = 2
+};
+
+/* The open string's text received, at least, for its restart to be read
+ * before the answer as it came. */
+#define LONG_REPEAT	8
+
+/* The merge of one answer: what it joins and the best candidate so far. */
+struct joiner {
+	const char *p;		/* the received text up to its resume point */
+	size_t plen;
+	size_t js;		/* where its JSON begins */
+	unsigned wrapper;	/* what is before that (SAOP_WRAP_*) */
+	size_t unseen;		/* its trailing white space the model did
+				   not see (prefill) */
+	size_t max_depth;
+	int cut;		/* the answer was cut too */
+	size_t open_str;	/* bytes of the open string received (its
+				   quote too), 0 when the cut is not in one */
+	struct saop_err *e;
+	/* The best candidate: */
+	char *buf;
+	size_t len;
+	struct saop_detect_result res;
+	int have, cls, likely;
+	int differs;		/* another as likely has another value */
+};
+
+/*
+ * The next byte of the value in s[0..n) from *i that counts for its value
+ * (white space outside strings skipped), advancing *i; -1 at the end.
+ * *str and *esc carry whether *i is inside a string, after a backslash.
  */
 static int
-merge(const char *prefix, size_t plen, size_t unseen, const char *cont,
-    size_t clen, size_t max_depth, char **out, size_t *outlen,
+value_byte(const char *s, size_t n, size_t *i, int *str, int *esc)
+{
+	while (*i < n) {
+		unsigned char c = (unsigned char)s[(*i)++];
+
+		if (*str) {
+			if (*esc)
+				*esc = 0;
+			else if (c == '\\')
+				*esc = 1;
+			else if (c == '"')
+				*str = 0;
+			return c;
+		}
+		if (is_ws(c))
+			continue;
+		if (c == '"')
+			*str = 1;
+		return c;
+	}
+	return -1;
+}
+
+/* The end of the JSON of a merge scanned as r (len bytes): where a
+ * complete value ends, else all of it. */
+static size_t
+json_end(const struct saop_detect_result *r, size_t len)
+{
+	return r->verdict == SAOP_COMPLETE && r->json_end > 0 ?
+	    (size_t)r->json_end : len;
+}
+
+/* 1 when a[from..an) and b[from..bn) hold the same value (the same bytes
+ * but for white space between tokens), else 0. */
+static int
+same_value(const char *a, size_t an, const char *b, size_t bn, size_t from)
+{
+	size_t i = from, j = from;
+	int sa = 0, ea = 0, sb = 0, eb = 0, ca;
+
+	do {
+		int cb;
+
+		ca = value_byte(a, an, &i, &sa, &ea);
+		cb = value_byte(b, bn, &j, &sb, &eb);
+		if (ca != cb)
+			return 0;
+	} while (ca != -1);
+	return 1;
+}
+
+/*
+ * When the scan r of buf (len bytes, the received text's hlen bytes and
+ * the answer's) is invalid only because words follow a complete value
+ * in the answer, the text cut before them: rescanned into r, and len
+ * shortened.  0, or a negative code with e filled.
+ */
+static int
+cut_words(const struct joiner *j, char *buf, size_t *len, size_t hlen,
+    struct saop_detect_result *r)
+{
+	struct saop_detect_result cut;
+	size_t at = (size_t)r->error_offset, lead = at;
+
+	if (r->verdict != SAOP_INVALID || at < hlen || at >= *len)
+		return 0;
+	while (lead > hlen && is_ws((unsigned char)buf[lead - 1]))
+		lead--;
+	if (lead == at || !sentence_start(buf + at, *len - at))
+		return 0;
+	if (scan_part(buf, lead, j->js, j->wrapper, j->max_depth, &cut,
+	    j->e) != 0)
+		return -j->e->code;
+	if (cut.verdict != SAOP_COMPLETE) {
+		saop_detect_result_free(&cut);
+		return 0;
+	}
+	saop_detect_result_free(r);
+	*r = cut;
+	*len = lead;
+	buf[lead] = '\0';
+	return 0;
+}
+
+/*
+ * Judge the received text followed by tail[0..tlen), a candidate of
+ * likelihood likely: kept in j when it is the best so far (complete
+ * beats truncated beats invalid, then the more likely, then, for the
+ * same value, the shorter: white space between tokens not doubled, then
+ * the one judged first); a complete one as likely with another value
+ * marks j ambiguous.  When the answer was cut too, complete and truncated are
+ * as good, and nothing is ambiguous: the merge is only a step, which the
+ * next answer, read against it, confirms.  0, or a negative code with e
+ * filled.
+ */
+static int
+consider(struct joiner *j, const char *tail, size_t tlen, int likely)
+{
+	struct saop_detect_result r;
+	size_t len = j->plen + tlen;
+	char *buf;
+	int cls, rc;
+
+	if ((buf = malloc(len + 1)) == NULL)
+		return saop__fail(j->e, SAOP_ENOMEM, 0, "out of memory "
+		    "merging");
+	memcpy(buf, j->p, j->plen);
+	memcpy(buf + j->plen, tail, tlen);
+	buf[len] = '\0';
+	if ((rc = scan_part(buf, len, j->js, j->wrapper, j->max_depth, &r,
+	    j->e)) != 0 || (rc = cut_words(j, buf, &len, j->plen, &r)) != 0) {
+		free(buf);
+		return rc;
+	}
+	cls = verdict_class(r.verdict);
+	if (j->cut && cls == 1)
+		cls = 0;	/* A cut answer: no reading is finished. */
+	if (j->have && cls == j->cls && likely == j->likely && cls == 0 &&
+	    !j->cut) {
+		if (!same_value(buf, json_end(&r, len), j->buf,
+		    json_end(&j->res, j->len), j->js))
+			j->differs = 1;
+		else if (len < j->len)
+			goto take;	/* The same value, less doubled space. */
+	}
+	if (j->have && (cls > j->cls || (cls == j->cls &&
+	    likely >= j->likely))) {
+		saop_detect_result_free(&r);
+		free(buf);
+		return 0;
+	}
+	j->differs = 0;
+take:
+	if (j->have) {
+		saop_detect_result_free(&j->res);
+		free(j->buf);
+	}
+	j->buf = buf;
+	j->len = len;
+	j->res = r;
+	j->cls = cls;
+	j->likely = likely;
+	j->have = 1;
+	return 0;
+}
+
+/* What the received text ends inside (its open token). */
+enum at_cut { CUT_BETWEEN, CUT_STRING, CUT_SCALAR };
+
+/*
+ * How many leading bytes of c[0..cl) a model put first that cannot be
+ * content at the cut, 0 for none: blank lines (white space through its
+ * last line feed) inside a string (a raw line feed is never in one) or,
+ * when it holds two line feeds or more, between tokens; all leading white
+ * space, when it holds a line feed, at a number or literal.
+ */
+static size_t
+blank_lead(const char *c, size_t cl, enum at_cut at)
+{
+	size_t lead = lstrip_len(c, cl), i, last = 0;
+	int lfs = 0;
+
+	for (i = 0; i < lead; i++)
+		if (c[i] == '\n') {
+			lfs++;
+			last = i + 1;
+		}
+	if (lfs == 0 || (at == CUT_BETWEEN && lfs < 2))
+		return 0;
+	return at == CUT_SCALAR ? lead : last;
+}
+
+/*
+ * 1 when a repeat of the last k received bytes is the open string written
+ * again from its start (its quote, or its first byte) and at least
+ * LONG_REPEAT bytes of its text had come, else 0.
+ */
+static int
+restart(const struct joiner *j, size_t k)
+{
+	return j->open_str > LONG_REPEAT &&
+	    (k == j->open_str || k == j->open_str - 1);
+}
+
+/*
+ * Judge every candidate of one reading c[0..cl) of the answer (base: its
+ * likelihood added): its leading blank lines dropped; as it came (the
+ * white space prefill did not show merged with its own); a repeat of the
+ * received tail dropped (the longest MAX_OVERLAPS).  0, or a negative
+ * code with e filled.
+ */
+static int
+judge_reading(struct joiner *j, enum at_cut at, const char *c, size_t cl,
+    int base)
+{
+	size_t ks[MAX_OVERLAPS], blank = blank_lead(c, cl, at), u;
+	int nk, i, rc;
+
+	if (blank > 0) {
+		u = blank + common_len(j->p + j->plen - j->unseen, j->unseen,
+		    c + blank, cl - blank);
+		if ((rc = consider(j, c + u, cl - u, base + L_AS_CAME)) != 0)
+			return rc;
+	}
+	u = common_len(j->p + j->plen - j->unseen, j->unseen, c, cl);
+	if ((rc = consider(j, c + u, cl - u, base + L_AS_CAME)) != 0)
+		return rc;
+	if ((nk = overlaps(j->p + j->js, j->plen - j->js, c, cl, ks,
+	    MAX_OVERLAPS)) < 0)
+		return saop__fail(j->e, SAOP_ENOMEM, 0, "out of memory "
+		    "merging");
+	for (i = 0; i < nk; i++)
+		if ((rc = consider(j, c + ks[i], cl - ks[i], base +
+		    (restart(j, ks[i]) ? L_RESTART : L_AS_CAME))) != 0)
+			return rc;
+	return 0;
+}
+
+/* See saop.h: prefix and cont joined by the most likely reading.
+ * Returns the verdict with *out (new), or a negative code. */
+int
+saop_resume_join(const char *prefix, size_t plen, const char *cont,
+    size_t clen, struct saop_resume_join *opt, char **out, size_t *outlen,
     struct saop_detect_result *res, struct saop_err *e)
 {
 	struct span sp[MAX_CANDIDATES];
-	struct best b;
+	struct saop_detect_result pr;
+	struct joiner j;
+	enum at_cut at = CUT_BETWEEN;
 	size_t ti, ts;
 	int n, i, rc = 0;
 
 	*out = NULL;
 	*outlen = 0;
+	opt->ambiguous = 0;
 	if (res != NULL)
 		memset(res, 0, sizeof(*res));
-	memset(&b, 0, sizeof(b));
-	if (partial_token(prefix, plen, max_depth, &ti, &ts) != 0)
+	memset(&j, 0, sizeof(j));
+	j.p = prefix;
+	j.plen = plen;
+	j.js = opt->json_start <= plen ? opt->json_start : 0;
+	j.wrapper = j.js > 0 ? opt->wrapper : 0;
+	j.unseen = opt->unseen <= plen - j.js ? opt->unseen : 0;
+	j.max_depth = opt->max_depth;
+	j.cut = opt->cut;
+	j.e = e;
+	if (partial_token(prefix + j.js, plen - j.js, opt->max_depth, &ti,
+	    &ts) != 0)
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
+	if (ts < plen - j.js)
+		at = prefix[j.js + ts] == '"' ? CUT_STRING : CUT_SCALAR;
+	if (at == CUT_STRING)
+		j.open_str = plen - j.js - ts;
 	n = readings(cont, clen, sp);
-	for (i = 0; i < n && rc == 0; i++)
-		rc = judge_reading(&b, prefix, plen, unseen, ts,
-		    cont + sp[i].off, sp[i].len, max_depth, e);
-	if (rc < 0) {
-		if (b.have) {
-			saop_detect_result_free(&b.res);
-			free(b.buf);
-		}
-		return -e->code;
+	for (i = 0; i < n && rc == 0; i++) {
+		if (i > 0 && j.have && j.res.verdict == SAOP_COMPLETE)
+			break;	/* A later reading only for what is left. */
+		rc = judge_reading(&j, at, cont + sp[i].off, sp[i].len,
+		    i * L_NEXT_READING);
 	}
-	*out = b.buf;
-	*outlen = b.len;
-	rc = (int)b.res.verdict;
+	if (rc == 0 && j.differs) {
+		/* Two readings as likely, two values: neither is taken. */
+		opt->ambiguous = 1;
+		saop_detect_result_free(&j.res);
+		free(j.buf);
+		j.have = 0;
+		if ((j.buf = malloc(plen + 1)) == NULL)
+			rc = saop__fail(e, SAOP_ENOMEM, 0, "out of memory "
+			    "merging");
+		else if ((rc = scan_part(prefix, plen, j.js, j.wrapper,
+		    opt->max_depth, &pr, e)) != 0)
+			free(j.buf);
+		else {
+			memcpy(j.buf, prefix, plen);
+			j.buf[plen] = '\0';
+			j.len = plen;
+			j.res = pr;
+			j.have = 1;
+		}
+	}
+	if (rc < 0) {
+		if (j.have) {
+			saop_detect_result_free(&j.res);
+			free(j.buf);
+		}
+		return rc;
+	}
+	*out = j.buf;
+	*outlen = j.len;
+	rc = (int)j.res.verdict;
 	if (res != NULL)
-		*res = b.res;
+		*res = j.res;
 	else
-		saop_detect_result_free(&b.res);
+		saop_detect_result_free(&j.res);
 	return rc;
 }
 
 /*
- * See saop.h: prefix and continuation merged, the best candidate kept.
- * Returns 0 with *out (new) and res, or a negative code.
+ * See saop.h: prefix and continuation merged, the most likely reading
+ * kept.  Returns the verdict with *out (new), or a negative code.
  */
 int
 saop_resume_merge(const char *prefix, size_t plen, const char *cont,
     size_t clen, size_t max_depth, char **out, size_t *outlen,
     struct saop_detect_result *res, struct saop_err *e)
 {
-	return merge(prefix, plen, 0, cont, clen, max_depth, out, outlen, res,
-	    e);
+	struct saop_resume_join j;
+
+	memset(&j, 0, sizeof(j));
+	j.max_depth = max_depth;
+	return saop_resume_join(prefix, plen, cont, clen, &j, out, outlen,
+	    res, e);
 }
 
 /* ---- One record ---- */
@@ -655,6 +855,20 @@ record_raw(const json_t *rec, size_t *len, struct saop_err *e)
 	return raw;
 }
 
+/* rec's raw (len bytes) scanned as its answer (saop_record_detect());
+ * 0, or a negative code with e filled. */
+static int
+detect_record(const json_t *rec, const char *raw, size_t len,
+    size_t max_depth, struct saop_detect_result *r, struct saop_err *e)
+{
+	int rc = saop_record_detect(rec, raw, len, max_depth ? max_depth :
+	    SAOP_MAX_DEPTH, r);
+
+	if (rc < 0)
+		return saop__fail(e, -rc, 0, "scanning the raw output failed");
+	return 0;
+}
+
 /* The form to use now: AUTO resolved by the provider. */
 static enum saop_resume_form
 form_now(const struct saop_resume_opts *o)
@@ -684,7 +898,7 @@ saop_resume_plan(const json_t *rec, const struct saop_resume_opts *opts,
 	if ((raw = record_raw(rec, &len, e)) == NULL ||
 	    record_request(rec, &req, e) != 0)
 		return -SAOP_EDATA;
-	if ((rc = scan(raw, len, opts->max_depth, &r, e)) != 0)
+	if ((rc = detect_record(rec, raw, len, opts->max_depth, &r, e)) != 0)
 		return rc;
 	rc = r.verdict == SAOP_TRUNCATED;
 	if (rc && request != NULL &&
@@ -776,7 +990,8 @@ count_or_null(long long n)
 }
 
 /* Set rec.resume = {attempts, status, sent_bytes, received_bytes,
- * prompt_tokens, completion_tokens} from o; 0 or ENOMEM. */
+ * prompt_tokens, completion_tokens, and ambiguous when answers were not
+ * taken} from o; 0 or ENOMEM. */
 static int
 set_resume(json_t *rec, const struct saop_resume_outcome *o,
     enum saop_resume_status st, struct saop_err *e)
@@ -787,7 +1002,9 @@ set_resume(json_t *rec, const struct saop_resume_outcome *o,
 	    (json_int_t)o->sent_bytes, "received_bytes",
 	    (json_int_t)o->received_bytes, "prompt_tokens",
 	    count_or_null(o->prompt_tokens), "completion_tokens",
-	    count_or_null(o->completion_tokens))) != 0)
+	    count_or_null(o->completion_tokens))) != 0 ||
+	    (o->ambiguous > 0 && json_object_set_new(json_object_get(rec,
+	    "resume"), "ambiguous", json_integer(o->ambiguous)) != 0))
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
 	return 0;
 }
@@ -813,7 +1030,8 @@ finish(json_t *rec, const char *raw, size_t len,
 		    (size_t)r->resume_index)) == NULL)
 			return saop__fail(e, SAOP_EINTERNAL, 0,
 			    "the merged output is not valid UTF-8");
-		if (scan(raw, (size_t)r->resume_index, 0, &cut, e) != 0) {
+		if (scan_part(raw, (size_t)r->resume_index,
+		    (size_t)r->json_start, r->wrapper, 0, &cut, e) != 0) {
 			json_decref(s);
 			return -e->code;
 		}
@@ -873,6 +1091,7 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
     struct saop_resume_outcome *out, struct saop_err *e)
 {
 	struct saop_detect_result r, mr;
+	struct saop_resume_join jo;
 	struct saop_llm_answer ans;
 	struct progress pg;
 	struct saop_err ce;
@@ -890,7 +1109,7 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	if ((raw = record_raw(rec, &len, e)) == NULL ||
 	    record_request(rec, &req, e) != 0)
 		return -SAOP_EDATA;
-	if ((rc = scan(raw, len, opts->max_depth, &r, e)) != 0)
+	if ((rc = detect_record(rec, raw, len, opts->max_depth, &r, e)) != 0)
 		return rc;
 	out->verdict = r.verdict;
 	if (r.verdict != SAOP_TRUNCATED) {
@@ -949,7 +1168,7 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 		    opts->context == SAOP_RESUME_FULL)
 			unseen = rp - rstrip_len(pg.buf, rp);
 		cr = request_counted(req, pg.buf, rp, pg.res.last_valid_token,
-		    form, opts->context, &sent, e);
+		    form, opts->context, out->ambiguous > 0, &sent, e);
 		if (cr == NULL) {
 			rc = -e->code;
 			goto out;
@@ -974,14 +1193,27 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 		out->attempts++;
 		count_call(out, sent, &ans);
 		if (ans.raw != NULL && (call_rc == 0 || ans.raw_len > 0)) {
-			v = merge(pg.buf, rp, unseen, ans.raw, ans.raw_len,
-			    opts->max_depth, &m, &mlen, &mr, e);
+			memset(&jo, 0, sizeof(jo));
+			jo.unseen = unseen;
+			jo.json_start = (size_t)pg.res.json_start;
+			jo.wrapper = pg.res.wrapper;
+			jo.max_depth = opts->max_depth;
+			jo.cut = call_rc != 0 ||
+			    strcmp(ans.finish_reason, "length") == 0;
+			v = saop_resume_join(pg.buf, rp, ans.raw, ans.raw_len,
+			    &jo, &m, &mlen, &mr, e);
 			if (v < 0) {
 				saop_llm_answer_free(&ans);
 				rc = v;
 				goto out;
 			}
-			if (v == SAOP_INVALID) {
+			if (jo.ambiguous) {
+				/* Not taken: asked once more, the tail
+				 * shown (saop-resume(1)). */
+				out->ambiguous++;
+				saop_detect_result_free(&mr);
+				free(m);
+			} else if (v == SAOP_INVALID) {
 				saop_detect_result_free(&mr);
 				free(m);
 			} else {

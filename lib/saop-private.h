@@ -118,6 +118,13 @@ int saop__store_tx(struct saop_store *s, int durable,
     int (*fn)(sqlite3 *db, void *arg, struct saop_err *e), void *arg,
     struct saop_err *e);
 
+/*
+ * The value at [p, p+n) (valid JSON, as the scanner judges it) with what
+ * jansson cannot hold kept verbatim (lib/record.c).  New reference, or
+ * NULL out of memory.
+ */
+json_t *saop__record_lenient(const char *p, size_t n);
+
 /* SAOP_EDB naming what failed and SQLite's message for db. */
 int saop__fail_db(struct saop_err *e, sqlite3 *db, const char *what);
 
@@ -158,6 +165,16 @@ json_t *saop__json_fast(const char *buf, size_t len);
 int saop__json_fast_items(const char *buf, size_t len,
     int (*each)(void *arg, json_t *item, size_t i), void *arg,
     size_t *count);
+
+/*
+ * Scan buf[start..len) as the JSON of an answer whose text before start
+ * is wrapper (SAOP_WRAP_* bits; 0: bare, as saop_detect_buffer()): a
+ * complete value may be followed by a closing fence (FENCE) or, past a
+ * line break, by prose; every index of res counts in the whole text.
+ * Returns 0, or -SAOP_ENOMEM (lib/detect.c).
+ */
+int saop__detect_part(const char *buf, size_t len, size_t start,
+    unsigned wrapper, size_t max_depth, struct saop_detect_result *res);
 
 /*
  * record: parse text (len bytes) as one record, exactly as the reader

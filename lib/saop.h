@@ -212,6 +212,17 @@ const char *saop_record_finish_reason(const json_t *rec);
 const json_t *saop_record_member(const json_t *rec, const char *name);
 
 /*
+ * Scan raw (len bytes, rec's raw or a text that replaces it) as rec's
+ * answer: tool-call arguments (rec has a tool_call) bare, a text answer
+ * by the wrapper rule (saop_detect_text()); a top-level number at the end
+ * of an answer cut at its limit (finish_reason "length") is cut
+ * (saop_detect_mark_cut()).  Returns 0 with res filled, or -SAOP_ENOMEM.
+ */
+struct saop_detect_result;
+int saop_record_detect(const json_t *rec, const char *raw, size_t len,
+    size_t max_depth, struct saop_detect_result *res);
+
+/*
  * Set rec.raw to the n bytes at raw (UTF-8).  Returns 0, -SAOP_EDATA when
  * they are not UTF-8, or -SAOP_ENOMEM.
  */
@@ -297,7 +308,18 @@ struct saop_detect_result {
 	long error_line;	/* its line, from 1 */
 	long error_column;	/* its column in bytes, from 1 */
 	char error[128];	/* why, in words */
+	/* Where the JSON begins in a wrapped answer (saop_detect_text()):
+	 * every index above counts in the whole text; 0 and 0 when bare. */
+	uint64_t json_start;	/* byte offset of the JSON value */
+	uint64_t json_end;	/* COMPLETE: where the value ends (before
+				   a closing fence or trailing prose) */
+	unsigned wrapper;	/* SAOP_WRAP_* bits: what came before it */
 };
+
+/* What wraps the JSON of an answer (struct saop_detect_result.wrapper). */
+#define SAOP_WRAP_FENCE	1u	/* an opening code fence (```, ~~~) */
+#define SAOP_WRAP_PROSE	2u	/* leading prose */
+#define SAOP_WRAP_THINK	4u	/* a leading <think> or <reasoning> block */
 
 struct saop_detector;
 
@@ -336,6 +358,33 @@ void saop_detector_free(struct saop_detector *d);
  */
 int saop_detect_buffer(const char *buf, size_t len, size_t max_depth,
     struct saop_detect_result *res);
+
+/*
+ * Scan a model's text answer by the wrapper rule of saop-detect(1): as
+ * saop_detect_buffer() when the text scans as JSON (complete or cut);
+ * else the one JSON value inside its wrapper (an opening code fence, a
+ * leading <think>/<reasoning> block, leading prose before a '{' or '['
+ * that begins a line or follows ": "), whose verdict res gets with
+ * json_start, json_end and wrapper set and every index counted in the
+ * whole text.  A text with no single reading is INVALID, error saying
+ * why.  Returns 0, or -SAOP_ENOMEM.
+ */
+int saop_detect_text(const char *buf, size_t len, size_t max_depth,
+    struct saop_detect_result *res);
+
+/*
+ * When the answer is known to be cut (finish_reason length, a cut
+ * stream), a top-level number that res (the scan of buf, len bytes) calls
+ * complete is a cut prefix of a longer one: res becomes TRUNCATED there
+ * (resume and close at the end, nothing before it complete).  Returns 1
+ * when res changed, 0 when not, -SAOP_ENOMEM.
+ */
+int saop_detect_mark_cut(struct saop_detect_result *res, const char *buf,
+    size_t len);
+
+/* The words of wrapper bits w: "fence", "prose+fence", "think+prose"...;
+ * NULL for 0 (static). */
+const char *saop_detect_wrapper_name(unsigned w);
 
 /* Free the strings of res (not res itself) and zero it. */
 void saop_detect_result_free(struct saop_detect_result *res);
@@ -474,7 +523,9 @@ void saop_now_iso8601(char buf[32]);
 
 enum saop_provider {
 	SAOP_PROVIDER_OPENAI = 0,	/* OpenAI-compatible chat completions */
-	SAOP_PROVIDER_ANTHROPIC = 1	/* Anthropic Messages */
+	SAOP_PROVIDER_ANTHROPIC = 1,	/* Anthropic Messages */
+	SAOP_PROVIDER_RESPONSES = 2,	/* OpenAI Responses (openai-responses) */
+	SAOP_PROVIDER_GEMINI = 3	/* Google Gemini generateContent */
 };
 
 /*
@@ -540,12 +591,28 @@ void saop_llm_config_free(struct saop_llm_config *cfg);
 struct saop_llm_answer {
 	char *raw;		/* the text received, NUL-terminated; never NULL after a call */
 	size_t raw_len;
-	char finish_reason[16];	/* stop, length, tool_calls, error; "" if none came */
+	char finish_reason[16];	/* stop, length, tool_calls, refusal, error; "" if none came */
 	int broken;		/* the stream ended without a finish reason */
 	long prompt_tokens;	/* -1 when not reported */
 	long completion_tokens;
 	int http_status;
 	json_t *tool_calls;	/* OpenAI-style tool calls, or NULL */
+	/*
+	 * 1 + the index in tool_calls of the call the answer was cut in
+	 * (its arguments unfinished); 0 when the answer was not cut inside
+	 * a call.
+	 */
+	size_t open_call;
+	/* The other choices (n > 1, candidateCount > 1): [{index, raw,
+	 * finish_reason, tool_calls}], or NULL. */
+	json_t *choices;
+	/* Tools the provider ran itself (Anthropic server_tool_use and its
+	 * result blocks, Responses web_search_call..., Gemini
+	 * executableCode...): the blocks as they came, or NULL. */
+	json_t *server_tools;
+	/* finish_reason refusal: what the model said instead (may be ""),
+	 * else NULL. */
+	char *refusal;
 };
 
 /* Free what a holds and zero it. */
@@ -680,9 +747,12 @@ int saop_schema_note(struct saop_schema_guard *g, json_t *rec,
 
 /*
  * What saop_llm_call() does beyond the declarations above:
- *  - URL: cfg->base + "/chat/completions" (openai) or "/messages"
- *    (anthropic); headers Authorization: Bearer / x-api-key and
- *    anthropic-version: 2023-06-01.
+ *  - URL: cfg->base + "/chat/completions" (openai), "/messages"
+ *    (anthropic), "/responses" (openai-responses) or
+ *    "/models/MODEL:streamGenerateContent?alt=sse" (gemini;
+ *    ":generateContent" when not streaming); headers Authorization:
+ *    Bearer / x-api-key (with anthropic-version: 2023-06-01) /
+ *    x-goog-api-key: the key is never in the URL.
  *  - Body: the request's model, else cfg->model (neither: SAOP_ECONFIG).
  *    OpenAI: "system" becomes the first message, "stop_sequences" becomes
  *    "stop", other fields pass as they are, and a stream asks for
@@ -692,14 +762,20 @@ int saop_schema_note(struct saop_schema_guard *g, json_t *rec,
  *    "tool" messages become tool_use / tool_result blocks, and only
  *    temperature, top_p, top_k, metadata, thinking and service_tier pass
  *    (the API refuses unknown fields).  "tools" and "tool_choice" are
- *    converted either way.
+ *    converted either way.  Responses and Gemini: see
+ *    lib/llm-request.c's body_responses() and body_gemini().
  *  - Answer: SSE, one JSON body or Ollama NDJSON, whatever the server
  *    sends.  raw is the text only; tool calls (with partial arguments
  *    when cut) are in a->tool_calls as
  *    [{"id", "type": "function", "function": {"name", "arguments"}}].
- *    finish_reason: stop (end_turn, stop_sequence), length (max_tokens,
- *    model_context_window_exceeded, done_reason length), tool_calls
- *    (tool_use), error (an error inside the stream, content_filter...).
+ *    finish_reason: stop (end_turn, stop_sequence, STOP), length
+ *    (max_tokens, model_context_window_exceeded, MAX_TOKENS,
+ *    max_output_tokens, done_reason length), tool_calls (tool_use),
+ *    refusal (refusal text, content_filter, SAFETY...: the call then
+ *    returns SAOP_EREFUSED with a->refusal), error (an error inside the
+ *    stream).  Choice 0 is the answer, the others in a->choices; tools
+ *    the provider ran in a->server_tools; a call whose end came with no
+ *    arguments has "{}"; a->open_call names the call a cut is in.
  *    A finished answer needs a finish reason and then either the end
  *    marker ([DONE], message_stop, done: true) or a clean end of the
  *    body; a transfer that breaks before the end marker is SAOP_ENETWORK
@@ -733,6 +809,13 @@ int saop_schema_note(struct saop_schema_guard *g, json_t *rec,
 /* With --context tail, between the token and what was received after it
  * (white space and the partial token), when there is such a thing. */
 #define SAOP_RESUME_TAIL_LABEL "\n\nYour output after it so far:\n\n"
+
+/* After an answer that could be read two ways (saop_resume_join()), the
+ * next attempt's user turn ends with this and the last 64 bytes or so of
+ * the partial output. */
+#define SAOP_RESUME_AGAIN_LABEL "\n\nYour last continuation could be " \
+	"read two ways. Do not repeat anything already written: go on " \
+	"right after these last characters of your partial output:\n\n"
 
 /* How the partial output reaches the model. */
 enum saop_resume_form {
@@ -778,21 +861,44 @@ json_t *saop_resume_request(const json_t *request, const char *prefix,
     enum saop_resume_context context, struct saop_err *e);
 
 /*
- * Merge prefix (plen bytes: a partial output up to its resume point) and
- * a continuation cont (clen bytes) as models really answer, keeping every
- * byte of prefix: cont appended as it came (mid-token if the cut was), the
- * open token re-sent from its start (only when it begins with the bytes of
- * it in prefix), a repeat of the tail of prefix dropped (one shorter than
- * 4 bytes only when nothing else merges); each reading of cont: as it is,
- * the body of a code fence, after a sentence around the JSON; a sentence
- * after the completed value cut.  Every candidate is judged by the scanner
- * (max_depth: 0 for SAOP_MAX_DEPTH): complete beats truncated beats
- * invalid, among truncated ones the one keeping most of prefix, then the
- * earlier one.  On success
- * *out is a new NUL-terminated buffer (free()) of *outlen bytes, res (when
- * not NULL) holds its scan (saop_detect_result_free()), and the verdict is
- * returned: SAOP_COMPLETE, SAOP_TRUNCATED or SAOP_INVALID.  Else ENOMEM.
+ * Join prefix (plen bytes: a partial output up to its resume point) and a
+ * model's continuation cont (clen bytes), keeping every byte of prefix, by
+ * the most likely reading of cont (saop-resume(1), "How the pieces are
+ * joined"): as it came (mid-token if the cut was); its leading blank
+ * lines dropped where white space cannot be content; a repeat of the tail
+ * of prefix dropped (the open token restarted with or without its quote,
+ * a cut escape or character written whole), as likely as the answer as it
+ * came but for an open string written again from its start after 8 bytes
+ * or more of its text, which is read before it; each reading
+ * of cont (as it is, then the body of a code fence, after a sentence
+ * around the JSON); words after the completed value cut.  Each candidate
+ * is scanned (as the JSON at opt->json_start after opt->wrapper): complete
+ * beats truncated beats invalid, then the more likely.  When two
+ * candidates as good and as likely hold different values, none is taken:
+ * opt->ambiguous is set and *out is prefix.  On success *out is a new
+ * NUL-terminated buffer (free()) of *outlen bytes, res (when not NULL)
+ * holds its scan (saop_detect_result_free()), and the verdict is returned:
+ * SAOP_COMPLETE, SAOP_TRUNCATED or SAOP_INVALID.  Else a negative code
+ * (ENOMEM).
  */
+struct saop_resume_join {
+	size_t unseen;		/* trailing white space of prefix the model
+				   was not shown (prefill strips it) */
+	size_t json_start;	/* where prefix's JSON begins (detect) */
+	unsigned wrapper;	/* what wraps it (SAOP_WRAP_*) */
+	size_t max_depth;	/* scanner nesting limit; 0: SAOP_MAX_DEPTH */
+	int cut;		/* cont was cut too (finish_reason length, a
+				   cut stream): complete and truncated
+				   readings are as good, and the first most
+				   likely is taken */
+	int ambiguous;		/* out: two readings, two values */
+};
+int saop_resume_join(const char *prefix, size_t plen, const char *cont,
+    size_t clen, struct saop_resume_join *opt, char **out, size_t *outlen,
+    struct saop_detect_result *res, struct saop_err *e);
+
+/* saop_resume_join() of a bare prefix, all of it seen, max_depth as
+ * given; an ambiguous answer leaves *out prefix (TRUNCATED). */
 int saop_resume_merge(const char *prefix, size_t plen, const char *cont,
     size_t clen, size_t max_depth, char **out, size_t *outlen,
     struct saop_detect_result *res, struct saop_err *e);
@@ -817,6 +923,8 @@ struct saop_resume_outcome {
 	int attempts;		/* continuation calls answered or failed */
 	enum saop_verdict verdict;	/* the scan of the raw written */
 	int prefill_refused;	/* AUTO fell back to the user form */
+	int ambiguous;		/* answers not taken: two readings, two
+				   values (resume.ambiguous) */
 	/* What the resume cost, over all its calls (resume.sent_bytes...): */
 	size_t sent_bytes;	/* text of the resume turns sent */
 	size_t received_bytes;	/* text of the answers received */
@@ -1181,20 +1289,41 @@ int saop_schema_is_envelope(const struct saop_schema *s);
 
 /*
  * Repair a model's output text (len bytes, may hold NUL) when the local fix
- * is unambiguous: a UTF-8 BOM ("bom"), a Markdown code fence around the
- * JSON ("code_fence"), prose around the one JSON object or array
- * ("prose"), // and block comments ("comment"), trailing commas
- * ("trailing_comma"), single-quoted strings ("single_quotes"), True, False
- * and None ("python_literal"), unquoted keys ("unquoted_key"), raw control
- * characters inside strings ("control_character").  The tokenizer knows
- * strings: nothing inside a string is ever touched except to escape it.
+ * has a single reading; every repair is named (saop-validate(1) lists
+ * them: "bom", "think_block", "code_fence", "prose", "jsonp", "comment",
+ * "trailing_comma", "extra_comma", "missing_comma", "missing_colon",
+ * "single_quotes", "typographic_quotes", "backticks",
+ * "missing_closing_quote", "missing_opening_quote", "unescaped_quote",
+ * "unquoted_key", "unquoted_string", "python_literal", "literal_case",
+ * "not_json_value", "invalid_escape", "number_form", "control_character",
+ * "unicode_space", "mismatched_bracket", "surplus_bracket",
+ * "string_concatenation", "concatenated_values", "schema_choice",
+ * "closed").  The readings that need the fewest repairs are kept; when
+ * they give different values, the schema picks the only one that fits.
  * Returns 1 with *out a new NUL-terminated text (free()), *out_len bytes,
  * and *repairs a new array of the names applied (json_decref()); 0 when the
  * text stays as it is (valid JSON, or no single reading), *out and *repairs
- * NULL; or -SAOP_ENOMEM.
+ * NULL; or -SAOP_ENOMEM.  saop_repair() is saop_repair_with() with no
+ * options.
  */
 int saop_repair(const char *text, size_t len, char **out, size_t *out_len,
     json_t **repairs, struct saop_err *e);
+
+/* How saop_repair_with() repairs. */
+struct saop_repair_opts {
+	const struct saop_schema *schema;	/* judges readings; NULL: none */
+	int close;	/* last resort: close a cut value by saop-detect's
+			   closing rules ("closed") */
+};
+
+/*
+ * saop_repair() with o (NULL: none); when no reading is taken because
+ * several give different values, *readings (when readings is not NULL)
+ * is a new array of their texts, else NULL.
+ */
+int saop_repair_with(const char *text, size_t len,
+    const struct saop_repair_opts *o, char **out, size_t *out_len,
+    json_t **repairs, json_t **readings, struct saop_err *e);
 
 /* The formatting-correction prompt (saop-validate(1)), around the errors. */
 #define SAOP_CORRECTION_PROMPT_HEAD \
@@ -1306,6 +1435,12 @@ struct saop_validate_opts {
 	 * large top-level array is checked an item at a time.
 	 */
 	int no_envelope;
+	/*
+	 * 1 (--close): a cut answer is closed locally when nothing else
+	 * reads (saop_repair_with()); validate.closed says whether it was.
+	 * Never for a record with a tool_call: it goes on to correction.
+	 */
+	int close;
 	/*
 	 * The user's checks (borrowed; ncheck of them), run in order on an
 	 * answer the schema passed (saop_check_run()): the first that fails

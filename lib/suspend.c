@@ -1143,8 +1143,12 @@ struct turn {
 	struct saop_turn_key key;	/* its row: task, turn, stage */
 	char *partial;		/* the answer received so far (malloc) */
 	size_t plen;
-	json_t *tool_call;	/* {id, name} of a tool call in progress */
+	json_t *tool_call;	/* {id, name, index} of a tool call in progress */
 	json_t *tool_calls;	/* all calls of the answer (OpenAI shape) */
+	char *text;		/* the prose received beside a call, or of a
+				   cut answer that is not JSON (malloc) */
+	size_t tlen;
+	json_t *extra;		/* choices, server_tools of the answer */
 	long prompt_tokens, completion_tokens;
 	int resumes;
 	int discarded;		/* partial text not JSON: asked again */
@@ -1196,6 +1200,11 @@ turn_state(const struct turn *t, const struct saop_suspend_opts *o)
 	    "", t->plen, "resumes", t->resumes);
 	if (st != NULL && t->tool_call != NULL)
 		json_object_set(st, "tool_call", t->tool_call);
+	if (st != NULL && t->tool_calls != NULL)
+		json_object_set(st, "tool_calls", t->tool_calls);
+	if (st != NULL && t->tlen > 0)
+		json_object_set_new(st, "text", json_stringn(t->text,
+		    t->tlen));
 	return st;
 }
 
@@ -1229,28 +1238,55 @@ event(const struct turn *t, const struct saop_suspend_opts *o,
 }
 
 /*
- * The text of answer a: the first tool call's arguments when it made
- * calls (and t->tool_call, t->tool_calls set), else a->raw.  Borrowed
- * from a; *len its length.
+ * Keep the n bytes of prose s as t's text (replacing what it had).
+ * Returns nothing: out of memory the text is not kept.
+ */
+static void
+keep_text(struct turn *t, const char *s, size_t n)
+{
+	char *c;
+
+	if (n == 0 || (c = malloc(n + 1)) == NULL)
+		return;
+	memcpy(c, s, n);
+	c[n] = '\0';
+	free(t->text);
+	t->text = c;
+	t->tlen = n;
+}
+
+/*
+ * The text of answer a: the arguments of the call the answer was cut in
+ * (a->open_call), else of the first call, when it made calls (and
+ * t->tool_call, t->tool_calls and the prose beside them in t->text set),
+ * else a->raw.  The other choices and the provider's own tools are kept
+ * in t->extra.  Borrowed from a; *len its length.
  */
 static const char *
 answer_text(struct turn *t, const struct saop_llm_answer *a, size_t *len)
 {
-	json_t *c = json_array_get(a->tool_calls, 0), *fn, *args;
+	size_t ix = a->open_call > 0 ? a->open_call - 1 : 0;
+	json_t *c = json_array_get(a->tool_calls, ix), *fn, *args;
 
+	if (a->choices != NULL || a->server_tools != NULL) {
+		json_decref(t->extra);
+		t->extra = json_pack("{s:O?, s:O?}", "choices", a->choices,
+		    "server_tools", a->server_tools);
+	}
 	if (c == NULL) {
 		*len = a->raw_len;
 		return a->raw;
 	}
+	keep_text(t, a->raw, a->raw_len);
 	fn = json_object_get(c, "function");
 	args = json_object_get(fn, "arguments");
 	if (t->tool_call == NULL)
-		t->tool_call = json_pack("{s:O?, s:O?}", "id",
+		t->tool_call = json_pack("{s:O?, s:O?, s:I}", "id",
 		    json_object_get(c, "id"), "name",
-		    json_object_get(fn, "name"));
+		    json_object_get(fn, "name"), "index", (json_int_t)ix);
 	if (json_array_size(a->tool_calls) > 1) {
 		json_decref(t->tool_calls);
-		t->tool_calls = json_incref(a->tool_calls);
+		t->tool_calls = json_deep_copy(a->tool_calls);
 	}
 	*len = json_string_length(args);
 	return json_string_value(args) != NULL ? json_string_value(args) : "";
@@ -1269,27 +1305,40 @@ count_usage(struct turn *t, const struct saop_llm_answer *a)
 }
 
 /*
- * Put text (len bytes) after t's partial answer: the merge of the resume
- * protocol when there is one (kept only when it scans no worse than the
- * partial alone), else text itself.  *verdict gets the scan.  0 or ENOMEM.
+ * Put text (len bytes) after t's partial answer: the one merge of the
+ * resume protocol (saop_resume_join(): the white space a prefill did not
+ * show, the wrapper of a text answer, the likeliest reading; an answer
+ * with two readings of two values, or one that spoils the partial, is
+ * dropped), else text itself, scanned as an answer (a wrapped text by the
+ * wrapper rule; a number at its end cut when cut says the answer was).
+ * *verdict gets the scan.  0 or ENOMEM.
  */
 static int
-take(struct turn *t, const char *text, size_t len, int *verdict,
-    struct saop_err *e)
+take(struct turn *t, const struct saop_suspend_opts *o, const char *text,
+    size_t len, int cut, int *verdict, struct saop_err *e)
 {
 	struct saop_detect_result r;
+	struct saop_resume_join j;
+	enum saop_resume_form form = o->form;
 	char *out;
 	size_t olen;
 	int v;
 
 	if (t->plen == 0) {
+		int rc;
+
 		if ((out = malloc(len + 1)) == NULL)
 			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
 			    "out of memory");
 		memcpy(out, text, len);
 		out[len] = '\0';
 		olen = len;
-		if (saop_detect_buffer(out, olen, 0, &r) != 0) {
+		rc = t->tool_call != NULL ? saop_detect_buffer(out, olen, 0,
+		    &r) : saop_detect_text(out, olen, 0, &r);
+		if (rc == 0 && cut && (rc = saop_detect_mark_cut(&r, out,
+		    olen)) < 0)
+			saop_detect_result_free(&r);
+		if (rc < 0) {
 			free(out);
 			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
 			    "out of memory");
@@ -1301,12 +1350,38 @@ take(struct turn *t, const char *text, size_t len, int *verdict,
 			*verdict = SAOP_TRUNCATED;
 			return 0;
 		}
-		v = saop_resume_merge(t->partial, t->plen, text, len, 0, &out,
+		memset(&j, 0, sizeof(j));
+		if (t->tool_call == NULL) {
+			/* Where the JSON of the partial text begins. */
+			if (saop_detect_text(t->partial, t->plen, 0, &r) != 0)
+				return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+				    "out of memory");
+			j.json_start = (size_t)r.json_start;
+			j.wrapper = r.wrapper;
+			saop_detect_result_free(&r);
+		}
+		if (form == SAOP_RESUME_AUTO)
+			form = o->provider == SAOP_PROVIDER_ANTHROPIC ?
+			    SAOP_RESUME_PREFILL : SAOP_RESUME_USER;
+		if (form == SAOP_RESUME_PREFILL) {
+			size_t keep;
+
+			/* The prefill went without its trailing white
+			 * space. */
+			for (keep = t->plen; keep > 0 &&
+			    strchr(" \t\r\n", t->partial[keep - 1]) != NULL;
+			    keep--)
+				;
+			j.unseen = t->plen - keep;
+		}
+		j.cut = cut;
+		v = saop_resume_join(t->partial, t->plen, text, len, &j, &out,
 		    &olen, NULL, e);
 		if (v < 0)
 			return v;
-		if (v == SAOP_INVALID) {
-			/* A continuation that spoils the partial: drop it. */
+		if (v == SAOP_INVALID || j.ambiguous) {
+			/* A continuation that spoils the partial, or one
+			 * read two ways: drop it. */
 			free(out);
 			*verdict = SAOP_TRUNCATED;
 			return 0;
@@ -1348,6 +1423,49 @@ next_request(struct turn *t, struct saop_suspend_opts *o,
 	return cont;
 }
 
+/*
+ * Put on rec what t's answer carried beside its raw text: the prose
+ * received ("text": beside a tool call, or, with all set, of a cut answer
+ * that was not JSON), the other choices ("choices") and the tools the
+ * provider ran ("server_tools").  Returns 0, or -1 out of memory.
+ */
+static int
+answer_extras(const struct turn *t, json_t *rec, int all)
+{
+	const char *k;
+	json_t *v;
+	int bad = 0;
+
+	if (t->tlen > 0 && (all || t->tool_call != NULL))
+		bad |= json_object_set_new(rec, "text", json_stringn(t->text,
+		    t->tlen));
+	json_object_foreach(t->extra, k, v)
+		if (!json_is_null(v))
+			bad |= json_object_set(rec, k, v);
+	return bad ? -1 : 0;
+}
+
+/*
+ * A refusal (finish_reason refusal) on t's record: the reason, what the
+ * model said instead ("refusal") and the state USER_ESCALATION, for a
+ * person must decide what the agent does next.  0, or -1 out of memory.
+ */
+static int
+refused_answer(const struct turn *t, const struct saop_llm_answer *a)
+{
+	int bad = 0;
+
+	if (strcmp(a->finish_reason, "refusal") != 0)
+		return 0;
+	bad |= json_object_set_new(t->rec, "finish_reason",
+	    json_string("refusal"));
+	bad |= json_object_set_new(t->rec, "refusal", json_string(
+	    a->refusal != NULL ? a->refusal : ""));
+	bad |= answer_extras(t, t->rec, 0);
+	bad |= saop_record_set_state(t->rec, SAOP_STATE_USER_ESCALATION);
+	return bad ? -1 : 0;
+}
+
 /* Write t's finished answer into its record; 0 or ENOMEM. */
 static int
 finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
@@ -1376,8 +1494,17 @@ finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
 	}
 	if (t->tool_call != NULL)
 		bad |= json_object_set(rec, "tool_call", t->tool_call);
-	if (t->tool_calls != NULL)
+	if (t->tool_calls != NULL) {
+		/* The call continued has its whole arguments now. */
+		json_t *c = json_array_get(t->tool_calls, (size_t)
+		    json_integer_value(json_object_get(t->tool_call, "index")));
+
+		if (c != NULL)
+			json_object_set_new(json_object_get(c, "function"),
+			    "arguments", json_stringn(t->partial, t->plen));
 		bad |= json_object_set(rec, "tool_calls", t->tool_calls);
+	}
+	bad |= answer_extras(t, rec, 0);
 	if (t->resumes > 0 || t->discarded)
 		bad |= json_object_set_new(rec, "suspend", json_pack(
 		    "{s:i, s:I, s:b}", "resumes", t->resumes, "received",
@@ -1403,6 +1530,11 @@ restore(struct turn *t, const json_t *state, struct saop_err *e)
 	}
 	if (json_is_object(tc))
 		t->tool_call = json_deep_copy(tc);
+	if (json_is_array(json_object_get(state, "tool_calls")))
+		t->tool_calls = json_deep_copy(json_object_get(state,
+		    "tool_calls"));
+	p = json_object_get(state, "text");
+	keep_text(t, json_string_value(p), json_string_length(p));
 	return 0;
 }
 
@@ -1544,8 +1676,10 @@ turn_free(struct turn *t)
 {
 	free(t->task);
 	free(t->partial);
+	free(t->text);
 	json_decref(t->tool_call);
 	json_decref(t->tool_calls);
+	json_decref(t->extra);
 }
 
 /*
@@ -1604,7 +1738,9 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 		if (rc == 0 || cls == SAOP_SUSPEND_LOST) {
 			struct saop_err me;
 
-			if ((again = take(&t, text, len, &verdict, &me)) != 0) {
+			if ((again = take(&t, o, text, len, rc != 0 ||
+			    strcmp(a.finish_reason, "length") == 0, &verdict,
+			    &me)) != 0) {
 				*e = me;
 				rc = again;
 				saop_llm_answer_free(&a);
@@ -1618,7 +1754,9 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 					a.finish_reason[0] = '\0';
 				} else {
 					/* Not JSON: the resume protocol
-					 * cannot continue it; ask again. */
+					 * cannot continue it; ask again,
+					 * the prose received kept. */
+					keep_text(&t, t.partial, t.plen);
 					free(t.partial);
 					t.partial = NULL;
 					t.plen = 0;
@@ -1631,6 +1769,11 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 			 * written the record: saop_suspend_forget(). */
 			rc = finish(&t, &a, out->received, e);
 			saop_llm_answer_free(&a);
+			goto out;
+		}
+		if (refused_answer(&t, &a) != 0) {
+			saop_llm_answer_free(&a);
+			rc = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 			goto out;
 		}
 		saop_llm_answer_free(&a);
@@ -1656,6 +1799,11 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 			goto out;
 		}
 		if (again == 0) {
+			if (answer_extras(&t, rec, 1) != 0) {
+				rc = saop__fail(e, SAOP_ENOMEM, ENOMEM,
+				    "out of memory");
+				goto out;
+			}
 			saop_record_set_state(rec,
 			    SAOP_STATE_PAUSED_FOR_INTERVENTION);
 			goto out;	/* rc: the loss's code */

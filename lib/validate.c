@@ -146,15 +146,65 @@ stream_valid(const struct saop_schema *s, const char *text, size_t len)
 	return rc == 0 && n >= min && n <= max;
 }
 
+/* Is text (len bytes) complete JSON by the scanner's judgement?  1 or 0. */
+static int
+scanner_complete(const char *text, size_t len)
+{
+	struct saop_detect_result d;
+	int ok;
+
+	memset(&d, 0, sizeof(d));
+	if (saop_detect_buffer(text, len, 0, &d) != 0)
+		return 0;
+	ok = d.verdict == SAOP_COMPLETE;
+	saop_detect_result_free(&d);
+	return ok;
+}
+
 /*
- * saop_validate_text; with keep 0 the value is not wanted (*value stays
- * NULL when it is valid), so a large array may be streamed.
+ * Valid JSON jansson cannot hold for its numbers (an integer beyond 64
+ * bits): checked against s with integers read as doubles, kept exactly
+ * (the big number verbatim, as the record reader keeps it).  Returns 1
+ * valid (*value new when keep), 0 invalid (*errors), 2 when even so no
+ * tree can be built (the caller reports the limit), or a negative code
+ * with e filled.
  */
 static int
-validate_text(const struct saop_schema *s, int no_repair, int keep,
-    const char *text, size_t len, json_t **value, json_t **errors,
-    json_t **repairs, struct saop_err *e)
+big_numbers(const struct saop_schema *s, int keep, const char *text,
+    size_t len, json_t **value, json_t **errors, struct saop_err *e)
 {
+	json_error_t je;
+	json_t *v;
+	int rc;
+
+	v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL |
+	    JSON_DECODE_INT_AS_REAL, &je);
+	if (v == NULL)
+		return 2;
+	rc = saop_schema_validate(s, v, errors, e);
+	json_decref(v);
+	if (rc < 0)
+		return rc;
+	if (rc == 1 && keep && (*value = saop__record_lenient(text, len)) ==
+	    NULL)
+		return nomem(e);
+	return rc;
+}
+
+/*
+ * saop_validate_text; with keep 0 the value is not wanted (*value stays
+ * NULL when it is valid), so a large array may be streamed.  With close,
+ * a cut answer may be closed locally (saop_repair_with()); *readings (when
+ * readings is not NULL) the texts of the readings when several were
+ * possible and none was taken, else NULL.
+ */
+static int
+validate_text(const struct saop_schema *s, int no_repair, int close,
+    int keep, const char *text, size_t len, json_t **value,
+    json_t **errors, json_t **repairs, json_t **readings,
+    struct saop_err *e)
+{
+	struct saop_repair_opts ro;
 	json_error_t je;
 	json_t *v, *err;
 	char *fixed = NULL;
@@ -164,6 +214,8 @@ validate_text(const struct saop_schema *s, int no_repair, int keep,
 	*value = NULL;
 	*errors = NULL;
 	*repairs = NULL;
+	if (readings != NULL)
+		*readings = NULL;
 	saop_err_clear(e);
 	if (!keep && stream_valid(s, text, len)) {
 		if ((*repairs = json_array()) == NULL ||
@@ -179,8 +231,10 @@ validate_text(const struct saop_schema *s, int no_repair, int keep,
 		v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
 		    &je);
 	if (v == NULL && !no_repair && !jansson_limit(&je)) {
-		if ((rc = saop_repair(text, len, &fixed, &fixed_len, repairs,
-		    e)) < 0)
+		ro.schema = s;
+		ro.close = close;
+		if ((rc = saop_repair_with(text, len, &ro, &fixed, &fixed_len,
+		    repairs, readings, e)) < 0)
 			return rc;
 		if (rc == 1) {
 			json_error_t jr;
@@ -207,6 +261,22 @@ validate_text(const struct saop_schema *s, int no_repair, int keep,
 		free(fixed);
 		json_decref(v);
 		return nomem(e);
+	}
+	if (v == NULL && json_error_code(&je) ==
+	    json_error_numeric_overflow && scanner_complete(text, len)) {
+		rc = big_numbers(s, keep, text, len, value, errors, e);
+		if (rc != 2) {
+			free(fixed);
+			if (rc < 0)
+				goto fail;
+			if (*errors == NULL && (*errors = json_array()) ==
+			    NULL) {
+				json_decref(*value);
+				*value = NULL;
+				goto oom;
+			}
+			return rc;
+		}
 	}
 	if (v == NULL) {
 		err = parse_error(text, len, &je);
@@ -241,6 +311,10 @@ fail:
 	json_decref(*repairs);
 	json_decref(*errors);
 	*repairs = *errors = NULL;
+	if (readings != NULL) {
+		json_decref(*readings);
+		*readings = NULL;
+	}
 	return rc;
 }
 
@@ -250,8 +324,8 @@ saop_validate_text(const struct saop_schema *s, int no_repair,
     const char *text, size_t len, json_t **value, json_t **errors,
     json_t **repairs, struct saop_err *e)
 {
-	return validate_text(s, no_repair, 1, text, len, value, errors,
-	    repairs, e);
+	return validate_text(s, no_repair, 0, 1, text, len, value, errors,
+	    repairs, NULL, e);
 }
 
 /* Does message m begin with "path:" already ("(root):" for "")? */
@@ -811,6 +885,31 @@ saop_validate_plan(const json_t *rec, const struct saop_validate_opts *o,
 	return *request != NULL ? 1 : -e->code;
 }
 
+/*
+ * Put on rec.validate (made by set_validate()) what --close and the
+ * search over readings add: "closed" (with close: whether the answer was
+ * closed locally) and "readings" (borrowed; NULL: none).  Returns 0, or
+ * -1 out of memory.
+ */
+static int
+set_readings(json_t *rec, int close, const json_t *repairs,
+    json_t *readings)
+{
+	json_t *v = json_object_get(rec, "validate"), *r;
+	int closed = 0;
+	size_t i;
+
+	json_array_foreach(repairs, i, r)
+		if (strcmp(json_string_value(r), "closed") == 0)
+			closed = 1;
+	if (close && json_object_set_new(v, "closed",
+	    json_boolean(closed)) != 0)
+		return -1;
+	if (readings != NULL && json_object_set(v, "readings", readings) != 0)
+		return -1;
+	return 0;
+}
+
 /* saop_validate_record; with keep 0 a valid record gets no envelope. */
 static int
 validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
@@ -819,15 +918,21 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 	struct saop_llm_answer a;
 	struct cost cost = { 0, 0, 0, -1, -1 }, one;
 	json_t *v = NULL, *errors = NULL, *repairs = NULL, *req, *orig = NULL;
+	json_t *readings = NULL, *tc;
 	const char *raw;
 	enum saop_state state;
 	char tbuf[32];
 	size_t sent, len, max = o->max_answer ? o->max_answer :
 	    SAOP_MAX_RECORD_BYTES;
-	int rc, attempts = 0, ret = 0;
+	int rc, attempts = 0, ret = 0, close = o->close, tool;
 
 	saop_err_clear(e);
 	state = saop_record_state(rec);
+	/* A tool call's arguments are never closed into a call that runs. */
+	tc = json_object_get(rec, "tool_call");
+	tool = tc != NULL && !json_is_null(tc);
+	if (tool)
+		close = 0;
 	if ((raw = saop_record_raw(rec, &len)) == NULL) {
 		errors = json_pack("[{s:s, s:s, s:s}]", "path", "", "keyword",
 		    "raw", "message", "the record has no raw text to validate");
@@ -839,8 +944,10 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 		return 1;
 	}
 	for (;;) {
-		rc = validate_text(o->schema, o->no_repair, keep ||
-		    o->nchecks > 0, raw, len, &v, &errors, &repairs, e);
+		json_decref(readings);
+		rc = validate_text(o->schema, o->no_repair, close, keep ||
+		    o->nchecks > 0, raw, len, &v, &errors, &repairs, &readings,
+		    e);
 		if (rc == 1 && o->nchecks > 0)
 			rc = run_checks(o, rec, v, &errors, e);
 		if (rc < 0)
@@ -853,7 +960,8 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 				json_decref(v);
 			v = NULL;
 			if (rc != 0 || set_validate(rec, 1, attempts, repairs,
-			    NULL, orig) != 0 || saop_record_set_state(rec,
+			    NULL, orig) != 0 || set_readings(rec, o->close,
+			    repairs, NULL) != 0 || saop_record_set_state(rec,
 			    SAOP_STATE_OK) != 0)
 				goto oom;
 			ret = 0;
@@ -861,7 +969,8 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 		}
 		json_decref(v);
 		v = NULL;
-		if (set_validate(rec, 0, attempts, repairs, errors, orig) != 0)
+		if (set_validate(rec, 0, attempts, repairs, errors, orig) != 0 ||
+		    set_readings(rec, o->close, repairs, readings) != 0)
 			goto oom;
 		/* A bare truncation is saop-resume's to fix, not ours. */
 		if (o->model.call == NULL) {
@@ -872,7 +981,8 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 			ret = 1;
 			goto out;
 		}
-		if (state == SAOP_STATE_TRUNCATED) {
+		/* Under --close, a cut tool call goes on to correction. */
+		if (state == SAOP_STATE_TRUNCATED && !(o->close && tool)) {
 			ret = 1;
 			goto out;
 		}
@@ -956,6 +1066,7 @@ out:
 	json_decref(v);
 	json_decref(errors);
 	json_decref(repairs);
+	json_decref(readings);
 	json_decref(orig);
 	return rc < 0 ? rc : ret;
 }

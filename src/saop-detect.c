@@ -138,19 +138,20 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		    "\"raw\" to judge");
 		return -1;
 	}
-	if (saop_detect_buffer(raw, len, max_depth, &res) != 0)
+	if (saop_record_detect(rec, raw, len, max_depth, &res) != 0)
 		cli_die_nomem();
 	detect = detect_json(&res);
 	if (close_opt && res.verdict == SAOP_TRUNCATED && res.has_close) {
 		json_t *nraw;
-		size_t clen;
+		size_t clen, js = (size_t)res.json_start;
 		char *closed;
 
-		/* The text up to the close point, then the closing. */
-		len = (size_t)res.close_index;
+		/* The JSON up to the close point (its wrapper dropped), then
+		 * the closing. */
+		len = (size_t)res.close_index - js;
 		clen = strlen(res.closing);
 		closed = xmalloc(len + clen + 1);
-		memcpy(closed, raw, len);
+		memcpy(closed, raw + js, len);
 		memcpy(closed + len, res.closing, clen + 1);
 		if ((nraw = json_stringn(closed, len + clen)) == NULL ||
 		    json_object_set_new(rec, "raw", nraw) != 0 ||
@@ -226,6 +227,45 @@ keep_input(struct kept *k, const unsigned char *p, size_t n, size_t max)
 	k->len += n;
 }
 
+/* What run_raw() has seen of the input: only white space so far, the
+ * start of bare JSON (streamed), or a text that may be wrapped (kept). */
+enum { SHAPE_UNKNOWN, SHAPE_BARE, SHAPE_WRAPPED };
+
+/*
+ * The shape of the input from its chunk p[0..n) at offset off (all before
+ * it white space): its first byte that is not white space (or a BOM)
+ * starting a JSON value means bare, any other wrapped.  Returns
+ * SHAPE_UNKNOWN when the chunk holds no such byte.
+ */
+static int
+shape_of(const unsigned char *p, size_t n, size_t off)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (off + i < 3 && p[i] == (unsigned char)"\xef\xbb\xbf"[off + i])
+			continue;
+		if (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' ||
+		    p[i] == '\r')
+			continue;
+		return p[i] != '\0' && strchr("{[\"-0123456789tfn",
+		    p[i]) != NULL ? SHAPE_BARE : SHAPE_WRAPPED;
+	}
+	return SHAPE_UNKNOWN;
+}
+
+/* Write p[0..n) of the input: escaped into the record (record), or as it
+ * is (-R), or nothing (-q). */
+static void
+out_input(const struct cli *o, struct saop_escaper *x, int record,
+    const unsigned char *p, size_t n)
+{
+	if (record)
+		(void)saop_escaper_feed(x, p, n);
+	else if (o->raw_out && !o->quiet)
+		put(p, n);
+}
+
 /*
  * -r: judge all of path (NULL or "-": standard input) as one raw output,
  * read in large blocks and streamed out as one record (with -R as the raw
@@ -252,7 +292,7 @@ run_raw(const struct cli *o, const char *path)
 	ssize_t n;
 	enum saop_verdict v;
 	int record = !o->quiet && !o->raw_out, logged;
-	int fd;
+	int fd, shape = SHAPE_UNKNOWN;
 
 	if (path != NULL && strcmp(path, "-") != 0 &&
 	    (f = fopen(path, "rb")) == NULL) {
@@ -292,12 +332,18 @@ run_raw(const struct cli *o, const char *path)
 		}
 		if (saop_detector_feed(d, (const char *)buf, (size_t)n) < 0)
 			cli_die_nomem();
-		if (close_opt)
+		if (shape == SHAPE_UNKNOWN)
+			shape = shape_of(buf, (size_t)n, kept.len);
+		if (close_opt || shape != SHAPE_BARE) {
 			keep_input(&kept, buf, (size_t)n, o->max_record);
-		else if (record)
-			(void)saop_escaper_feed(x, buf, (size_t)n);
-		else if (o->raw_out && !o->quiet)
-			put(buf, (size_t)n);
+			continue;
+		}
+		if (kept.len > 0) {
+			/* The white space read before the shape was known. */
+			out_input(o, x, record, kept.buf, kept.len);
+			kept.len = 0;
+		}
+		out_input(o, x, record, buf, (size_t)n);
 	}
 	if (n < 0) {
 		saop_err_clear(&e);
@@ -312,28 +358,35 @@ run_raw(const struct cli *o, const char *path)
 	if (saop_detector_finish(d, &res) != 0)
 		cli_die_nomem();
 	saop_detector_free(d);
+	if (shape == SHAPE_WRAPPED) {
+		/* Not bare JSON: the text, kept, by the wrapper rule. */
+		saop_detect_result_free(&res);
+		if (saop_detect_text((const char *)kept.buf, kept.len,
+		    max_depth, &res) != 0)
+			cli_die_nomem();
+	}
 	detect = detect_json(&res);
 	if (close_opt) {
 		/* --close: the input was kept, not streamed; it goes out up
-		 * to the close point, then the closing. */
-		size_t upto = kept.len, clen = 0;
+		 * to the close point, then the closing (a wrapped JSON
+		 * without its wrapper). */
+		size_t from = 0, upto = kept.len, clen = 0;
 
 		if (res.verdict == SAOP_TRUNCATED && res.has_close) {
+			from = (size_t)res.json_start;
 			upto = (size_t)res.close_index;
 			clen = strlen(res.closing);
 			if (json_object_set(detect, "closed",
 			    json_object_get(detect, "closing")) != 0)
 				cli_die_nomem();
 		}
-		if (record) {
-			(void)saop_escaper_feed(x, kept.buf, upto);
-			(void)saop_escaper_feed(x, res.closing, clen);
-		} else if (o->raw_out && !o->quiet) {
-			put(kept.buf, upto);
-			put(res.closing, clen);
-		}
-		free(kept.buf);
+		out_input(o, x, record, kept.buf + from, upto - from);
+		out_input(o, x, record, (const unsigned char *)res.closing,
+		    clen);
+	} else if (kept.len > 0) {
+		out_input(o, x, record, kept.buf, kept.len);
 	}
+	free(kept.buf);
 	if ((v = res.verdict) == SAOP_TRUNCATED)
 		event(o, NULL, detect);
 	/* An event that could not be logged: said, and on the record. */

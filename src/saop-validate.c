@@ -19,6 +19,7 @@ enum {
 	OPT_NO_RETRY,
 	OPT_MAX_RESUMES,
 	OPT_NO_WAIT,
+	OPT_CLOSE,
 	OPT_CHECK
 };
 
@@ -32,6 +33,8 @@ static const char own_help[] =
 "      --max-retries N  correction turns per record\n"
 "                      ($SAOP_MAX_CORRECTION_RETRIES, 2)\n"
 "      --no-repair     do not repair answers locally\n"
+"      --close         close a cut answer locally as the last resort\n"
+"                      (never a tool call's)\n"
 "      --no-retry      only validate: send no correction turn\n"
 "      --max-resumes N  automatic resumptions of a call after a lost\n"
 "                      network ($SAOP_MAX_AUTO_RESUME, default 3)\n"
@@ -196,6 +199,9 @@ own_opt(void *arg, int ch, const char *val)
 	case OPT_NO_RETRY:
 		r->no_retry = 1;
 		return 1;
+	case OPT_CLOSE:
+		r->vo.close = 1;
+		return 1;
 	case OPT_MAX_RESUMES:
 		r->guard.opts.max_resumes = (int)cli_count(
 		    "--max-resumes", val, 1000);
@@ -224,6 +230,7 @@ main(int argc, char *argv[])
 		{ "no-retry", no_argument, NULL, OPT_NO_RETRY },
 		{ "max-resumes", required_argument, NULL, OPT_MAX_RESUMES },
 		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
+		{ "close", no_argument, NULL, OPT_CLOSE },
 		{ "check", required_argument, NULL, OPT_CHECK },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -238,7 +245,8 @@ main(int argc, char *argv[])
 
 	cli_init("saop-validate", "[-hqRrVv] [--schema file] [--check cmd] "
 	    "[--ref-dir uri=dir] [--format-assert] [--max-retries n] "
-	    "[--no-repair] [--no-retry] [--max-resumes n] [--no-wait] "
+	    "[--no-repair] [--close] [--no-retry] [--max-resumes n] "
+	    "[--no-wait] "
 	    "[--db path] [--log file] [--task id] "
 	    "[--dry-run] [file]",
 	    "Validate model output against a JSON Schema (the SAOP envelope "

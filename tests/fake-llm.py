@@ -17,8 +17,10 @@ serves HTTPS (a test's self-signed certificate, to check that the client
 verifies it).  Python 3 standard library only.
 
 The wire format follows the request's path: .../chat/completions answers
-as OpenAI chat completions, .../messages as Anthropic Messages, .../api/chat
-and .../api/generate as Ollama native NDJSON.  It answers SSE (chunked
+as OpenAI chat completions, .../messages as Anthropic Messages, .../responses
+as OpenAI Responses, .../models/M:generateContent and
+:streamGenerateContent as Gemini, .../api/chat and .../api/generate as
+Ollama native NDJSON.  It answers SSE (chunked
 Transfer-Encoding) when the request body says "stream": true and one JSON
 body (Content-Length) otherwise; a step's "mode" overrides that.
 
@@ -58,8 +60,16 @@ The script: one JSON object per line; blank lines and lines starting with
                        stop after 40 bytes of the body, then reset the
                        connection (RST, the default) or close it (FIN)
   "refuse": true       read the request and close without answering
+  "chunks": "random", "seed": 7
+                       serve the body (a fixture, or "body") in pieces cut
+                       at random offsets (SSE and NDJSON: chunks of 1 to
+                       40 bytes, from that seed)
+  "framing": "close"   no Content-Length and no chunks: the body ends when
+                       the server closes the connection (with "cut" and
+                       "how": "close", a FIN in the middle of an event)
   "fixture": "openai-chat-length.sse"
-                       serve that file of --fixtures raw, with its status
+                       serve that file of --fixtures (or an absolute path)
+                       raw, with its status
                        and headers from STEM.headers.json when present
                        (Content-Type from the extension otherwise);
                        "headers_from": "x.headers.json" takes them from
@@ -73,13 +83,15 @@ The script: one JSON object per line; blank lines and lines starting with
                        time (the stages of a pipeline) each get theirs
 
 With --key (or --key-env VAR: the key read from $VAR, so that it stays off
-argv), a request whose key (Authorization: Bearer, or x-api-key) is
+argv), a request whose key (Authorization: Bearer, x-api-key or
+x-goog-api-key; a key= in the query is an error: 400) is
 not KEY gets a 401 in the provider's format (unless the step says
 "check_key": false); the key itself is never logged.
 
 The log (--log): one JSON line per request, in order:
   {"n": 1, "method": "POST", "path": "/v1/messages",
-   "headers": {lower-cased names; authorization / x-api-key replaced by
+   "headers": {lower-cased names; authorization / x-api-key /
+               x-goog-api-key replaced by
                "<sha256:first 12 hex of the key>", after "Bearer "
                for authorization},
    "key": "ok" | "wrong" | "missing" | "unchecked",
@@ -90,6 +102,7 @@ import argparse
 import hashlib
 import json
 import os
+import random
 import socket
 import ssl
 import struct
@@ -104,6 +117,14 @@ ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error",
                403: "permission_error", 404: "not_found_error",
                429: "rate_limit_error", 500: "api_error",
                503: "overloaded_error", 529: "overloaded_error"}
+GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED",
+                 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                 429: "RESOURCE_EXHAUSTED", 500: "INTERNAL",
+                 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS",
+                 "tool_calls": "STOP", "refusal": "SAFETY"}
+RESPONSES_INCOMPLETE = {"length": "max_output_tokens",
+                        "refusal": "content_filter"}
 CTYPES = {".sse": "text/event-stream", ".ndjson": "application/x-ndjson",
           ".json": "application/json", ".html": "text/html"}
 
@@ -172,6 +193,11 @@ class Handler(BaseHTTPRequestHandler):
         p = self.path.split("?")[0]
         if p.endswith("/messages"):
             return "anthropic"
+        if p.endswith("/responses"):
+            return "responses"
+        if p.endswith(":generateContent") or \
+                p.endswith(":streamGenerateContent"):
+            return "gemini"
         if p.endswith("/api/chat") or p.endswith("/api/generate"):
             return "ollama"
         return "openai"
@@ -215,12 +241,31 @@ class Handler(BaseHTTPRequestHandler):
             data = data.encode("utf-8")
         if not data:
             return True
+        if self.step.get("framing") == "close":
+            return self.send_raw(data)
+        if self.step.get("chunks") == "random":
+            rng = self.rng
+            while data:
+                n = rng.randint(1, 40)
+                piece, data = data[:n], data[n:]
+                if not self.send_raw(b"%x\r\n%s\r\n" % (len(piece),
+                                                          piece)):
+                    return False
+            return True
         return self.send_raw(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def end_chunks(self):
+        """The end of a chunked body (nothing when the close frames it)."""
+        if self.step.get("framing") == "close":
+            return True
+        return self.send_raw(b"0\r\n\r\n")
 
     def start(self, status, ctype, length=None, extra=None):
         self.send_response(status)
         self.send_header("Content-Type", ctype)
-        if length is None:
+        if self.step.get("framing") == "close":
+            pass
+        elif length is None:
             self.send_header("Transfer-Encoding", "chunked")
         else:
             self.send_header("Content-Length", str(length))
@@ -240,6 +285,11 @@ class Handler(BaseHTTPRequestHandler):
     def send_whole(self, status, ctype, body, extra=None):
         if isinstance(body, str):
             body = body.encode("utf-8")
+        if self.step.get("chunks") == "random":
+            self.start(status, ctype, None, extra)
+            if self.chunk(body):
+                self.end_chunks()
+            return
         self.start(status, ctype, len(body), extra)
         self.send_raw(body)
 
@@ -258,6 +308,7 @@ class Handler(BaseHTTPRequestHandler):
         num, stepno, step = self.server.script.take(
             raw.decode("utf-8", "replace"))
         self.step = step or {}
+        self.rng = random.Random(self.step.get("seed", 1))
         self.cut = self.step.get("cut")
         self.sent = 0
         self.cutdone = False
@@ -267,7 +318,7 @@ class Handler(BaseHTTPRequestHandler):
             k = k.lower()
             if k == "authorization" and v.startswith("Bearer "):
                 v = "Bearer " + key_hash(v[7:])
-            elif k in ("authorization", "x-api-key"):
+            elif k in ("authorization", "x-api-key", "x-goog-api-key"):
                 v = key_hash(v)
             headers[k] = v
         self.server.record({"n": num, "method": self.command,
@@ -299,6 +350,8 @@ class Handler(BaseHTTPRequestHandler):
             return "unchecked"
         got = self.headers.get("x-api-key")
         if got is None:
+            got = self.headers.get("x-goog-api-key")
+        if got is None:
             auth = self.headers.get("Authorization", "")
             if auth.startswith("Bearer "):
                 got = auth[7:]
@@ -311,6 +364,9 @@ class Handler(BaseHTTPRequestHandler):
         if w == "anthropic":
             b = {"type": "error", "error": {"type": etype,
                                             "message": message}}
+        elif w == "gemini":
+            b = {"error": {"code": status, "message": message,
+                           "status": GEMINI_STATUS.get(status, "UNKNOWN")}}
         elif w == "ollama":
             b = {"error": message}
         else:
@@ -337,6 +393,12 @@ class Handler(BaseHTTPRequestHandler):
                 s.get("message", "fake error %d" % status))
         mode = s.get("mode")
         w = self.wire()
+        if w == "gemini":
+            # Gemini streams by its URL (alt=sse), not by the body.
+            self.stream = ":streamGenerateContent" in self.path
+            if "key=" in self.path.split("?", 1)[-1]:
+                return self.send_error_body(400, "INVALID_ARGUMENT",
+                                            "the key is in the URL")
         if mode is None:
             mode = ("ndjson" if w == "ollama" else "sse") if self.stream \
                 else "json"
@@ -350,6 +412,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def serve_fixture(self, name):
         path = os.path.join(self.server.fixtures, name)
+        if os.path.isabs(name):
+            path = name
         with open(path, "rb") as f:
             data = f.read()
         stem, ext = os.path.splitext(path)
@@ -381,7 +445,7 @@ class Handler(BaseHTTPRequestHandler):
                     return
                 if self.step.get("drip_ms"):
                     time.sleep(self.step["drip_ms"] / 1000.0)
-            self.send_raw(b"0\r\n\r\n")
+            self.end_chunks()
         else:
             self.send_whole(status, ctype, data, extra)
 
@@ -418,6 +482,22 @@ class Handler(BaseHTTPRequestHandler):
                     "stop_reason": ANTHROPIC_FINISH.get(fin, fin),
                     "stop_sequence": None,
                     "usage": {"input_tokens": p, "output_tokens": c}}
+        if w == "responses":
+            out = []
+            if text:
+                out.append({"type": "message", "id": "msg_fake",
+                            "status": "completed", "role": "assistant",
+                            "content": [{"type": "output_text",
+                                         "text": text, "annotations": []}]})
+            if tool:
+                out.append({"type": "function_call", "id": "fc_fake",
+                            "call_id": "call_fake1",
+                            "name": tool.get("name", "f"),
+                            "arguments": tool.get("arguments", ""),
+                            "status": "completed"})
+            return self.responses_obj(fin, out, p, c)
+        if w == "gemini":
+            return self.gemini_chunk(text, tool, fin, p, c)
         if w == "ollama":
             o = {"model": self.model(), "created_at": "2026-01-01T00:00:00Z",
                  "message": {"role": "assistant", "content": text},
@@ -468,10 +548,14 @@ class Handler(BaseHTTPRequestHandler):
                 return
         if w == "anthropic":
             ok = self.sse_anthropic(parts, fin, tool, p, c)
+        elif w == "responses":
+            ok = self.sse_responses(parts, fin, tool, p, c)
+        elif w == "gemini":
+            ok = self.sse_gemini(parts, fin, tool, p, c)
         else:
             ok = self.sse_openai(parts, fin, tool, p, c)
         if ok:
-            self.send_raw(b"0\r\n\r\n")
+            self.end_chunks()
 
     def sse_openai(self, parts, fin, tool, p, c):
         base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk",
@@ -578,6 +662,112 @@ class Handler(BaseHTTPRequestHandler):
             return False
         return ev({"type": "message_stop"}, "message_stop")
 
+    def responses_obj(self, fin, output, p, c):
+        status = "completed"
+        inc = None
+        if fin is None:
+            status = "in_progress"
+        elif fin not in ("stop", "tool_calls"):
+            status = "incomplete"
+            inc = {"reason": RESPONSES_INCOMPLETE.get(fin, fin)}
+        return {"id": "resp_fake", "object": "response",
+                "created_at": 1700000000, "status": status,
+                "error": None, "incomplete_details": inc,
+                "model": self.model(), "output": output,
+                "usage": {"input_tokens": p, "output_tokens": c,
+                          "total_tokens": p + c}}
+
+    def sse_responses(self, parts, fin, tool, p, c):
+        ev = self.event
+
+        def e(o):
+            return ev(o, o["type"])
+
+        if not e({"type": "response.created",
+                  "response": self.responses_obj(None, [], p, c)}):
+            return False
+        n = 0
+        if parts:
+            if not e({"type": "response.output_item.added",
+                      "output_index": 0, "item": {
+                          "type": "message", "id": "msg_fake",
+                          "status": "in_progress", "role": "assistant",
+                          "content": []}}):
+                return False
+            for x in parts:
+                if not e({"type": "response.output_text.delta",
+                          "item_id": "msg_fake", "output_index": 0,
+                          "content_index": 0, "delta": x}):
+                    return False
+            n = 1
+        if tool:
+            if not e({"type": "response.output_item.added",
+                      "output_index": n, "item": {
+                          "type": "function_call", "id": "fc_fake",
+                          "call_id": "call_fake1",
+                          "name": tool.get("name", "f"), "arguments": "",
+                          "status": "in_progress"}}):
+                return False
+            for x in pieces(tool.get("arguments", ""),
+                            self.step.get("split", 4)):
+                if not e({"type": "response.function_call_arguments.delta",
+                          "item_id": "fc_fake", "output_index": n,
+                          "delta": x}):
+                    return False
+        err = self.step.get("stream_error")
+        if err is not None:
+            return e({"type": "error",
+                      "code": err.get("code", err.get("type")),
+                      "message": err.get("message", "error"),
+                      "param": None})
+        if fin is None:
+            return True
+        kind = "response.completed" if fin in ("stop", "tool_calls") \
+            else "response.incomplete"
+        return e({"type": kind, "response": self.responses_obj(
+            fin, [], p, c)})
+
+    def gemini_chunk(self, text, tool, fin, p, c):
+        parts = []
+        if text:
+            parts.append({"text": text})
+        if tool:
+            try:
+                args = json.loads(tool.get("arguments", "{}"))
+            except ValueError:
+                args = {}
+            parts.append({"functionCall": {"name": tool.get("name", "f"),
+                                           "args": args}})
+        cand = {"content": {"parts": parts, "role": "model"}, "index": 0}
+        if fin is not None:
+            cand["finishReason"] = GEMINI_FINISH.get(fin, fin)
+        o = {"candidates": [cand], "modelVersion": self.model(),
+             "responseId": "fake"}
+        if fin is not None:
+            o["usageMetadata"] = {"promptTokenCount": p,
+                                  "candidatesTokenCount": c,
+                                  "totalTokenCount": p + c}
+        return o
+
+    def sse_gemini(self, parts, fin, tool, p, c):
+        for i, x in enumerate(parts):
+            last = i == len(parts) - 1 and not tool
+            if not self.event(self.gemini_chunk(x, None,
+                                                fin if last else None,
+                                                p, c)):
+                return False
+        err = self.step.get("stream_error")
+        if err is not None:
+            return self.event({"error": {
+                "code": err.get("code", 503),
+                "message": err.get("message", "error"),
+                "status": err.get("type", "UNAVAILABLE")}})
+        if tool:
+            return self.event(self.gemini_chunk("", tool, fin, p, c))
+        if not parts:
+            return self.event(self.gemini_chunk("", None, fin, p, c))
+        return True
+
     def send_ndjson(self):
         s = self.step
         text = s.get("text", "")
@@ -607,7 +797,7 @@ class Handler(BaseHTTPRequestHandler):
                     "prompt_eval_count": p, "eval_count": c}
             if not self.chunk(json.dumps(last) + "\n"):
                 return
-        self.send_raw(b"0\r\n\r\n")
+        self.end_chunks()
 
 
 class Server(ThreadingHTTPServer):

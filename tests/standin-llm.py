@@ -28,6 +28,17 @@ Where it finds the partial output (what saop-resume sends):
 again from its opening quote (then the next N characters after the
 partial output), as a model that restarts the open token does.
 
+--manner M: how it carries on (one manner, honestly otherwise):
+  exact             from the cut (the default)
+  repeat:K          the last K characters of the partial output again
+  restart           the open token again from its start (a string from
+                    its quote, a number or literal from its first byte)
+  restart-noquote   an open string again without its quote
+  blank             two blank lines first
+(--resend is restart for strings only.)  A request that asks once more
+after an answer read two ways ("Your last continuation could be read two
+ways") is answered in the same manner.
+
 Wire formats: the request's path says which: .../chat/completions answers
 as OpenAI chat completions, .../messages as Anthropic Messages; SSE
 (chunked) when the body says "stream": true, one JSON body otherwise.
@@ -49,6 +60,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PARTIAL_LABEL = "\n\nYour partial output so far:\n\n"
+AGAIN_LABEL = "\n\nYour last continuation could be read two ways."
 TAIL_LABEL = "\n\nYour output after it so far:\n\n"
 TOKEN_LABEL = "\n\nLast valid token: "
 
@@ -61,6 +73,18 @@ def text_of(content):
         return "".join(b.get("text", "") for b in content
                        if isinstance(b, dict))
     return ""
+
+
+def open_token_start(s):
+    """Where the string, number or literal that s ends inside starts, or
+    None when s ends between tokens."""
+    q = open_string_start(s)
+    if q is not None:
+        return q
+    i = len(s)
+    while i > 0 and (s[i - 1].isalnum() or s[i - 1] in "+-."):
+        i -= 1
+    return i if i < len(s) else None
 
 
 def open_string_start(s):
@@ -122,6 +146,7 @@ class Handler(BaseHTTPRequestHandler):
             if PARTIAL_LABEL in user:
                 form = "user"
                 partial = user.split(PARTIAL_LABEL, 1)[1]
+                partial = partial.split(AGAIN_LABEL, 1)[0]
             elif TOKEN_LABEL in user:
                 form = "tail"
                 rest = user.split(TOKEN_LABEL, 1)[1]
@@ -159,13 +184,23 @@ class Handler(BaseHTTPRequestHandler):
                                        "message": placed}})
             return
         form, partial, at, answer, user, prefill = placed
-        start = at
+        start, lead = at, ""
+        manner = self.server.manner
         if self.server.resend and form != "tail":
             q = open_string_start(partial)
             if q is not None:
                 start = q
+        elif form != "tail" and manner.startswith("repeat:"):
+            start = max(0, at - int(manner.split(":", 1)[1]))
+        elif form != "tail" and manner in ("restart", "restart-noquote"):
+            q = open_token_start(partial)
+            if q is not None and (manner == "restart" or
+                                  partial[q] == '"'):
+                start = q + (manner == "restart-noquote")
+        elif manner == "blank":
+            lead = "\n\n"
         end = min(len(answer), at + self.server.chars)
-        text = answer[start:end]
+        text = lead + answer[start:end]
         fin = "length" if end < len(answer) else "stop"
         tb = len(text.encode("utf-8"))
         if self.server.usage:
@@ -279,6 +314,7 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--chars", type=int, default=400)
     ap.add_argument("--resend", action="store_true")
+    ap.add_argument("--manner", default="exact")
     ap.add_argument("--no-usage", action="store_true")
     ap.add_argument("--log")
     ap.add_argument("--max-seconds", type=float, default=120)
@@ -289,6 +325,7 @@ def main():
         srv.answers = [json.loads(x) for x in f if x.strip()]
     srv.chars = a.chars
     srv.resend = a.resend
+    srv.manner = a.manner
     srv.usage = not a.no_usage
     srv.log = a.log
     srv.lock = threading.Lock()

@@ -11,14 +11,17 @@ ex="$top_srcdir/examples/detect/batch.ndjson"
 
 expect_status 1 saop-detect "$ex" >"$tmp/out"
 [ "$(jq -r .state "$tmp/out" | tr '\n' ' ')" = \
-    "OK TRUNCATED TRUNCATED TRUNCATED OK INVALID INVALID TRUNCATED TRUNCATED INVALID OK " ] ||
+    "OK TRUNCATED TRUNCATED TRUNCATED OK OK INVALID TRUNCATED TRUNCATED INVALID OK " ] ||
     fail "states: $(jq -r .state "$tmp/out" | tr '\n' ' ')"
+# The fenced answer after prose is complete, its wrapper named.
+jqs 'map(select(.turn == 5))[0] | .detect.wrapper == "prose+fence" and .detect.json_start == 46' "$tmp/out"
 jqs 'map(select(.turn == 6))[0] | .detect.error.message == "unexpected '"'"'}'"'"', expected a string key"' "$tmp/out"
 jqs 'map(select(.turn == 8))[0] | .detect.closing == "}"' "$tmp/out"
 # Every truncated example closes to an envelope jq reads.
 expect_status 1 saop-detect --close "$ex" >"$tmp/closed"
-jq -r 'select(.state != "INVALID") | .raw | fromjson | .turn_index' \
+jq -r 'select(.state != "INVALID") | .raw[.detect.json_start:] |
+    sub("\n```$"; "") | fromjson | .turn_index' \
     "$tmp/closed" | tr '\n' ' ' >"$tmp/idx"
-[ "$(cat "$tmp/idx")" = "0 1 2 3 4 7 8 10 " ] || fail "closed envelopes: $(cat "$tmp/idx")"
+[ "$(cat "$tmp/idx")" = "0 1 2 3 4 5 7 8 10 " ] || fail "closed envelopes: $(cat "$tmp/idx")"
 # The pretty-printed example has its error-free verdict over lines.
 jqs 'map(select(.turn == 10))[0] | .state == "OK"' "$tmp/out"

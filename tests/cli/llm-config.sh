@@ -29,8 +29,8 @@ runs() {
 for bad in provider timeout; do
 	unset SAOP_PROVIDER SAOP_TIMEOUT_MS SAOP_API_KEY SAOP_API_BASE
 	case $bad in
-	provider) SAOP_PROVIDER=gemini; export SAOP_PROVIDER
-	    want="SAOP_PROVIDER: unknown provider 'gemini'" ;;
+	provider) SAOP_PROVIDER=vertex-ai; export SAOP_PROVIDER
+	    want="SAOP_PROVIDER: unknown provider 'vertex-ai'" ;;
 	*) SAOP_TIMEOUT_MS=10s; export SAOP_TIMEOUT_MS
 	    want="SAOP_TIMEOUT_MS: '10s' is not a positive number" ;;
 	esac
@@ -54,7 +54,7 @@ for bad in provider timeout; do
 	# A model is called: the error, exit 78, and nothing sent.
 	fake_llm_start --repeat-last '{"text": "]}"}'
 	case $bad in
-	provider) SAOP_PROVIDER=gemini ;;
+	provider) SAOP_PROVIDER=vertex-ai ;;
 	esac
 	runs 78 saop-resume "$tmp/trunc.ndjson"
 	grep -q "$want" "$tmp/err" || fail "$bad: saop-resume: $(cat "$tmp/err")"

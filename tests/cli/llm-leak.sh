@@ -9,6 +9,11 @@
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/llm-lib.sh"
 command -v jq >/dev/null 2>&1 || skip "no jq"
+# Nobody listening is waited out for at most this long (the default is
+# half an hour), polled often.
+SAOP_MAX_WAIT=300ms
+SAOP_NETWORK_POLL_INTERVAL_MS=50
+export SAOP_MAX_WAIT SAOP_NETWORK_POLL_INTERVAL_MS
 
 printf '%s\n' '{"task_id":"k1","turn":1,"request":{"messages":[{"role":"user","content":"JSON please"}]},"raw":"{\"saop\": \"1.0\", \"turn_index\": 0, \"thought\": \"a"}' \
     >"$tmp/trunc.ndjson"

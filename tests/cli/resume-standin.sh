@@ -7,45 +7,7 @@
 # form, --context tail, and with a model that re-sends the open string;
 # the cost on the record and in the log is what the stand-in sent.
 . "$top_srcdir/tests/cli/lib.sh"
-: "${PYTHON3:=python3}"
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
-    2>/dev/null || true
-
-# standin_start [--provider P] ARGS...: start the stand-in with ARGS,
-# export what saop-resume needs; it is stopped when the test ends.
-STANDIN_PID=""
-standin_stop() {
-	if [ -n "$STANDIN_PID" ]; then
-		kill "$STANDIN_PID" 2>/dev/null || true
-		wait "$STANDIN_PID" 2>/dev/null || true
-		STANDIN_PID=""
-	fi
-}
-at_exit standin_stop
-standin_start() {
-	_sp=openai
-	if [ "$1" = --provider ]; then
-		_sp=$2
-		shift 2
-	fi
-	standin_stop
-	rm -f "$tmp/port" "$tmp/log"
-	"$PYTHON3" "$top_srcdir/tests/standin-llm.py" --answers "$tmp/answers" \
-	    --port-file "$tmp/port" --log "$tmp/log" "$@" &
-	STANDIN_PID=$!
-	_i=0
-	while [ ! -s "$tmp/port" ]; do
-		_i=$((_i + 1))
-		[ "$_i" -le 200 ] || fail "standin-llm did not start"
-		kill -0 "$STANDIN_PID" 2>/dev/null || fail "standin-llm exited"
-		sleep 0.05
-	done
-	SAOP_API_BASE="http://127.0.0.1:$(cat "$tmp/port")/v1"
-	SAOP_API_KEY=sk-standin
-	SAOP_PROVIDER=$_sp
-	SAOP_MODEL=standin
-	export SAOP_API_BASE SAOP_API_KEY SAOP_PROVIDER SAOP_MODEL
-}
+. "$top_srcdir/tests/cli/standin-lib.sh"
 
 # The intended answer: a write_file envelope with a 3,000-character
 # string (escapes, \u escapes, multi-byte and 4-byte characters), a
@@ -53,8 +15,10 @@ standin_start() {
 "$PYTHON3" - "$tmp" <<'PY'
 import json, sys
 tmp = sys.argv[1]
-line = 'x = \\"caf\\u00e9\\" + \\"\\u2603\\\\\\"; /* \u00e9\U0001F600 ok */\\n'
-body = (line * 200)[:3000]
+# (Each line numbered: text that repeats itself exactly at a cut reads
+# as a repeat too, and a merge with two readings is not taken.)
+line = 'x%d = \\"caf\\u00e9\\" + \\"\\u2603\\\\\\"; /* \u00e9\U0001F600 ok */\\n'
+body = "".join(line % i for i in range(200))[:3000]
 body = body[:body.rfind("\\n") + 2]
 answer = ('{"saop": "1.0", "turn_index": 3, "agent_role": "developer", '
           '"thought": "write it", "action": {"tool": "write_file", '

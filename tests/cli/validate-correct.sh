@@ -14,7 +14,7 @@ record() {
 	    content: "What next?"}]}, raw: $raw} +
 	    (if $state == "" then {} else {state: $state} end)'
 }
-bad_json='{"saop": "1.0", "turn_index": 0,, "thought": "x"}'
+bad_json='{"saop": "1.0", "turn_index": 0,: "thought": "x"}'
 bad_schema='{"saop": "1.0", "turn_index": "zero", "agent_role": "developer", "thought": "x", "action": null}'
 
 # 1. Invalid JSON, then schema-invalid, then valid: recovers in 2 turns.
@@ -43,10 +43,10 @@ jq -e --arg raw "$bad_json" '.messages[1].content == $raw' "$tmp/b1" \
     >/dev/null || fail "the assistant turn is not the raw answer"
 jq -r '.messages[2].content' "$tmp/b1" >"$tmp/prompt1"
 cat >"$tmp/want1" <<'EOF'
-Your previous response was not valid SAOP JSON. Errors: (root): invalid JSON at line 1, column 33 (byte 32): unexpected ',', expected a string key. Please restate your complete response starting from '{'.
+Your previous response was not valid SAOP JSON. Errors: (root): invalid JSON at line 1, column 33 (byte 32): unexpected ':', expected a string key. Please restate your complete response starting from '{'.
 
 ```json
-[{"path":"","keyword":"syntax","message":"invalid JSON at line 1, column 33 (byte 32): unexpected ',', expected a string key"}]
+[{"path":"","keyword":"syntax","message":"invalid JSON at line 1, column 33 (byte 32): unexpected ':', expected a string key"}]
 ```
 EOF
 diff -u "$tmp/want1" "$tmp/prompt1" || fail "first correction prompt"

@@ -1,12 +1,18 @@
 /*
  * llm-answer.c: fuzz target for the model-answer parser of lib/llm.c
- * (saop__llm_parser_*: SSE, one JSON body, Ollama NDJSON).  The input is
- * the HTTP body of a 200 answer; its Content-Type (none, SSE, JSON,
- * NDJSON, text) is chosen from the bytes.  Properties:
+ * (saop__llm_parser_*: SSE, one JSON body, Ollama NDJSON; every wire
+ * format: OpenAI chat completions, Anthropic Messages, OpenAI Responses,
+ * Gemini, Ollama).  The input is the HTTP body of a 200 answer; its
+ * Content-Type (none, SSE, JSON, NDJSON, text) is chosen from the bytes.
+ * Properties:
  *  - any split into chunks reads the same answer as the whole body: the
- *    same code, text, finish reason, tool calls, token counts;
+ *    same code, text, finish reason, tool calls (and the call a cut is
+ *    in), other choices, server tools, refusal, token counts;
  *  - a body cut short (clean 0) is a finished answer only when the
  *    whole body is one (its end marker came before the cut);
+ *  - a body cut short at a random byte and ended clean (a server that
+ *    closes an answer sent without length or chunks) is never a finished
+ *    answer with another text or other calls than the whole body's;
  *  - with a small size limit the text kept never exceeds the limit;
  *  - never a crash.
  */
@@ -67,6 +73,14 @@ check_same(const struct saop_llm_answer *a, const struct saop_llm_answer *b)
 	FUZZ_CHECK(a->http_status == b->http_status);
 	FUZZ_CHECK((a->tool_calls == NULL && b->tool_calls == NULL) ||
 	    json_equal(a->tool_calls, b->tool_calls));
+	FUZZ_CHECK(a->open_call == b->open_call);
+	FUZZ_CHECK((a->choices == NULL && b->choices == NULL) ||
+	    json_equal(a->choices, b->choices));
+	FUZZ_CHECK((a->server_tools == NULL && b->server_tools == NULL) ||
+	    json_equal(a->server_tools, b->server_tools));
+	FUZZ_CHECK((a->refusal == NULL && b->refusal == NULL) ||
+	    (a->refusal != NULL && b->refusal != NULL &&
+	    strcmp(a->refusal, b->refusal) == 0));
 }
 
 /* libFuzzer's entry point: read data as an answer body. */
@@ -95,6 +109,23 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rs = parse(data, size, ctype, 0, &rng, 0, &split, &es);
 	FUZZ_CHECK(rs < 0 || (rw == 0 && split.finish_reason[0] != '\0'));
 	saop_llm_answer_free(&split);
+	/*
+	 * Cut at a random byte, then a clean end: finished only with the
+	 * whole answer's text and calls (its finish had come).
+	 */
+	if (size > 0) {
+		size_t cut = fuzz_rng_below(&rng, size);
+
+		rs = parse(data, cut, ctype, 0, &rng, 1, &split, &es);
+		if (rs == 0 && rw == 0) {
+			FUZZ_CHECK(split.raw_len == whole.raw_len &&
+			    memcmp(split.raw, whole.raw, whole.raw_len) == 0);
+			FUZZ_CHECK((split.tool_calls == NULL &&
+			    whole.tool_calls == NULL) ||
+			    json_equal(split.tool_calls, whole.tool_calls));
+		}
+		saop_llm_answer_free(&split);
+	}
 	/* Under a small limit the text stays within it. */
 	limit = 1 + fuzz_rng_below(&rng, 256);
 	rs = parse(data, size, ctype, limit, &rng, 1, &split, &es);

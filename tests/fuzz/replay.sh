@@ -25,14 +25,16 @@ replay() {
 	broken="$broken $_t"
 }
 
-for t in detect record repair schema llm-answer resume-merge; do
+for t in detect record repair schema llm-answer resume-merge wrapper; do
 	set -- "$fz/$t"
 	[ -d "$fz/regressions/$t" ] && set -- "$@" "$fz/regressions/$t"
 	replay "$t" "$@"
 done
+# The recorded provider answers (tests/data/llm/README.md).
+replay llm-answer "$top_srcdir/tests/data/llm"
 if [ -e "${SAOP_SHARED:-/nonexistent}/corpora/JSONTestSuite/test_parsing" ] &&
     [ -e "$SAOP_SHARED/fixtures/llm" ]; then
-	for t in detect repair resume-merge; do
+	for t in detect repair resume-merge wrapper; do
 		replay "$t" "$SAOP_SHARED/corpora/JSONTestSuite/test_parsing"
 	done
 	replay llm-answer "$SAOP_SHARED/fixtures/llm"

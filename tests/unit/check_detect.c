@@ -698,12 +698,157 @@ START_TEST(feed_reports_the_verdict_so_far)
 }
 END_TEST
 
+/* ---- Wrapped answers ---- */
+
+/* saop_detect_text() of the NUL-terminated s into *r. */
+static void
+text_scan(const char *s, struct saop_detect_result *r)
+{
+	ck_assert_int_eq(saop_detect_text(s, strlen(s), 0, r), 0);
+}
+
+/* s is read as verdict v, its JSON at byte js after wrapper w. */
+static void
+wrapped_is(const char *s, enum saop_verdict v, size_t js, const char *w)
+{
+	struct saop_detect_result r;
+
+	text_scan(s, &r);
+	ck_assert_msg(r.verdict == v, "'%s': verdict %d, expected %d (%s)",
+	    s, r.verdict, v, r.error);
+	if (v != SAOP_INVALID) {
+		ck_assert_uint_eq(r.json_start, js);
+		ck_assert_msg((w == NULL && r.wrapper == 0) || (w != NULL &&
+		    strcmp(saop_detect_wrapper_name(r.wrapper), w) == 0),
+		    "'%s': wrapper %u", s, r.wrapper);
+	}
+	saop_detect_result_free(&r);
+}
+
+START_TEST(a_cut_fenced_answer_is_truncated_inside_its_json)
+{
+	static const char t[] = "```json\n{\"saop\": \"1.0\", \"thought\": "
+	    "\"List the fi";
+	struct saop_detect_result r, bare;
+
+	text_scan(t, &r);
+	ck_assert_int_eq(r.verdict, SAOP_TRUNCATED);
+	ck_assert_uint_eq(r.json_start, 8);
+	ck_assert_str_eq(saop_detect_wrapper_name(r.wrapper), "fence");
+	/* The indexes count in the whole text: the JSON's own plus 8. */
+	ck_assert_int_eq(saop_detect_buffer(t + 8, sizeof(t) - 9, 0, &bare),
+	    0);
+	ck_assert_uint_eq(r.truncation_index, bare.truncation_index + 8);
+	ck_assert_uint_eq(r.resume_index, sizeof(t) - 1);
+	ck_assert_uint_eq(r.close_index, bare.close_index + 8);
+	ck_assert_str_eq(r.closing, "\"}");
+	ck_assert_uint_eq(r.length, sizeof(t) - 1);
+	saop_detect_result_free(&r);
+	saop_detect_result_free(&bare);
+}
+END_TEST
+
+START_TEST(each_wrapper_is_found_and_named)
+{
+	wrapped_is("```\n[1, 2", SAOP_TRUNCATED, 4, "fence");
+	wrapped_is("~~~json\n{\"a\": 1", SAOP_TRUNCATED, 8, "fence");
+	wrapped_is("````json\n{\"a\": 1", SAOP_TRUNCATED, 9, "fence");
+	wrapped_is("Sure! Here is the envelope:\n```json\n{\"a\": 1",
+	    SAOP_TRUNCATED, 36, "prose+fence");
+	wrapped_is("Here it is:\n{\"a\": \"x", SAOP_TRUNCATED, 12, "prose");
+	wrapped_is("The answer: {\"a\": 1", SAOP_TRUNCATED, 12, "prose");
+	wrapped_is("<think>\nthe user wants {x}\n</think>\n{\"a\": [1",
+	    SAOP_TRUNCATED, 36, "think");
+	wrapped_is("<reasoning>r</reasoning>```json\n{\"a\": 1",
+	    SAOP_TRUNCATED, 32, "think+fence");
+	wrapped_is("<think>t</think>\nOK:\n{\"a\": 1", SAOP_TRUNCATED, 21,
+	    "think+prose");
+	/* Bare JSON is bare, whatever it holds. */
+	wrapped_is("{\"a\": \"```json\\n{\"}", SAOP_COMPLETE, 0, NULL);
+	wrapped_is("  [1, 2", SAOP_TRUNCATED, 0, NULL);
+}
+END_TEST
+
+START_TEST(a_complete_fenced_answer_is_complete_with_its_wrapper)
+{
+	struct saop_detect_result r;
+
+	wrapped_is("```json\n{\"a\": 1}\n```\n", SAOP_COMPLETE, 8, "fence");
+	wrapped_is("```json\n{\"a\": 1}\n``", SAOP_COMPLETE, 8, "fence");
+	wrapped_is("Here:\n{\"a\": 1}\n\nAnything else?", SAOP_COMPLETE, 6,
+	    "prose");
+	text_scan("```json\n{\"a\": 1}\n```\n", &r);
+	ck_assert_uint_eq(r.json_end, 16);
+	saop_detect_result_free(&r);
+	/* Words right after the value, on its line, are no trailer. */
+	wrapped_is("Here: {\"a\": 1} and more", SAOP_INVALID, 0, NULL);
+}
+END_TEST
+
+START_TEST(a_text_with_no_single_reading_stays_invalid)
+{
+	struct saop_detect_result r;
+
+	/* Two starts that both scan. */
+	text_scan("Like this: {\"a\": 1}\n{\"b\": 2", &r);
+	ck_assert_int_eq(r.verdict, SAOP_INVALID);
+	ck_assert_ptr_nonnull(strstr(r.error, "two possible starts"));
+	saop_detect_result_free(&r);
+	/* A '{' inside the <think> block is not a start; cut inside it,
+	 * there is no JSON yet. */
+	text_scan("<think>\n{\"a\": 1", &r);
+	ck_assert_int_eq(r.verdict, SAOP_INVALID);
+	ck_assert_ptr_nonnull(strstr(r.error, "reasoning block"));
+	saop_detect_result_free(&r);
+	/* Braces inside the prose (not at a line's start, not after ": ")
+	 * are words. */
+	wrapped_is("Use {braces} and [x]:\n{\"a\": 1", SAOP_TRUNCATED, 22,
+	    "prose");
+	/* A prose-led text whose only candidate is not JSON. */
+	text_scan("Hello there\n{oops", &r);
+	ck_assert_int_eq(r.verdict, SAOP_INVALID);
+	ck_assert_ptr_nonnull(strstr(r.error, "no '{' or '['"));
+	saop_detect_result_free(&r);
+	/* Prose only, cut before the JSON. */
+	wrapped_is("Sure! Here is", SAOP_INVALID, 0, NULL);
+	wrapped_is("```json", SAOP_INVALID, 0, NULL);
+}
+END_TEST
+
+START_TEST(a_number_cut_at_the_end_of_a_cut_answer_is_truncated)
+{
+	struct saop_detect_result r;
+
+	SCAN("1", &r);
+	ck_assert_int_eq(r.verdict, SAOP_COMPLETE);
+	ck_assert_int_eq(saop_detect_mark_cut(&r, "1", 1), 1);
+	ck_assert_int_eq(r.verdict, SAOP_TRUNCATED);
+	ck_assert_uint_eq(r.resume_index, 1);
+	ck_assert_uint_eq(r.truncation_index, 0);
+	ck_assert_str_eq(r.closing, "");
+	saop_detect_result_free(&r);
+	/* White space after it ended it; a string or an object is not a
+	 * number; a fenced one counts from its start. */
+	SCAN("12 ", &r);
+	ck_assert_int_eq(saop_detect_mark_cut(&r, "12 ", 3), 0);
+	saop_detect_result_free(&r);
+	SCAN("\"1\"", &r);
+	ck_assert_int_eq(saop_detect_mark_cut(&r, "\"1\"", 3), 0);
+	saop_detect_result_free(&r);
+	text_scan("```\n-12.5", &r);
+	ck_assert_int_eq(r.verdict, SAOP_COMPLETE);
+	ck_assert_int_eq(saop_detect_mark_cut(&r, "```\n-12.5", 9), 1);
+	ck_assert_uint_eq(r.truncation_index, 4);
+	saop_detect_result_free(&r);
+}
+END_TEST
+
 START_TEST(the_detect_object_has_the_documented_keys)
 {
 	static const char *const keys[] = { "complete", "truncated",
 	    "empty", "bom", "length", "truncation_index", "resume_index",
 	    "last_valid_token", "open", "expected", "close_index", "closing",
-	    "closing_bytes", "error" };
+	    "closing_bytes", "error", "json_start", "wrapper" };
 	struct saop_detect_result r;
 	json_t *j;
 	size_t i;
@@ -1266,6 +1411,13 @@ main(void)
 	tcase_add_test(tc, the_detect_object_has_the_documented_keys);
 	tcase_add_test(tc,
 	    a_cut_character_is_left_out_of_the_close_and_resume_points);
+	tcase_add_test(tc, a_cut_fenced_answer_is_truncated_inside_its_json);
+	tcase_add_test(tc, each_wrapper_is_found_and_named);
+	tcase_add_test(tc,
+	    a_complete_fenced_answer_is_complete_with_its_wrapper);
+	tcase_add_test(tc, a_text_with_no_single_reading_stays_invalid);
+	tcase_add_test(tc,
+	    a_number_cut_at_the_end_of_a_cut_answer_is_truncated);
 	suite_add_tcase(s, tc);
 
 	snprintf(parsing_dir, sizeof(parsing_dir),

@@ -1220,11 +1220,11 @@ START_TEST(config_problems_are_reported_by_the_call_and_the_dry_run_only)
 
 	/* Reading the environment never fails a program that calls no model. */
 	clear_env();
-	setenv("SAOP_PROVIDER", "gemini", 1);
+	setenv("SAOP_PROVIDER", "vertex-ai", 1);
 	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
 	ck_assert(!saop_llm_configured(&cfg));
 	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ECONFIG);
-	ck_assert_ptr_nonnull(strstr(e.msg, "gemini"));
+	ck_assert_ptr_nonnull(strstr(e.msg, "vertex-ai"));
 	saop_llm_answer_free(&a);
 	saop_llm_config_free(&cfg);
 	/* A typo of anthropic: its key means a model was meant. */
@@ -1234,7 +1234,8 @@ START_TEST(config_problems_are_reported_by_the_call_and_the_dry_run_only)
 	ck_assert(saop_llm_configured(&cfg));
 	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(e.msg, "SAOP_PROVIDER: unknown provider "
-	    "'antropic' (openai or anthropic)"));
+	    "'antropic' (openai, anthropic, openai-responses "
+	    "or gemini)"));
 	ck_assert_int_eq(saop_err_exit_status(e.code), 78);
 	ck_assert_str_eq(a.raw, "");
 	saop_llm_answer_free(&a);
@@ -1454,6 +1455,10 @@ END_TEST
 
 /* ---- the parser on its own: any split of the bytes reads the same ---- */
 
+/*
+ * The bytes of fixture name: of the shared fixtures, or of tests/data/llm
+ * for a "data:" name.  *len their length.
+ */
 static char *
 slurp(const char *name, size_t *len)
 {
@@ -1462,8 +1467,13 @@ slurp(const char *name, size_t *len)
 	char *s;
 	long n;
 
-	snprintf(path, sizeof(path), "%s/%s", fixdir, name);
-	ck_assert_ptr_nonnull(f = fopen(path, "rb"));
+	if (strncmp(name, "data:", 5) == 0)
+		snprintf(path, sizeof(path), "%s/tests/data/llm/%s",
+		    getenv("top_srcdir") != NULL ? getenv("top_srcdir") : ".",
+		    name + 5);
+	else
+		snprintf(path, sizeof(path), "%s/%s", fixdir, name);
+	ck_assert_msg((f = fopen(path, "rb")) != NULL, "%s", path);
 	fseek(f, 0, SEEK_END);
 	n = ftell(f);
 	rewind(f);
@@ -1531,6 +1541,335 @@ START_TEST(sse_fixtures_read_the_same_byte_by_byte_and_with_crlf)
 		free(crlf);
 		free(s);
 	}
+}
+END_TEST
+
+/* ---- every recorded answer, however split and wherever cut ---- */
+
+/*
+ * What a recorded answer gives (tests/data/llm/README.md names each
+ * source): the call's code, finish reason, text (NULL: not checked), the
+ * number of tool calls and the first and last one's arguments, of other
+ * choices and of server tool blocks, the token counts (-2: not checked).
+ */
+struct fxcase {
+	const char *name;	/* "data:" names tests/data/llm */
+	const char *ctype;
+	int rc;
+	const char *finish;
+	const char *raw;
+	size_t ncalls;
+	const char *args0, *args_last;
+	size_t nchoices, nserver;
+	long prompt, completion;
+	const char *refusal;
+};
+
+static const struct fxcase fxcases[] = {
+	{ "data:openai-chat-n3.sse", NULL, 0, "stop",
+	    "{\"city\":\"San Francisco\",\"temperature\":65,\"units\":\"f\"}",
+	    0, NULL, NULL, 2, 0, -2, -2, NULL },
+	{ "data:openai-chat-refusal.sse", NULL, -SAOP_EREFUSED, "refusal", "", 0,
+	    NULL, NULL, 0, 0, -2, -2,
+	    "I'm sorry, I can't assist with that request." },
+	{ "data:openai-chat-two-tools.sse", NULL, 0, "tool_calls", "", 2,
+	    "{\"city\": \"Edinburgh\", \"country\": \"GB\", \"units\": \"c\"}",
+	    "{\"ticker\": \"AAPL\", \"exchange\": \"NASDAQ\"}",
+	    0, 0, -2, -2, NULL },
+	{ "data:openrouter-tool-null-args.sse", NULL, 0, "tool_calls", "", 1, "{}",
+	    "{}", 0, 0, -2, -2, NULL },
+	{ "data:groq-x-groq-usage.sse", NULL, 0, "stop", NULL, 0, NULL, NULL, 0, 0,
+	    5003, 359, NULL },
+	{ "data:anthropic-tool-use.sse", NULL, 0, "tool_calls",
+	    "I'll check the current weather in Paris for you.", 1,
+	    "{\"location\": \"Paris\"}", "{\"location\": \"Paris\"}", 0, 0, 377,
+	    65, NULL },
+	{ "data:anthropic-tool-no-args.sse", NULL, 0, "tool_calls",
+	    "I'll check the current weather in Paris for you.", 1, "{}", "{}",
+	    0, 0, 377, 65, NULL },
+	{ "data:anthropic-web-search.sse", NULL, 0, "stop", NULL, 0, NULL, NULL, 0,
+	    4, -2, -2, NULL },
+	{ "data:anthropic-refusal.sse", NULL, -SAOP_EREFUSED, "refusal", "", 0,
+	    NULL, NULL, 0, 0, 20, 0, "" },
+	{ "data:anthropic-compaction.sse", NULL, 0, "stop", "Hello there!", 0, NULL,
+	    NULL, 0, 0, 30, 8, NULL },
+	{ "data:responses-text.sse", NULL, 0, "stop", NULL, 0, NULL, NULL, 0, 0,
+	    -2, -2, NULL },
+	{ "data:responses-function-call.sse", NULL, 0, "tool_calls", "", 1,
+	    "{\"country\":\"France\"}", "{\"country\":\"France\"}", 0, 0, -2,
+	    -2, NULL },
+	{ "data:responses-incomplete.sse", NULL, 0, "length", NULL, 0, NULL, NULL,
+	    0, 0, -2, 3, NULL },
+	{ "data:gemini-stream.sse", NULL, 0, "stop",
+	    "The capital of France is Paris.\n", 0, NULL, NULL, 0, 0, 13, 8,
+	    NULL },
+	{ "data:gemini-function-call.sse", NULL, 0, "tool_calls", "", 1,
+	    "{\"country\":\"France\"}", "{\"country\":\"France\"}", 0, 0, 52, 5,
+	    NULL },
+	{ "data:gemini-max-tokens.json", "application/json; charset=UTF-8", 0,
+	    "length", "The capital of France is", 0, NULL, NULL, 0, 0, 15, 5,
+	    NULL },
+	{ "openai-chat-json-stop.sse", NULL, 0, "stop", NULL, 0, NULL,
+	    NULL, 0, 0, -2, -2, NULL },
+	{ "openai-chat-tool-calls.sse", NULL, 0, "tool_calls", "", 1,
+	    NULL, NULL, 0, 0, -2, -2, NULL },
+	{ "openai-chat-length.sse", NULL, 0, "length", "{\"", 0, NULL,
+	    NULL, 0, 0, -2, -2, NULL },
+	{ "anthropic-max-tokens-tool-use.sse", NULL, 0, "length", NULL,
+	    1, NULL, NULL, 0, 0, -2, -2, NULL },
+	{ "anthropic-prefill-stop-sequence.sse", NULL, 0, "stop", NULL,
+	    0, NULL, NULL, 0, 0, -2, -2, NULL },
+	{ "ollama-generate-stream.ndjson", "application/x-ndjson", 0,
+	    "stop", NULL, 0, NULL, NULL, 0, 0, -2, -2, NULL },
+};
+
+/*
+ * Parse the first n bytes at s, fed in pieces: cuts[] (ncuts offsets,
+ * increasing) split them; the transfer ends clean or broken.  Returns
+ * what saop__llm_parser_end() returns, a filled.
+ */
+static int
+parse_cuts(const char *s, size_t n, const char *ctype, const size_t *cuts,
+    size_t ncuts, int clean, struct saop_llm_answer *a, struct saop_err *e)
+{
+	struct saop__llm_parser *p = saop__llm_parser_new(0);
+	size_t i, at = 0;
+	int r;
+
+	memset(a, 0, sizeof(*a));
+	saop_err_clear(e);
+	saop__llm_parser_head(p, 200, ctype);
+	for (i = 0; i <= ncuts; i++) {
+		size_t to = i < ncuts && cuts[i] < n ? cuts[i] : n;
+
+		if (to > at)
+			ck_assert_int_eq(saop__llm_parser_feed(p, s + at,
+			    to - at), 0);
+		at = to > at ? to : at;
+	}
+	r = saop__llm_parser_end(p, clean, a, e);
+	saop__llm_parser_free(p);
+	return r;
+}
+
+/* The arguments of call i of a, or NULL. */
+static const char *
+call_args(const struct saop_llm_answer *a, size_t i)
+{
+	return json_string_value(json_object_get(json_object_get(
+	    json_array_get(a->tool_calls, i), "function"), "arguments"));
+}
+
+/* Fail unless a and b are the same record (what saop-suspend writes). */
+static void
+same_answer(const char *what, int ra, const struct saop_llm_answer *a,
+    int rb, const struct saop_llm_answer *b)
+{
+	ck_assert_msg(ra == rb, "%s: %d, not %d", what, rb, ra);
+	ck_assert_msg(a->raw_len == b->raw_len &&
+	    memcmp(a->raw, b->raw, a->raw_len) == 0, "%s: raw differs", what);
+	ck_assert_msg(strcmp(a->finish_reason, b->finish_reason) == 0,
+	    "%s: finish %s, not %s", what, b->finish_reason,
+	    a->finish_reason);
+	ck_assert_msg(a->prompt_tokens == b->prompt_tokens &&
+	    a->completion_tokens == b->completion_tokens, "%s: usage", what);
+	ck_assert_msg((a->tool_calls == NULL && b->tool_calls == NULL) ||
+	    json_equal(a->tool_calls, b->tool_calls), "%s: calls", what);
+	ck_assert_msg((a->choices == NULL && b->choices == NULL) ||
+	    json_equal(a->choices, b->choices), "%s: choices", what);
+	ck_assert_msg((a->server_tools == NULL && b->server_tools == NULL) ||
+	    json_equal(a->server_tools, b->server_tools), "%s: server", what);
+	ck_assert_msg((a->refusal == NULL && b->refusal == NULL) ||
+	    (a->refusal != NULL && b->refusal != NULL &&
+	    strcmp(a->refusal, b->refusal) == 0), "%s: refusal", what);
+	ck_assert_msg(a->open_call == b->open_call, "%s: open call", what);
+}
+
+/* Fail unless fixture x read whole gives what the table says. */
+static void
+check_whole(const struct fxcase *x, int r, const struct saop_llm_answer *a,
+    const struct saop_err *e)
+{
+	ck_assert_msg(r == x->rc, "%s: %d (%s), not %d", x->name, r, e->msg,
+	    x->rc);
+	ck_assert_msg(strcmp(a->finish_reason, x->finish) == 0,
+	    "%s: finish %s", x->name, a->finish_reason);
+	if (x->raw != NULL)
+		ck_assert_msg(strcmp(a->raw, x->raw) == 0, "%s: raw '%s'",
+		    x->name, a->raw);
+	ck_assert_msg(json_array_size(a->tool_calls) == x->ncalls,
+	    "%s: %zu calls", x->name, json_array_size(a->tool_calls));
+	if (x->args0 != NULL) {
+		ck_assert_str_eq(call_args(a, 0), x->args0);
+		ck_assert_str_eq(call_args(a, x->ncalls - 1), x->args_last);
+	}
+	ck_assert_msg(json_array_size(a->choices) == x->nchoices,
+	    "%s: %zu other choices", x->name, json_array_size(a->choices));
+	ck_assert_msg(json_array_size(a->server_tools) == x->nserver,
+	    "%s: %zu server blocks", x->name,
+	    json_array_size(a->server_tools));
+	if (x->prompt != -2)
+		ck_assert_int_eq(a->prompt_tokens, x->prompt);
+	if (x->completion != -2)
+		ck_assert_int_eq(a->completion_tokens, x->completion);
+	if (x->refusal != NULL)
+		ck_assert_str_eq(a->refusal, x->refusal);
+	else
+		ck_assert_ptr_null(a->refusal);
+	ck_assert_uint_eq(a->open_call, 0);
+	ck_assert(!a->broken);
+}
+
+/*
+ * Fail unless the answer c of a transfer cut short is either final with
+ * the whole answer's text and calls (its finish had come) or not OK
+ * (SAOP_ENETWORK, broken) with a part of the whole answer's text and of
+ * each call's arguments.
+ */
+static void
+check_cut(const char *what, const struct saop_llm_answer *w, int rc,
+    const struct saop_llm_answer *c, const struct saop_err *e)
+{
+	size_t i;
+
+	if (rc == 0 || (rc == -SAOP_EREFUSED &&
+	    strcmp(c->finish_reason, "refusal") == 0)) {
+		ck_assert_msg(c->raw_len == w->raw_len &&
+		    memcmp(c->raw, w->raw, w->raw_len) == 0,
+		    "%s: final with another text", what);
+		ck_assert_msg((c->tool_calls == NULL && w->tool_calls == NULL)
+		    || json_equal(c->tool_calls, w->tool_calls),
+		    "%s: final with other calls", what);
+		return;
+	}
+	ck_assert_msg(rc == -SAOP_ENETWORK, "%s: %d (%s)", what, rc, e->msg);
+	ck_assert_msg(c->broken, "%s: not broken", what);
+	ck_assert_msg(c->finish_reason[0] == '\0', "%s: a finish", what);
+	ck_assert_msg(c->raw_len <= w->raw_len &&
+	    memcmp(c->raw, w->raw, c->raw_len) == 0,
+	    "%s: the text kept is not the start of the answer", what);
+	for (i = 0; i < json_array_size(c->tool_calls); i++) {
+		const char *ca = call_args(c, i), *wa = call_args(w, i);
+
+		ck_assert_msg(ca != NULL && wa != NULL &&
+		    strncmp(ca, wa, strlen(ca)) == 0,
+		    "%s: call %zu: '%s' is not the start of '%s'", what, i,
+		    ca, wa != NULL ? wa : "");
+	}
+	if (c->open_call > 0)
+		ck_assert_uint_le(c->open_call,
+		    json_array_size(c->tool_calls));
+}
+
+START_TEST(every_recorded_answer_reads_the_same_however_split_or_cut)
+{
+	const struct fxcase *x = &fxcases[_i];
+	struct saop_llm_answer w, a;
+	struct saop_err e;
+	size_t n, k, i, step, cuts[40];
+	unsigned seed = 7u + (unsigned)_i;
+	char *s, what[200];
+	int rw, r;
+
+	s = slurp(x->name, &n);
+	rw = parse_cuts(s, n, x->ctype, NULL, 0, 1, &w, &e);
+	check_whole(x, rw, &w, &e);
+	/* Every piece size up to 9 bytes, then random splits. */
+	for (k = 1; k <= 9; k++) {
+		size_t m = 0;
+
+		for (i = k; i < n && m < sizeof(cuts) / sizeof(cuts[0]);
+		    i += k)
+			cuts[m++] = i;
+		/* The rest of the body in pieces of k bytes too. */
+		{
+			struct saop__llm_parser *p = saop__llm_parser_new(0);
+
+			memset(&a, 0, sizeof(a));
+			saop__llm_parser_head(p, 200, x->ctype);
+			for (i = 0; i < n; i += k)
+				ck_assert_int_eq(saop__llm_parser_feed(p,
+				    s + i, n - i < k ? n - i : k), 0);
+			r = saop__llm_parser_end(p, 1, &a, &e);
+			saop__llm_parser_free(p);
+		}
+		snprintf(what, sizeof(what), "%s in pieces of %zu", x->name,
+		    k);
+		same_answer(what, rw, &w, r, &a);
+		saop_llm_answer_free(&a);
+	}
+	for (k = 0; k < 30; k++) {
+		size_t m = 1 + (size_t)rand_r(&seed) % 39, j;
+
+		for (j = 0; j < m; j++)
+			cuts[j] = (size_t)rand_r(&seed) % (n + 1);
+		/* Sort the offsets (insertion sort: at most 40). */
+		for (j = 1; j < m; j++) {
+			size_t v = cuts[j], q = j;
+
+			for (; q > 0 && cuts[q - 1] > v; q--)
+				cuts[q] = cuts[q - 1];
+			cuts[q] = v;
+		}
+		r = parse_cuts(s, n, x->ctype, cuts, m, 1, &a, &e);
+		snprintf(what, sizeof(what), "%s split at random (%zu)",
+		    x->name, k);
+		same_answer(what, rw, &w, r, &a);
+		saop_llm_answer_free(&a);
+	}
+	/*
+	 * Cut at every offset (every few for the long ones): reset (a
+	 * broken transfer) and closed (a server that closes the connection
+	 * of an answer without length or chunks).
+	 */
+	step = n / 400 + 1;
+	for (k = 0; k < n; k += step) {
+		r = parse_cuts(s, k, x->ctype, NULL, 0, 0, &a, &e);
+		snprintf(what, sizeof(what), "%s reset after %zu bytes",
+		    x->name, k);
+		check_cut(what, &w, r, &a, &e);
+		saop_llm_answer_free(&a);
+		r = parse_cuts(s, k, x->ctype, NULL, 0, 1, &a, &e);
+		snprintf(what, sizeof(what), "%s closed after %zu bytes",
+		    x->name, k);
+		check_cut(what, &w, r, &a, &e);
+		saop_llm_answer_free(&a);
+	}
+	saop_llm_answer_free(&w);
+	free(s);
+}
+END_TEST
+
+START_TEST(a_cut_inside_the_second_call_names_it)
+{
+	struct saop_llm_answer w, a;
+	struct saop_err e;
+	size_t n, k;
+	char *s, *second;
+	int r;
+
+	s = slurp("data:openai-chat-two-tools.sse", &n);
+	ck_assert_int_eq(parse_cuts(s, n, NULL, NULL, 0, 1, &w, &e), 0);
+	/* The middle of the second call's arguments. */
+	ck_assert_ptr_nonnull(second = strstr(s, "\"index\":1,\"function\":"
+	    "{\"arguments\":\"cker"));
+	k = (size_t)(second - s) + 60;
+	r = parse_cuts(s, k, NULL, NULL, 0, 0, &a, &e);
+	ck_assert_int_eq(r, -SAOP_ENETWORK);
+	ck_assert_uint_eq(json_array_size(a.tool_calls), 2);
+	ck_assert_uint_eq(a.open_call, 2);
+	ck_assert_str_eq(call_args(&a, 0), call_args(&w, 0));
+	ck_assert_int_ne(strcmp(call_args(&a, 1), call_args(&w, 1)), 0);
+	saop_llm_answer_free(&a);
+	/* Cut inside the first: the first is named. */
+	ck_assert_ptr_nonnull(second = strstr(s, "{\\\"ci"));
+	r = parse_cuts(s, (size_t)(second - s) + 80, NULL, NULL, 0, 0, &a,
+	    &e);
+	ck_assert_int_eq(r, -SAOP_ENETWORK);
+	ck_assert_uint_eq(a.open_call, 1);
+	saop_llm_answer_free(&a);
+	saop_llm_answer_free(&w);
+	free(s);
 }
 END_TEST
 
@@ -2060,6 +2399,10 @@ llm_suite(void)
 	tcase_add_test(fx, ollama_error_line_after_tokens_is_an_error);
 	tcase_add_test(fx,
 	    sse_fixtures_read_the_same_byte_by_byte_and_with_crlf);
+	tcase_add_loop_test(fx,
+	    every_recorded_answer_reads_the_same_however_split_or_cut, 0,
+	    (int)(sizeof(fxcases) / sizeof(fxcases[0])));
+	tcase_add_test(fx, a_cut_inside_the_second_call_names_it);
 	suite_add_tcase(s, fx);
 	tcase_add_test(gen, generated_answers_read_the_same_in_every_form);
 	tcase_add_test(gen, generated_tool_calls_read_in_both_formats);

@@ -1,0 +1,139 @@
+#!/bin/sh
+# Recorded provider answers (tests/data/llm, README.md there names each
+# source) replayed through the real saop-suspend by the fake server: whole,
+# in chunks cut at random offsets (three seeds), and cut at several
+# offsets, reset (RST) or closed by a server that sent no length and no
+# chunks (FIN in the middle of an event).  Whole and chunked give the same
+# record; a cut is never an OK record with a broken value: it is the whole
+# record (the end had come), or suspended (75) with the part received
+# saved in agent_turn_states.
+. "$top_srcdir/tests/cli/lib.sh"
+. "$top_srcdir/tests/cli/llm-lib.sh"
+command -v jq >/dev/null 2>&1 || skip "no jq"
+command -v sqlite3 >/dev/null 2>&1 || skip "no sqlite3"
+data="$top_srcdir/tests/data/llm"
+SAOP_DB="$tmp/state.sqlite"
+export SAOP_DB
+
+# case FIXTURE PROVIDER STATUS JQ: what the whole answer gives.
+cases() {
+	cat <<'EOF'
+openai-chat-n3.sse	openai	0	.raw == "{\"city\":\"San Francisco\",\"temperature\":65,\"units\":\"f\"}" and .finish_reason == "stop" and (.choices | length) == 2 and .choices[0].index == 1 and (.choices[1].raw | fromjson | .city) == "San Francisco"
+openai-chat-two-tools.sse	openai	0	.tool_call.name == "GetWeatherArgs" and .tool_call.index == 0 and (.tool_calls | length) == 2 and .tool_calls[1].function.arguments == "{\"ticker\": \"AAPL\", \"exchange\": \"NASDAQ\"}" and .finish_reason == "tool_calls"
+openai-chat-refusal.sse	openai	69	.finish_reason == "refusal" and .refusal == "I'm sorry, I can't assist with that request." and .state == "USER_ESCALATION" and .error.status == 69 and (has("raw") | not)
+openrouter-tool-null-args.sse	openai	0	.raw == "{}" and .tool_call.name == "GetWeatherArgs" and .finish_reason == "tool_calls"
+groq-x-groq-usage.sse	openai	0	.usage == {"prompt_tokens": 5003, "completion_tokens": 359} and .finish_reason == "stop" and (.raw | length) > 100
+anthropic-tool-use.sse	anthropic	0	.raw == "{\"location\": \"Paris\"}" and .text == "I'll check the current weather in Paris for you." and .tool_call.id == "toolu_01NRLabsLyVHZPKxbKvkfSMn"
+anthropic-tool-no-args.sse	anthropic	0	.raw == "{}" and .tool_call.name == "get_weather" and .finish_reason == "tool_calls"
+anthropic-web-search.sse	anthropic	0	(has("tool_call") | not) and .finish_reason == "stop" and (.raw | length) > 600 and (.server_tools | map(.type)) == ["server_tool_use", "web_search_tool_result", "server_tool_use", "web_search_tool_result"] and .server_tools[0].input == {"query": "top world news today"}
+anthropic-refusal.sse	anthropic	69	.finish_reason == "refusal" and .refusal == "" and .state == "USER_ESCALATION"
+anthropic-compaction.sse	anthropic	0	.raw == "Hello there!" and .finish_reason == "stop"
+responses-text.sse	openai-responses	0	.finish_reason == "stop" and (.raw | length) > 10 and .usage.prompt_tokens > 0
+responses-function-call.sse	openai-responses	0	.raw == "{\"country\":\"France\"}" and .tool_call.id == "call_kL0PCQV7M2WMoVX8V8OtYSAL" and .tool_call.name == "get_capital" and .finish_reason == "tool_calls"
+responses-incomplete.sse	openai-responses	0	.finish_reason == "length" and .usage.completion_tokens == 3
+gemini-stream.sse	gemini	0	.raw == "The capital of France is Paris.\n" and .finish_reason == "stop" and .usage == {"prompt_tokens": 13, "completion_tokens": 8}
+gemini-function-call.sse	gemini	0	.raw == "{\"country\":\"France\"}" and .tool_call.name == "get_capital" and .finish_reason == "tool_calls"
+gemini-max-tokens.json	gemini	0	.raw == "The capital of France is" and .finish_reason == "length"
+EOF
+}
+
+rec='"request":{"messages":[{"role":"user","content":"hi"}]}'
+
+# run TASK STATUS...: saop-suspend --no-wait on one record of task TASK;
+# its output in $tmp/out; fails unless it exits with one of STATUS.
+run() {
+	_task=$1
+	shift
+	set +e
+	printf '{"task_id":"%s","turn":0,%s}\n' "$_task" "$rec" |
+	    saop-suspend --no-wait >"$tmp/out" 2>"$tmp/err"
+	_rc=$?
+	set -e
+	for _w in "$@"; do
+		[ "$_rc" -eq "$_w" ] && return 0
+	done
+	fail "$_task: exit $_rc, not $*: $(cat "$tmp/err" "$tmp/out")"
+}
+
+n=0
+cases >"$tmp/cases"
+while IFS='	' read -r fx prov status expr; do
+	n=$((n + 1))
+	size=$(wc -c <"$data/$fx")
+	path=$(printf '%s' "$data/$fx" | jq -Rs .)
+	cuts="$((size / 5)) $((size / 2)) $((size * 4 / 5)) $((size - 3))"
+	set -- "{\"fixture\": $path}"
+	for seed in 1 2 3; do
+		set -- "$@" "{\"fixture\": $path, \"chunks\": \"random\", \"seed\": $seed}"
+	done
+	for c in $cuts; do
+		set -- "$@" "{\"fixture\": $path, \"cut\": $c, \"how\": \"reset\"}" \
+		    "{\"fixture\": $path, \"cut\": $c, \"how\": \"close\", \"framing\": \"close\"}"
+	done
+	fake_llm_start --provider "$prov" "$@"
+	run "w$n" "$status"
+	jqf "$expr" "$tmp/out"
+	jq -S 'del(.task_id)' "$tmp/out" >"$tmp/whole"
+	whole_raw=$(jq -r '.raw // ""' "$tmp/out")
+	for seed in 1 2 3; do
+		run "c$n-$seed" "$status"
+		jq -S 'del(.task_id)' "$tmp/out" >"$tmp/chunked"
+		cmp -s "$tmp/whole" "$tmp/chunked" ||
+		    fail "$fx in random chunks (seed $seed): $(diff "$tmp/whole" "$tmp/chunked")"
+	done
+	for c in $cuts; do
+		for how in reset close; do
+			t="x$n-$c-$how"
+			run "$t" 0 69 75
+			if [ "$_rc" -ne 75 ]; then
+				# The end had come before the cut: the whole
+				# record, nothing less.
+				# (The usage may come after the end; when
+				# only the end marker was lost finish_reason
+				# is null, as saop-suspend(1) says, and the
+				# other choices may be cut: checked below.)
+				lost=$(jq '.finish_reason == null' "$tmp/out")
+				jq -S --argjson l "$lost" 'del(.task_id, .usage) |
+				    if $l then del(.finish_reason, .choices)
+				    else . end' "$tmp/out" >"$tmp/cut"
+				jq -S --argjson l "$lost" 'del(.usage) |
+				    if $l then del(.finish_reason, .choices)
+				    else . end' "$tmp/whole" >"$tmp/whole2"
+				jq -e --slurpfile w "$tmp/whole" '[.choices // [] |
+				    to_entries[] | .key as $k | .value |
+				    .raw as $r |
+				    (.finish_reason == $w[0].choices[$k].finish_reason
+				    or .finish_reason == null) and
+				    ($w[0].choices[$k].raw | startswith($r))] | all' \
+				    "$tmp/out" >/dev/null ||
+				    fail "$fx cut at $c ($how): choices: $(cat "$tmp/out")"
+				cmp -s "$tmp/cut" "$tmp/whole2" ||
+				    fail "$fx cut at $c ($how) is not the whole record: $(diff "$tmp/whole2" "$tmp/cut")"
+				continue
+			fi
+			jqf '.state == "PAUSED_FOR_INTERVENTION" and
+			    (.finish_reason == null) and .error.status == 75' \
+			    "$tmp/out"
+			# The part received is saved, and it is the start
+			# of the whole answer's text or call.
+			part=$(sql "SELECT json_extract(turn_state_json,
+			    '\$.partial') FROM agent_turn_states
+			    WHERE task_id = '$t'")
+			ix=$(sql "SELECT json_extract(turn_state_json,
+			    '\$.tool_call.index') FROM agent_turn_states
+			    WHERE task_id = '$t'")
+			want=$whole_raw
+			[ -z "$ix" ] || [ "$ix" -eq 0 ] ||
+			    want=$(jq -r ".tool_calls[$ix].function.arguments" \
+			    "$tmp/whole")
+			case $want in
+			"$part"*) ;;
+			*) fail "$fx cut at $c ($how): saved '$part' is not the start of the answer" ;;
+			esac
+			grep -q "after [0-9]* bytes" "$tmp/err" ||
+			    grep -q "in the middle of the answer" "$tmp/err" ||
+			    fail "$fx cut at $c ($how): $(cat "$tmp/err")"
+		done
+	done
+done <"$tmp/cases"
+[ "$n" -eq "$(wc -l <"$tmp/cases")" ] || fail "only $n cases ran"

@@ -1,0 +1,69 @@
+#!/bin/sh
+# saop-resume against model stand-ins that each carry on in one manner
+# (exactly from the cut; repeating the last k characters; restarting the
+# open token with and without its quote; blank lines first), a sample of
+# cuts (strings, numbers, literals, escapes, 4-byte characters, between
+# tokens), openai (user form) and anthropic (prefill) wire: every RESOLVED
+# record is the intended answer byte for byte, every other one is not OK.
+# (The exhaustive sweep over every cut is check_resume's
+# no_manner_of_carrying_on_is_ever_resolved_wrong.)
+. "$top_srcdir/tests/cli/lib.sh"
+. "$top_srcdir/tests/cli/standin-lib.sh"
+
+"$PYTHON3" - "$tmp" <<'PY'
+import json, sys
+tmp = sys.argv[1]
+answers = [
+    '{"saop": "1.0", "turn_index": 7, "agent_role": "reviewer", '
+    '"thought": "Looks right; one nit in the loop.", "action": null}',
+    '{"thought": "caf\\u00e9 \U0001F600 \\"q\\" back\\\\slash", '
+    '"n": -12.5e3, "ok": false, "list": [1, 22, 333]}',
+]
+recs = []
+for a in answers:
+    json.loads(a)
+    b = a.encode("utf-8")
+    # Every fifth byte that is not inside a character: a sample of cuts.
+    for at in range(3, len(b) - 1, 5):
+        if b[at] & 0xc0 == 0x80:
+            continue
+        recs.append({"task_id": "m", "turn": len(recs), "want": a,
+                     "request": {"messages": [{"role": "user",
+                                 "content": "go"}]},
+                     "raw": b[:at].decode("utf-8"),
+                     "finish_reason": "length"})
+with open(tmp + "/answers", "w") as f:
+    for a in answers:
+        f.write(json.dumps(a) + "\n")
+with open(tmp + "/in.ndjson", "w") as f:
+    for r in recs:
+        f.write(json.dumps(r) + "\n")
+PY
+n=$(wc -l <"$tmp/in.ndjson")
+
+for provider in openai anthropic; do
+	for manner in exact repeat:1 repeat:3 repeat:12 restart \
+	    restart-noquote blank; do
+		rm -f "$SAOP_DB"
+		standin_start --provider "$provider" --chars 100000 \
+		    --manner "$manner"
+		saop-resume "$tmp/in.ndjson" >"$tmp/out" || [ $? -eq 1 ] ||
+		    fail "$provider $manner: saop-resume exited $?"
+		[ "$(wc -l <"$tmp/out")" -eq "$n" ] || fail "$provider $manner: records lost"
+		# Every RESOLVED one is the answer; the others are not OK.
+		jq -s -e 'all(.[]; if .resume.status == "RESOLVED" then
+		    .raw == .want and .state == "OK" else .state != "OK" end)' \
+		    "$tmp/out" >/dev/null ||
+		    fail "$provider $manner: $(jq -c 'select(.resume.status == "RESOLVED" and .raw != .want) | [.raw, .want]' "$tmp/out" | head -3)"
+		r=$(jq -s 'map(select(.resume.status == "RESOLVED")) | length' "$tmp/out")
+		echo "$provider $manner: $r of $n RESOLVED byte-exact, $((n - r)) not OK, 0 wrong"
+		# An exact or blank-lines-first model: nearly all resolved; the
+		# others: some (a short repeat inside a string reads two ways:
+		# not taken, asked once more, then left to the correction turn).
+		case $manner in
+		exact | blank) min=$((n * 8 / 10)) ;;
+		*) min=1 ;;
+		esac
+		[ "$r" -ge "$min" ] || fail "$provider $manner: only $r of $n resolved"
+	done
+done

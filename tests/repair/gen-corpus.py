@@ -1,0 +1,401 @@
+#!/usr/bin/env python3
+# gen-corpus.py: writes tests/repair/corpus.ndjson, the repair corpus (one
+# case a line: {"kind", "in", "want"} or {"kind", "in", "refuse": true},
+# optional "schema" ("envelope" or a schema object) and "close": true).
+# The cases are ours, written by hand below or made by putting one slip
+# into documents of our own; run it again after editing it:
+#   python3 tests/repair/gen-corpus.py > tests/repair/corpus.ndjson
+import json
+import sys
+
+cases = []
+
+
+def ok(kind, text, want, **kw):
+    c = {"kind": kind, "in": text, "want": want}
+    c.update(kw)
+    cases.append(c)
+
+
+def no(kind, text, **kw):
+    c = {"kind": kind, "in": text, "refuse": True}
+    c.update(kw)
+    cases.append(c)
+
+
+ENV = {"saop": "1.0", "turn_index": 3, "agent_role": "developer",
+       "thought": "Read the file first.", "action": {"tool": "read_file",
+       "parameters": {"path": "src/main.c"}}}
+ENV_NULL = {"saop": "1.0", "turn_index": 0, "agent_role": "reviewer",
+            "thought": "All good.", "action": None}
+
+# ---- Hand-written cases, by repair. ----
+ok("bom", "\ufeff{\"a\": 1}", {"a": 1})
+ok("bom", "\ufeff[1, 2,]", [1, 2])
+ok("think_block", "<think>The user wants JSON.</think>\n{\"a\": 1}", {"a": 1})
+ok("think_block", "<think>Maybe {\"a\": 2}? No.</think>{\"a\": 1}", {"a": 1})
+ok("think_block", "  <reasoning>step 1, step 2</reasoning>\n[1, 2]", [1, 2])
+ok("think_block", "<thinking>hmm</thinking>\n```json\n{\"a\": true}\n```", {"a": True})
+ok("think_block", "<think>\n\n</think>\n\n{\"ok\": \"yes\"}", {"ok": "yes"})
+no("think_block", "<think>never closed {\"a\": 1}")
+ok("code_fence", "```json\n{\"a\": 1}\n```", {"a": 1})
+ok("code_fence", "```\n[1, 2, 3]\n```", [1, 2, 3])
+ok("code_fence", "~~~json\n{\"a\": \"b\"}\n~~~", {"a": "b"})
+ok("code_fence", "```JSON\n{\"x\": null}\n```\n", {"x": None})
+ok("code_fence", "Here:\n```json\n{\"a\": 1,}\n```\nDone.", {"a": 1})
+ok("code_fence", "```python\nprint(1)\n```\n```json\n{\"a\": 1}\n```", {"a": 1})
+ok("code_fence", "```sh\nls -l\n```\nthen\n```json\n[\"x\"]\n```", ["x"])
+ok("code_fence", "```json\n{'a': True}\n```", {"a": True})
+no("code_fence", "```json\n{\"a\": 1}\n```\nor\n```json\n{\"a\": 2}\n```")
+no("code_fence", "```json\n{\"a\": 1\n```\n```json\n{\"a\": 2}\n```")
+no("code_fence", "```json\n{\"a\": [1, 2\n```\n```json\n[3]\n```")
+ok("prose", "Sure! Here is the answer: {\"a\": [1, 2]} Hope it helps.", {"a": [1, 2]})
+ok("prose", "{\"a\": 1}\nThat is all.", {"a": 1})
+ok("prose", "The result is [1, 2, 3].", [1, 2, 3])
+ok("prose", "Answer:\n\n{\"city\": \"Paris\"}\n\nLet me know.", {"city": "Paris"})
+no("prose", "Use {curly} braces: {'a': True}")
+no("prose", "He said \"yes\": {\"a\": 1}")
+no("prose", "First {\"a\": 1} and then {\"a\": 2}.")
+no("prose", "See [1] and {\"a\": 2}.")
+no("prose", "Try {\"a\": 1, \"b\" oops} or {\"a\": 2}.")
+no("prose", "{\"key\": \"value\"}, \"key2\": \"value2\"}")
+no("prose", "\"a\": {\"b\": 1}")
+no("prose", "{\"a\": 1}, {\"b\": 2}")
+no("prose", "Paris.")
+no("prose", "I cannot do that [yet].")
+no("prose", "")
+no("prose", "   \n  ")
+ok("jsonp", "callback({\"a\": 1});", {"a": 1})
+ok("jsonp", "jQuery123({\"a\": [1, 2]})", {"a": [1, 2]})
+ok("jsonp", "window.cb ( [1, 2] ) ;", [1, 2])
+ok("jsonp", "f({'a': None})", {"a": None})
+ok("comment", "// answer\n{\"a\": 1 /* one */, \"b\": 2} // end", {"a": 1, "b": 2})
+ok("comment", "{\"a\": 1, # the first\n\"b\": 2}", {"a": 1, "b": 2})
+ok("comment", "# header\n[1, 2]", [1, 2])
+ok("comment", "{\"url\": \"http://x.org/a\" // the site\n}", {"url": "http://x.org/a"})
+ok("comment", "[1, /* two */ 2]", [1, 2])
+ok("comment", "{\"s\": \"it's True, , }\", // note\n}", {"s": "it's True, , }"})
+no("comment", "{\"a\": 1 /* never closed }")
+ok("trailing_comma", "{\"a\": [1, 2, ], \"b\": 3,}", {"a": [1, 2], "b": 3})
+ok("trailing_comma", "[1,\n]", [1])
+ok("trailing_comma", "{\"a\": {\"b\": 1,},}", {"a": {"b": 1}})
+ok("trailing_comma", "[[1,], [2,],]", [[1], [2]])
+ok("extra_comma", "[1,,2]", [1, 2])
+ok("extra_comma", "[,1]", [1])
+ok("extra_comma", "{,\"a\": 1}", {"a": 1})
+ok("extra_comma", "{\"a\": 1,, \"b\": 2}", {"a": 1, "b": 2})
+ok("extra_comma", "[1,,,]", [1])
+no("extra_comma", "{\"a\": ,}")
+no("extra_comma", "{\"a\": 1,: 2}")
+ok("missing_comma", "[{\"a\": 1}\n{\"a\": 2}]", [{"a": 1}, {"a": 2}])
+ok("missing_comma", "[\"a\" \"b\"]", ["a", "b"])
+ok("missing_comma", "{\"a\": 1\n\"b\": 2}", {"a": 1, "b": 2})
+ok("missing_comma", "{\"a\": \"x\" \"b\": \"y\"}", {"a": "x", "b": "y"})
+ok("missing_comma", "[1 2 3]", [1, 2, 3])
+ok("missing_comma", "{\"a\": [1] \"b\": {}}", {"a": [1], "b": {}})
+ok("missing_comma", "{\"a\": true b: 2}", {"a": True, "b": 2})
+ok("missing_comma", "[[1] [2]]", [[1], [2]])
+no("missing_comma", "[1 apples]")
+ok("missing_colon", "{\"a\" 1}", {"a": 1})
+ok("missing_colon", "{\"a\" \"b\"}", {"a": "b"})
+ok("missing_colon", "{\"a\" [1], \"b\" {\"c\" null}}", {"a": [1], "b": {"c": None}})
+no("missing_colon", "{\"a\" , 1}")
+ok("single_quotes", "{'a': 'say \"hi\"', 'b': 'it\\'s'}", {"a": "say \"hi\"", "b": "it's"})
+ok("single_quotes", "['a', 'b']", ["a", "b"])
+ok("single_quotes", "{'a': 'b'}", {"a": "b"})
+ok("single_quotes", "{'a': 'it's'}", {"a": "it's"})
+ok("single_quotes", "{'msg': 'don't panic', 'n': 1}", {"msg": "don't panic", "n": 1})
+ok("typographic_quotes", "{\u201ca\u201d: \u201cb\u201d}", {"a": "b"})
+ok("typographic_quotes", "{\"a\": \u201chello world\u201d}", {"a": "hello world"})
+ok("typographic_quotes", "[\u2018x\u2019, \u2018y\u2019]", ["x", "y"])
+ok("typographic_quotes", "{\u201ca\u201d: 1, \u201cb\u201d: [\u201cc\u201d]}", {"a": 1, "b": ["c"]})
+ok("typographic_quotes", "{\"q\": \u201che said \"no\"\u201d}", {"q": "he said \"no\""})
+ok("backticks", "{\"a\": `b`}", {"a": "b"})
+ok("backticks", "{`a`: `multi\nline`}", {"a": "multi\nline"})
+ok("backticks", "[`x`, \"y\"]", ["x", "y"])
+ok("missing_closing_quote", "{\"a\": \"x, \"b\": 2}", {"a": "x", "b": 2})
+ok("missing_closing_quote", "{\"name\": \"John}", {"name": "John"})
+no("missing_closing_quote", "[\"a, \"b\"]")
+ok("missing_closing_quote", "{\"a\": \"hello\n\"b\": 1}", {"a": "hello", "b": 1})
+ok("missing_closing_quote", "{\"a\": \"one\n}", {"a": "one"})
+ok("missing_closing_quote", "{\"a\": 1, \"b\": \"two]}", {"a": 1, "b": "two]"})
+ok("missing_closing_quote", "[\"x\", \"y]", ["x", "y"])
+no("missing_closing_quote", "{\"k\": \"v ,\"l\": \"w\"}")
+no("comment", "[\",\"]//gamma\\n\",77.0,49.25]")
+ok("comment", "[1] // the \"a\" field", [1])
+ok("missing_opening_quote", "{\"a\": x\"}", {"a": "x"})
+ok("missing_opening_quote", "{a\": 1}", {"a": 1})
+ok("missing_opening_quote", "{\"a\": hello world\", \"b\": 2}", {"a": "hello world", "b": 2})
+ok("unescaped_quote", "{\"t\": \"say \"hi\" now\"}", {"t": "say \"hi\" now"})
+ok("unescaped_quote", "{\"thought\": \"He said \"go\", then left\", \"n\": 1}", {"thought": "He said \"go\", then left", "n": 1})
+ok("unescaped_quote", "[\"a \"quoted\" word\"]", ["a \"quoted\" word"])
+ok("unescaped_quote", "{\"a\": \"5\" screen\"}", {"a": "5\" screen"})
+ok("unescaped_quote", "{\"title\": \"The \"Best\" One\", \"year\": 2020}", {"title": "The \"Best\" One", "year": 2020})
+no("unescaped_quote", "{\"q\": \"\"quoted\"\"}")
+no("unescaped_quote", "[\"value1\" value2\", \"value3\"]")
+ok("unescaped_quote", "[\"a 24\" screen\", \"b\"]", ["a 24\" screen", "b"])
+ok("unquoted_key", "{a: 1, $b_2: {c: []}}", {"a": 1, "$b_2": {"c": []}})
+ok("unquoted_key", "{name: \"x\", age: 3}", {"name": "x", "age": 3})
+ok("unquoted_key", "{_id: null}", {"_id": None})
+no("unquoted_key", "{a b: 1}")
+no("unquoted_key", "{1a: 1}")
+ok("unquoted_string", "{\"a\": hello world}", {"a": "hello world"})
+ok("unquoted_string", "{\"a\": Truth}", {"a": "Truth"})
+ok("unquoted_string", "{\"status\": pending, \"n\": 2}", {"status": "pending", "n": 2})
+ok("unquoted_string", "{\"url\": http://example.com/x}", {"url": "http://example.com/x"})
+ok("unquoted_string", "[red, green, blue]", ["red", "green", "blue"])
+ok("unquoted_string", "{\"a\": caf\u00e9 au lait}", {"a": "caf\u00e9 au lait"})
+ok("unquoted_string", "{\"a\": some text   }", {"a": "some text"})
+no("unquoted_string", "{\"a\": tru}")
+no("unquoted_string", "{\"a\": nul}")
+no("unquoted_string", "{\"a\": fals, \"b\": 1}")
+no("unquoted_string", "{\"a\": b: c}")
+no("unquoted_string", "{\"a\": x {y}}")
+no("unquoted_string", "hello world")
+ok("python_literal", "{\"a\": True, \"b\": False, \"c\": None}", {"a": True, "b": False, "c": None})
+ok("python_literal", "[True, None]", [True, None])
+ok("python_literal", "{'a': {'b': [1, 2, None]}, 'c': False}", {"a": {"b": [1, 2, None]}, "c": False})
+ok("python_literal", "{'x': 'a\\x41b', 'y': 'it\\'s'}", {"x": "aAb", "y": "it's"})
+ok("python_literal", "[{'k': \"it's\"}, {'k': 'no'}]", [{"k": "it's"}, {"k": "no"}])
+ok("literal_case", "{\"a\": TRUE, \"b\": FALSE, \"c\": NULL}", {"a": True, "b": False, "c": None})
+ok("literal_case", "[Null, tRUE]", [None, True])
+ok("literal_case", "{\"a\": none}", {"a": None})
+ok("not_json_value", "{\"a\": NaN}", {"a": None})
+ok("not_json_value", "[Infinity, -Infinity]", [None, None])
+ok("not_json_value", "{\"a\": undefined, \"b\": 1}", {"a": None, "b": 1})
+ok("invalid_escape", "{\"a\": \"\\x41\"}", {"a": "A"})
+ok("invalid_escape", "{\"a\": \"it\\'s\"}", {"a": "it's"})
+ok("invalid_escape", "[\"\\x41\\x42\\u0043\"]", ["ABC"])
+no("invalid_escape", "{\"a\": \"\\q\"}")
+no("invalid_escape", "{\"a\": \"\\u12\"}")
+no("invalid_escape", "{\"a\": \"\\x4\"}")
+ok("number_form", "[.5]", [0.5])
+ok("number_form", "[+1]", [1])
+ok("number_form", "[1.]", [1.0])
+ok("number_form", "{\"a\": -.25}", {"a": -0.25})
+ok("number_form", "{\"a\": +3.5e2}", {"a": 350.0})
+ok("ellipsis", "[1, 2, 3, ...]", [1, 2, 3])
+ok("ellipsis", "{\"a\": 2, \"b\": 3, ...}", {"a": 2, "b": 3})
+ok("ellipsis", "[..., 7, 8]", [7, 8])
+ok("ellipsis", "[1, /* more */ ...]", [1])
+ok("ellipsis", "[1, ... 2]", [1, 2])
+ok("trailing_comma", "{\"a\": 2},", {"a": 2})
+ok("trailing_comma", "[1, 2], ", [1, 2])
+ok("jsonp", "callback_1(2);", 2)
+ok("jsonp", "cb(\"x\")", "x")
+ok("unquoted_key", "{2: \"b\", 10: [1]}", {"2": "b", "10": [1]})
+no("unquoted_key", "{2a: 1}")
+ok("typographic_quotes", "\u201cfoo\u201d", "foo")
+no("missing_closing_quote", "{\"key:\"value\"}")
+no("unquoted_string", "{\"t\": (1, 2)}")
+no("number_form", "[01]")
+no("number_form", "[0x10]")
+ok("unquoted_string", "[1.2.3]", ["1.2.3"])
+ok("unquoted_string", "{\"date\": 2024-10-18T18:35:22Z}", {"date": "2024-10-18T18:35:22Z"})
+ok("unquoted_string", "{\"id\": 57eeeeb1-450b-482c-81b9-4be77e95dee2, \"n\": 1}", {"id": "57eeeeb1-450b-482c-81b9-4be77e95dee2", "n": 1})
+ok("unquoted_string", "[1/3, 2]", ["1/3", 2])
+no("number_form", "[1_000]")
+no("number_form", "[12 apples]")
+no("missing_colon", "{\"a\"\"b\"}")
+no("number_form", "[1e]")
+ok("control_character", "{\"a\": \"line 1\nline 2\tend\"}", {"a": "line 1\nline 2\tend"})
+ok("control_character", "[\"a\u0001b\"]", ["a\u0001b"])
+ok("control_character", "{\"poem\": \"roses\nare red\"}", {"poem": "roses\nare red"})
+ok("unicode_space", "{\u00a0\"a\":\u00a01}", {"a": 1})
+ok("unicode_space", "[1,\u20282]", [1, 2])
+ok("unicode_space", "{\"a\":\u30001,\u2003\"b\": 2}", {"a": 1, "b": 2})
+ok("unicode_space", "{\"a\": \"\u00a0keep\u00a0\",}", {"a": "\u00a0keep\u00a0"})
+ok("mismatched_bracket", "{\"a\": [1}", {"a": [1]})
+ok("mismatched_bracket", "[1, 2}", [1, 2])
+ok("mismatched_bracket", "{\"a\": 1]", {"a": 1})
+ok("mismatched_bracket", "[{\"a\": 1]", [{"a": 1}])
+ok("mismatched_bracket", "{\"a\": [1, 2}, \"b\": 3}", {"a": [1, 2], "b": 3})
+ok("surplus_bracket", "{\"a\": 1}}", {"a": 1})
+ok("surplus_bracket", "[1, 2]]]", [1, 2])
+ok("surplus_bracket", "{\"a\": {\"b\": 1}}}\n", {"a": {"b": 1}})
+no("surplus_bracket", "{\"a\": 1}}, \"b\": 2}")
+ok("string_concatenation", "{\"a\": \"x\" + \"y\"}", {"a": "xy"})
+ok("string_concatenation", "[\"long \" +\n \"text\"]", ["long text"])
+ok("string_concatenation", "{\"a\": \"1\" + \"2\" + \"3\"}", {"a": "123"})
+no("string_concatenation", "{\"a\": \"x\" + 1}")
+ok("concatenated_values", "{\"a\": 1}{\"a\": 1}", {"a": 1})
+ok("concatenated_values", "{\"a\": 1}\n{\"a\": 1}\n", {"a": 1})
+no("concatenated_values", "{\"a\": 1}{\"b\": 2}")
+no("concatenated_values", "{\"a\": 1}\n{\"b\": 2}\n{\"c\": 3}")
+no("concatenated_values", "[1][2]")
+
+# ---- Valid JSON: nothing to repair, the value as it is. ----
+for v in [{"a": [1, 2.5e3, -0, True, False, None], "b": {}}, [], "just a string",
+          42, {"k": "\u00e9\n\"q\""}, ENV, ENV_NULL,
+          {"url": "http://example.com/*x*/", "c": "// no"},
+          {"s": "it's True, None of 'this' , }"}, [[[[]]]]]:
+    ok("valid", json.dumps(v), v)
+ok("valid", "  [ ]  \n", [])
+
+# ---- One slip in documents of our own. ----
+DOCS = [
+    {"name": "Ada", "age": 36, "langs": ["en", "fr"]},
+    {"city": "Paris", "pop": 2100000, "capital": True},
+    {"items": [{"id": 1, "ok": True}, {"id": 2, "ok": False}]},
+    {"a": None, "b": "text with spaces", "c": -1.5},
+    {"nested": {"deep": {"deeper": [1, 2, 3]}}, "flag": False},
+    ENV, ENV_NULL,
+    {"title": "Notes", "tags": ["x", "y"], "count": 0},
+    {"q": "What is 2+2?", "a": "4"},
+    {"list": [1, 2, 3, 4, 5], "empty": {}, "none": []},
+]
+
+
+def py_repr(v):
+    if v is True:
+        return "True"
+    if v is False:
+        return "False"
+    if v is None:
+        return "None"
+    if isinstance(v, str):
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(py_repr(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(repr(k) + ": " + py_repr(x) for k, x in v.items()) + "}"
+    return json.dumps(v)
+
+
+def unquoted_keys(v):
+    if isinstance(v, list):
+        return "[" + ", ".join(unquoted_keys(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(k + ": " + unquoted_keys(x) for k, x in v.items()) + "}"
+    return json.dumps(v)
+
+
+def pretty_trailing(v, ind=0):
+    pad = "  " * (ind + 1)
+    if isinstance(v, list) and v:
+        return "[\n" + "".join(pad + pretty_trailing(x, ind + 1) + ",\n" for x in v) + "  " * ind + "]"
+    if isinstance(v, dict) and v:
+        return "{\n" + "".join(pad + json.dumps(k) + ": " + pretty_trailing(x, ind + 1) + ",\n" for k, x in v.items()) + "  " * ind + "}"
+    return json.dumps(v)
+
+
+def no_commas_lines(v):
+    # Members on their own lines, the commas between them left out.
+    if isinstance(v, dict) and v:
+        return "{\n" + "\n".join("  " + json.dumps(k) + ": " + json.dumps(x) for k, x in v.items()) + "\n}"
+    return None
+
+
+for i, d in enumerate(DOCS):
+    j = json.dumps(d)
+    ok("slip:code_fence", "```json\n" + json.dumps(d, indent=2) + "\n```", d)
+    ok("slip:prose", "Here is the JSON you asked for:\n" + j + "\nLet me know if you need more.", d)
+    ok("slip:think_block", "<think>Let me write it.</think>\n" + j, d)
+    ok("slip:trailing_comma", pretty_trailing(d), d)
+    ok("slip:python_repr", py_repr(d), d)
+    ok("slip:unquoted_key", unquoted_keys(d), d)
+    ok("slip:comment", "// the answer\n" + j + " // end", d)
+    ok("slip:bom", "\ufeff" + j, d)
+    ok("slip:jsonp", "callback(" + j + ");", d)
+    ok("slip:unicode_space", j.replace(", ", ",\u00a0"), d)
+    m = no_commas_lines(d)
+    if m is not None:
+        ok("slip:missing_comma", m, d)
+    ok("slip:surplus_bracket", j + "}", d)
+    ok("slip:missing_colon", j.replace("\": ", "\" ", 1), d)
+    ok("slip:extra_comma", j.replace(", ", ",, ", 1) if ", " in j else j, d)
+    ok("slip:literal_case", j.replace("true", "TRUE").replace("null", "Null").replace("false", "False"), d)
+    k = j.find("\", \"")
+    if k > 0:
+        ok("slip:missing_closing_quote", j[:k] + j[k + 1:], d)
+    ok("slip:single_quotes", "{" + ", ".join("'%s': %s" % (a, json.dumps(b)) for a, b in d.items()) + "}", d)
+
+# ---- Ambiguous: no single reading, refused. ----
+no("ambiguous", "{\"a\": \"x\", \"b\": \"y\"}{\"a\": \"z\"}")
+no("missing_closing_quote", "[\"a, \"b\", \"c\"]")
+no("ambiguous", "{\"a\": 1} {\"a\": 2}")
+no("ambiguous", "Option A: {\"x\": 1}\nOption B: {\"x\": 2}")
+no("ambiguous", "```json\n[1]\n```\n```json\n[2]\n```")
+no("ambiguous", "{\"a\": 1, \"b\": }")
+no("ambiguous", "{\"a\": [1, 2, 3}, 4]}")
+no("ambiguous", "{\"a\" \"b\" \"c\"}")
+no("ambiguous", "{\"a\": 5 apples}")
+no("ambiguous", "{{\"a\": 1}}")
+no("ambiguous", "[1, 2")
+no("ambiguous", "{\"a\": \"cut")
+no("ambiguous", "{\"saop\": \"1.0\", \"action\": {\"tool\": \"x\", \"parameters\": {}}, \"thought\": \"abc")
+no("ambiguous", "{\"a\":")
+no("ambiguous", "{\"a\": 0x1F}")
+no("ambiguous", "{\"a\": 012}")
+no("ambiguous", "{\"a\": \"\\z\"}")
+no("ambiguous", "<think>only thinking</think>")
+no("ambiguous", "<think>{\"a\": 1}")
+no("ambiguous", "The answer is 42.")
+no("ambiguous", "{\"a\": 1 \"b\" 2 3}")
+ok("surplus_bracket", "[{\"a\": 1}, {\"b\": 2}]]]}", [{"a": 1}, {"b": 2}])
+ok("mismatched_bracket", "{\"a\": [}", {"a": []})
+no("ambiguous", "{\"a\": {\"b\": [1, {\"c\": }]}}")
+ok("mismatched_bracket", "{]", {})
+ok("mismatched_bracket", "[}", [])
+ok("mismatched_bracket", "{\"a\": 1, \"b\": [}", {"a": 1, "b": []})
+no("ambiguous", "{\"a\": \"x\" + }")
+no("ambiguous", "f(1, 2)")
+no("ambiguous", "{\"a\": 1}, \"b\": 2}")
+no("ambiguous", "'just a string' and more")
+no("ambiguous", "{\"saop\": \"1.0\", \"turn_index\": 0,: \"thought\": \"x\"}")
+
+# ---- Guided by the schema. ----
+ARR = {"type": "array", "items": {"type": "object", "required": ["id"]}}
+OBJ = {"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}}
+ok("schema_choice", "{\"id\": 1}\n{\"id\": 2}", [{"id": 1}, {"id": 2}], schema=ARR)
+ok("schema_choice", "{\"id\": 1}{\"note\": \"x\"}", {"id": 1}, schema=OBJ)
+ok("schema_choice", "{\"note\": \"x\"}\n{\"id\": 7}", {"id": 7}, schema=OBJ)
+no("schema_choice", "{\"id\": 1}{\"id\": 2}", schema=OBJ)
+no("schema_choice", "{\"a\": 1}{\"b\": 2}", schema={"type": "object"})
+ok("schema_choice", json.dumps(ENV) + json.dumps({"note": 1}), ENV, schema="envelope")
+ok("schema_choice", json.dumps({"note": 1}) + "\n" + json.dumps(ENV_NULL), ENV_NULL, schema="envelope")
+no("schema_choice", json.dumps(ENV) + json.dumps(ENV_NULL), schema="envelope")
+ok("schema_choice", "[1, 2]\n[3]", [[1, 2], [3]], schema={"type": "array", "items": {"type": "array"}})
+ok("schema_choice", "[1, 2]\n[3]", [3], schema={"type": "array", "maxItems": 1, "items": {"type": "integer"}})
+ok("schema_choice", "{\"a\": 1}\n{\"b\": \"x\"}", {"b": "x"}, schema={"type": "object", "required": ["b"]})
+ok("schema_choice", "{\"a\": \"1\"}{\"a\": 1}", {"a": 1}, schema={"type": "object", "properties": {"a": {"type": "integer"}}})
+ok("schema_choice", "<think>draft {\"id\": \"x\"}</think>{\"id\": 3}{\"id\": \"y\"}", {"id": 3}, schema=OBJ)
+ENV_Q = dict(ENV_NULL, thought="He said \"go\", then left")
+ok("schema_anchor", "{\"saop\": \"1.0\", \"turn_index\": 0, \"agent_role\": \"reviewer\", \"thought\": \"He said \"go\", then left\", \"action\": null}", ENV_Q, schema="envelope")
+ENV_Q2 = dict(ENV_NULL, thought="I read \"a\", \"b\": and more")
+no("schema_anchor", "{\"saop\": \"1.0\", \"turn_index\": 0, \"agent_role\": \"reviewer\", \"thought\": \"I read \"a\", \"b\": and more\", \"action\": null}", schema="envelope")
+ok("schema_anchor", "{\"saop\": \"1.0\", \"turn_index\": 0, \"agent_role\": \"reviewer\", \"thought\": \"say \"hi\" now\", \"action\": null,}", dict(ENV_NULL, thought="say \"hi\" now"), schema="envelope")
+ok("schema_anchor", "```json\n{\"saop\": \"1.0\", \"turn_index\": 0, \"agent_role\": \"reviewer\", \"thought\": \"the \"x\" flag\", \"action\": null}\n```", dict(ENV_NULL, thought="the \"x\" flag"), schema="envelope")
+
+# ---- --close: cut answers closed locally. ----
+ok("closed", "{\"a\": \"cut", {"a": "cut"}, close=True)
+ok("closed", "{\"a\": [1, 2", {"a": [1, 2]}, close=True)
+ok("closed", "{\"a\": 1, \"b\":", {"a": 1}, close=True)
+ok("closed", "{\"a\": 1, \"b\"", {"a": 1}, close=True)
+ok("closed", "{\"a\": 1,", {"a": 1}, close=True)
+ok("closed", "[1, 2, 3", [1, 2, 3], close=True)
+ok("closed", "[true, fal", [True, False], close=True)
+ok("closed", "[1, -", [1], close=True)
+ok("closed", "{\"a\": {\"b\": {\"c\": \"deep", {"a": {"b": {"c": "deep"}}}, close=True)
+ok("closed", "```json\n{\"a\": \"cut in a fence", {"a": "cut in a fence"}, close=True)
+ok("closed", "Here you go: {\"a\": [1, 2", {"a": [1, 2]}, close=True)
+ok("closed", "{'a': 'single quoted, cut", {"a": "single quoted, cut"}, close=True)
+ok("closed", "{\"a\": 1,, \"b\": [1,", {"a": 1, "b": [1]}, close=True)
+ok("closed", "{\"a\": \"x\\u00", {"a": "x"}, close=True)
+ok("closed", "{\"a\": True, \"b\": \"y", {"a": True, "b": "y"}, close=True)
+ok("closed", json.dumps(ENV_NULL)[:-1], ENV_NULL, close=True)
+ok("closed", "{\"saop\": \"1.0\", \"turn_index\": 0, \"agent_role\": \"reviewer\", \"action\": null, \"thought\": \"I think", dict(ENV_NULL, thought="I think"), close=True)
+ok("closed", "{\"a\": 1}", {"a": 1}, close=True)
+ok("closed", "{\"a\": 1,}", {"a": 1}, close=True)
+no("closed", "{\"a\": \"cut")
+no("closed", "{\"action\": {\"tool\": \"sh\", \"parameters\": {\"cmd\": \"rm -rf /tmp/x", close=True)
+no("closed", "{\"thought\": \"x\", \"action\": {\"tool\": \"sh\", \"parameters\": {\"cmd\": \"ls", close=True)
+no("closed", "{\"arguments\": \"{\\\"cmd\\\": \\\"ls", close=True)
+no("closed", "[{\"function\": {\"name\": \"f\", \"x\": [1", close=True)
+no("closed", "", close=True)
+no("closed", "-", close=True)
+no("closed", "Just prose, no JSON", close=True)
+
+for c in cases:
+    sys.stdout.write(json.dumps(c, ensure_ascii=False) + "\n")
+sys.stderr.write("%d cases\n" % len(cases))
