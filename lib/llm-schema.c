@@ -17,13 +17,15 @@
 /*
  * The structured-output fields a request may carry of its own (paths of
  * one or two members of the provider-neutral request): OpenAI chat's
- * response_format, Anthropic's output_config.format (GA) and the beta
- * output_format it replaced.
+ * response_format (which lib/llm-request.c also turns into the Responses
+ * API's and Gemini's fields), Anthropic's output_config.format (GA) and
+ * the beta output_format it replaced, the Responses API's text.format.
  */
 static const char *const own_fields[][2] = {
 	{ "response_format", NULL },
 	{ "output_config", "format" },
 	{ "output_format", NULL },
+	{ "text", "format" },
 	{ NULL, NULL }
 };
 
@@ -35,6 +37,10 @@ static const char *const wire_fields[][2] = {
 	{ "response_format", NULL },
 	{ "output_config", "format" },
 	{ "output_format", NULL },
+	{ "text", "format" },
+	{ "generationConfig", "responseJsonSchema" },
+	{ "generationConfig", "responseSchema" },
+	{ "generationConfig", "responseMimeType" },
 	{ NULL, NULL }
 };
 
@@ -84,6 +90,10 @@ saop_schema_field(const struct saop_llm_config *cfg)
 	switch (cfg->provider) {
 	case SAOP_PROVIDER_ANTHROPIC:
 		return "output_config.format";
+	case SAOP_PROVIDER_RESPONSES:
+		return "text.format";
+	case SAOP_PROVIDER_GEMINI:
+		return "generationConfig.responseJsonSchema";
 	default:
 		return "response_format";
 	}
@@ -221,12 +231,44 @@ native_value(const struct saop_llm_config *cfg)
 		 * structured-outputs: output_config.format. */
 		return json_pack("{s:s, s:o}", "type", "json_schema", "schema",
 		    s);
+	case SAOP_PROVIDER_RESPONSES:
+		/* platform.openai.com/docs/api-reference/responses/create:
+		 * text.format {type, name, strict, schema}. */
+		schema_name(cfg, name);
+		return json_pack("{s:s, s:s, s:b, s:o}", "type", "json_schema",
+		    "name", name, "strict",
+		    saop_schema_openai_strict(cfg->schema), "schema", s);
+	case SAOP_PROVIDER_GEMINI:
+		/* ai.google.dev/api/generate-content#generationconfig:
+		 * responseJsonSchema, with responseMimeType (add_native). */
+		return s;
 	default:
 		schema_name(cfg, name);
 		return json_pack("{s:s, s:{s:s, s:b, s:o}}", "type",
 		    "json_schema", "json_schema", "name", name, "strict",
 		    saop_schema_openai_strict(cfg->schema), "schema", s);
 	}
+}
+
+/*
+ * Set member k of body's object member o (made when missing) to v,
+ * stealing v.  Returns 0, or -1 on ENOMEM.
+ */
+static int
+sub_set(json_t *body, const char *o, const char *k, json_t *v)
+{
+	json_t *x = json_object_get(body, o);
+
+	if (v == NULL)
+		return -1;
+	if (!json_is_object(x)) {
+		if (json_object_set_new(body, o, json_object()) != 0) {
+			json_decref(v);
+			return -1;
+		}
+		x = json_object_get(body, o);
+	}
+	return json_object_set_new(x, k, v) != 0 ? -1 : 0;
 }
 
 /*
@@ -252,6 +294,16 @@ add_native(json_t *body, const struct saop_llm_config *cfg)
 			oc = json_object_get(body, "output_config");
 		}
 		return json_object_set_new(oc, "format", v) != 0 ? -1 : 0;
+	case SAOP_PROVIDER_RESPONSES:
+		return sub_set(body, "text", "format", v);
+	case SAOP_PROVIDER_GEMINI:
+		if (sub_set(body, "generationConfig", "responseMimeType",
+		    json_string("application/json")) != 0) {
+			json_decref(v);
+			return -1;
+		}
+		return sub_set(body, "generationConfig", "responseJsonSchema",
+		    v);
 	default:
 		return json_object_set_new(body, "response_format", v) != 0 ?
 		    -1 : 0;
@@ -276,8 +328,10 @@ add_prompt(json_t *body, const struct saop_llm_config *cfg)
 	saop__buf_init(&b);
 	if (js == NULL)
 		return -1;
-	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC) {
-		sys = json_object_get(body, "system");
+	sys = json_object_get(body, cfg->provider == SAOP_PROVIDER_RESPONSES ?
+	    "instructions" : "system");
+	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC ||
+	    cfg->provider == SAOP_PROVIDER_RESPONSES) {
 		if (json_is_string(sys) && json_string_length(sys) > 0 &&
 		    (saop__buf_append(&b, json_string_value(sys),
 		    json_string_length(sys)) != 0 ||
@@ -290,8 +344,27 @@ add_prompt(json_t *body, const struct saop_llm_config *cfg)
 	    saop__buf_append(&b, SAOP_SCHEMA_PROMPT_TAIL,
 	    strlen(SAOP_SCHEMA_PROMPT_TAIL)) != 0)
 		goto out;
+	if (cfg->provider == SAOP_PROVIDER_RESPONSES) {
+		r = json_object_set_new(body, "instructions",
+		    json_stringn(b.data, b.len));
+		goto out;
+	}
+	if (cfg->provider == SAOP_PROVIDER_GEMINI) {
+		/* One more part of systemInstruction. */
+		json_t *si = json_object_get(body, "systemInstruction");
+
+		if (!json_is_object(si) && (sub_set(body, "systemInstruction",
+		    "parts", json_array()) != 0 || (si = json_object_get(body,
+		    "systemInstruction")) == NULL))
+			goto out;
+		if (!json_is_array(json_object_get(si, "parts")) &&
+		    json_object_set_new(si, "parts", json_array()) != 0)
+			goto out;
+		r = json_array_append_new(json_object_get(si, "parts"),
+		    json_pack("{s:s%}", "text", b.data, b.len));
+		goto out;
+	}
 	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC) {
-		sys = json_object_get(body, "system");
 		if (json_is_array(sys))
 			r = json_array_append_new(sys, json_pack("{s:s, s:s%}",
 			    "type", "text", "text", b.data, b.len));
@@ -462,7 +535,9 @@ static int
 refuses_field(const struct saop_err *e)
 {
 	static const char *const words[] = { "response_format",
-	    "json_schema", "output_config", "output_format",
+	    "json_schema", "output_config", "output_format", "text.format",
+	    "responseJsonSchema", "response_json_schema", "responseSchema",
+	    "response_schema", "responseMimeType", "response_mime_type",
 	    "structured output", NULL };
 	const char *m = strchr(e->msg, ' ');	/* after the URL */
 	size_t i;

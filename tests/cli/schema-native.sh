@@ -13,6 +13,15 @@
 #    beta "output_format" with "anthropic-beta: structured-outputs-
 #    2025-11-13" is deprecated):
 #    https://platform.claude.com/docs/en/build-with-claude/structured-outputs
+#  - OpenAI Responses: "text": {"format": {"type": "json_schema", "name",
+#    "strict", "schema"}}:
+#    https://platform.openai.com/docs/api-reference/responses/create and
+#    https://platform.openai.com/docs/guides/structured-outputs?api-mode=responses
+#  - Gemini generateContent: "generationConfig": {"responseMimeType":
+#    "application/json", "responseJsonSchema": {...}} (responseJsonSchema
+#    takes JSON Schema; responseSchema an OpenAPI subset):
+#    https://ai.google.dev/api/generate-content#generationconfig and
+#    https://ai.google.dev/gemini-api/docs/structured-output
 # Also: a request's own field is left as it is, a continuation carries no
 # field, --schema-mode prompt and off, $SAOP_SCHEMA, --schema envelope,
 # and the correction request of saop-validate --schema carries the field.
@@ -74,6 +83,25 @@ jq -e --slurpfile s "$tmp/todo.json" '.output_config == {"format": {"type":
 grep -qi '^anthropic-beta' "$tmp/out" && fail "a beta header for a GA field"
 grep -q '^POST .*/messages$' "$tmp/out" || fail "not the messages endpoint"
 
+# 3b. OpenAI Responses: text.format, name and strict beside the type.
+echo "$req" | SAOP_PROVIDER=openai-responses expect_status 0 saop-suspend --dry-run \
+    --schema "$tmp/event.json" >"$tmp/out"
+body "$tmp/out" >"$tmp/b"
+jq -e --slurpfile s "$tmp/event.json" '.text == {"format": {"type":
+    "json_schema", "name": "Calendar_event", "strict": true, "schema":
+    ($s[0] | del(."$schema", ."$id"))}} and (has("response_format") | not)' \
+    "$tmp/b" >/dev/null || fail "responses: $(cat "$tmp/b")"
+grep -q '^POST .*/responses$' "$tmp/out" || fail "not the responses endpoint"
+
+# 3c. Gemini: generationConfig.responseMimeType and responseJsonSchema.
+echo "$req" | SAOP_PROVIDER=gemini expect_status 0 saop-suspend --dry-run \
+    --schema "$tmp/todo.json" >"$tmp/out"
+body "$tmp/out" >"$tmp/b"
+jq -e --slurpfile s "$tmp/todo.json" '.generationConfig == {"responseMimeType":
+    "application/json", "responseJsonSchema": $s[0]}' "$tmp/b" >/dev/null ||
+    fail "gemini: $(cat "$tmp/b")"
+grep -q '^POST .*:streamGenerateContent' "$tmp/out" || fail "not the gemini endpoint"
+
 # 4. A request with its own field keeps it, and gets nothing added.
 own='{"task_id": "t1", "request": {"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}}}'
 echo "$own" | saop-suspend --dry-run --schema "$tmp/event.json" | body /dev/stdin >"$tmp/b"
@@ -86,20 +114,22 @@ jqf '.output_config.format.schema == {"type": "object"}' "$tmp/b"
 # 5. A continuation (the answer so far as the assistant's turn, or the
 #    resume prompt last) carries no structured-output field, not even
 #    the request's own: it would start a new document.
-for p in openai anthropic; do
+fields='has("response_format") or has("output_config") or has("text") or
+    (.generationConfig // {} | has("responseMimeType") or has("responseJsonSchema"))'
+for p in openai anthropic openai-responses gemini; do
 	jq -nc '{task_id: "t1", request: {messages: [{role: "user", content: "x"},
 	    {role: "assistant", content: "{\"start\": \"2026"}],
 	    response_format: {type: "json_object"}}}' |
 	    SAOP_PROVIDER=$p saop-suspend --dry-run --schema "$tmp/event.json" |
 	    body /dev/stdin >"$tmp/b"
-	jqf 'has("response_format") or has("output_config") | not' "$tmp/b"
+	jqf "$fields | not" "$tmp/b"
 	# saop-resume's own continuation request (its user form).
 	jq -nc '{task_id: "t1", request: {messages: [{role: "user", content: "x"}]},
 	    raw: "{\"start\": \"2026"}' | SAOP_PROVIDER=$p saop-resume --dry-run \
 	    --continuation user | body /dev/stdin | jq -c '{task_id: "t1", request: .}' |
 	    SAOP_PROVIDER=$p saop-suspend --dry-run --schema "$tmp/event.json" |
 	    body /dev/stdin >"$tmp/b"
-	jqf 'has("response_format") or has("output_config") | not' "$tmp/b"
+	jqf "$fields | not" "$tmp/b"
 done
 
 # 6. --schema-mode prompt: the schema in the system prompt, no field;
@@ -113,6 +143,13 @@ jqf '(has("response_format") | not) and .messages[0].role == "system" and
 echo "$req" | SAOP_PROVIDER=anthropic SAOP_SCHEMA_MODE=prompt saop-suspend --dry-run \
     --schema "$tmp/todo.json" | body /dev/stdin >"$tmp/b"
 jqf '(has("output_config") | not) and (.system | contains("\"items\""))' "$tmp/b"
+echo "$req" | SAOP_PROVIDER=openai-responses saop-suspend --dry-run --schema-mode prompt \
+    --schema "$tmp/todo.json" | body /dev/stdin >"$tmp/b"
+jqf '(has("text") | not) and (.instructions | contains("\"items\""))' "$tmp/b"
+echo "$req" | SAOP_PROVIDER=gemini saop-suspend --dry-run --schema-mode prompt \
+    --schema "$tmp/todo.json" | body /dev/stdin >"$tmp/b"
+jqf '(has("generationConfig") | not) and
+    (.systemInstruction.parts[-1].text | contains("\"items\""))' "$tmp/b"
 echo "$req" | saop-suspend --dry-run --schema-mode off --schema "$tmp/todo.json" |
     body /dev/stdin >"$tmp/b"
 jqf '(has("response_format") | not) and (.messages | length) == 1' "$tmp/b"

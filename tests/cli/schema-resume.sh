@@ -1,7 +1,8 @@
 #!/bin/sh
 # A truncation is still a truncation under --schema: an answer constrained
 # by the schema and cut at max_tokens is detected and resumed byte-exact,
-# in each wire format, and the continuation request carries no
+# in each wire format (OpenAI chat, Anthropic Messages, OpenAI Responses,
+# Gemini), and the continuation request carries no
 # structured-output field (it would make the model start a new document);
 # the same when saop-suspend itself resumes a turn whose stream was cut.
 . "$top_srcdir/tests/cli/lib.sh"
@@ -17,9 +18,11 @@ head='{"start": "2026-03-01", "en'
 rest='d": "2026-04-01"}'
 req='{"task_id": "t-r", "turn": 1, "request": {"max_tokens": 12, "messages": [{"role": "user", "content": "When?"}]}}'
 # has_field: the jq test for any structured-output field in a body.
-has_field='has("response_format") or has("output_config") or has("output_format")'
+has_field='has("response_format") or has("output_config") or has("output_format") or
+    has("text") or (.generationConfig // {} | has("responseMimeType") or
+    has("responseJsonSchema"))'
 
-for p in openai anthropic; do
+for p in openai anthropic openai-responses gemini; do
 	fake_llm_start --provider "$p" \
 	    "$(jq -nc --arg t "$head" '{text: $t, finish: "length"}')" \
 	    "$(jq -nc --arg t "$rest" '{text: $t}')"
@@ -51,7 +54,7 @@ fake_llm_bodies | sed -n 2p | jq -e "$has_field | not" >/dev/null ||
 # sends carries no field either, and the answer comes whole.
 SAOP_NETWORK_POLL_INTERVAL_MS=20
 export SAOP_NETWORK_POLL_INTERVAL_MS
-for p in openai anthropic; do
+for p in openai anthropic openai-responses gemini; do
 	# The stream ends inside the text with no finish reason: a broken
 	# call with the text so far, which saop-suspend continues.
 	fake_llm_start --provider "$p" \

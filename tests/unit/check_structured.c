@@ -133,6 +133,18 @@ START_TEST(each_wire_format_gets_its_field)
 	    "\"user\",\"content\":\"x\"}],\"output_config\":{\"format\":"
 	    "{\"type\":\"json_schema\",\"schema\":{\"type\":\"string\"}}}}");
 	free(b);
+	b = body_of("{\"type\": \"object\", \"additionalProperties\": false}",
+	    SAOP_PROVIDER_RESPONSES, SAOP_SCHEMA_NATIVE, ASK);
+	ck_assert_ptr_nonnull(strstr(b, "\"text\":{\"format\":{\"type\":"
+	    "\"json_schema\",\"name\":\"f\",\"strict\":true,\"schema\":"
+	    "{\"type\":\"object\",\"additionalProperties\":false}}}"));
+	free(b);
+	b = body_of("{\"type\": \"string\"}", SAOP_PROVIDER_GEMINI,
+	    SAOP_SCHEMA_NATIVE, ASK);
+	ck_assert_ptr_nonnull(strstr(b, "\"generationConfig\":{"
+	    "\"responseMimeType\":\"application/json\",\"responseJsonSchema\":"
+	    "{\"type\":\"string\"}}"));
+	free(b);
 	/* Off, and no schema: nothing. */
 	b = body_of("{\"type\": \"string\"}", SAOP_PROVIDER_OPENAI,
 	    SAOP_SCHEMA_OFF, ASK);
