@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "saop-private.h"
+#include "db.h"
 
 /* The marker after the kept characters: HEAD N MID ID TAIL. */
 #define MARK_HEAD	"\n\n[... "
@@ -341,85 +341,34 @@ consider(struct batch *b, json_t *holder, const char *key, long age,
 }
 
 /*
- * Find an equal raw output of the same task, else insert it: c->id.
- * Returns 0, or a negative saop_errcode with e set.
+ * The transaction: every candidate of the batch stored (an equal raw
+ * output of the same task reused), or none.  Returns 0, or a negative
+ * saop_errcode with e set.
  */
 static int
-store_one(sqlite3 *db, sqlite3_stmt *find, sqlite3_stmt *ins,
-    struct cand *c, const char *now, struct saop_err *e)
-{
-	sqlite3_int64 h = (sqlite3_int64)hash64(c->raw, c->len);
-	int rc;
-
-	c->id = 0;
-	c->reused = 0;
-	sqlite3_reset(find);
-	sqlite3_bind_text(find, 1, c->task_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(find, 2, h);
-	sqlite3_bind_int64(find, 3, (sqlite3_int64)c->len);
-	while ((rc = sqlite3_step(find)) == SQLITE_ROW) {
-		const void *blob = sqlite3_column_blob(find, 1);
-
-		if ((size_t)sqlite3_column_bytes(find, 1) == c->len &&
-		    (c->len == 0 || (blob && memcmp(blob, c->raw, c->len) == 0))) {
-			c->id = sqlite3_column_int64(find, 0);
-			c->reused = 1;
-			break;
-		}
-	}
-	sqlite3_reset(find);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "looking up a tool output");
-	if (c->reused)
-		return 0;
-	sqlite3_reset(ins);
-	sqlite3_bind_text(ins, 1, c->task_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(ins, 2, c->tool_name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(ins, 3, c->tool_call_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(ins, 4, (sqlite3_int64)c->len);
-	sqlite3_bind_int64(ins, 5, c->age);
-	sqlite3_bind_text(ins, 6, c->captured_at ? c->captured_at : now, -1,
-	    SQLITE_STATIC);
-	sqlite3_bind_text(ins, 7, now, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(ins, 8, h);
-	sqlite3_bind_blob64(ins, 9, c->raw, (sqlite3_uint64)c->len,
-	    SQLITE_STATIC);
-	rc = sqlite3_step(ins);
-	sqlite3_reset(ins);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "storing a tool output");
-	c->id = sqlite3_last_insert_rowid(db);
-	return 0;
-}
-
-/*
- * The transaction: every candidate of the batch stored, or none.  Returns
- * 0, or a negative saop_errcode with e set.
- */
-static int
-store_batch(sqlite3 *db, void *arg, struct saop_err *e)
+store_batch(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	struct batch *b = arg;
-	sqlite3_stmt *find = NULL, *ins = NULL;
+	struct saop__db_output o;
 	size_t i;
 	int rc = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT id, raw_content FROM tool_outputs"
-	    " WHERE task_id = ? AND content_hash = ? AND byte_size = ?", -1,
-	    &find, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO tool_outputs (task_id,"
-	    " tool_name, tool_call_id, byte_size, turn_age, captured_at,"
-	    " stored_at, content_hash, raw_content)"
-	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &ins, NULL) !=
-	    SQLITE_OK) {
-		rc = saop__fail_db(e, db, "preparing to store tool outputs");
-		goto out;
+	for (i = 0; i < b->n && rc == 0; i++) {
+		struct cand *c = &b->c[i];
+		long long id;
+
+		o.task_id = c->task_id;
+		o.tool_name = c->tool_name;
+		o.tool_call_id = c->tool_call_id;
+		o.raw = c->raw;
+		o.len = c->len;
+		o.age = c->age;
+		o.captured_at = c->captured_at ? c->captured_at : b->now;
+		o.stored_at = b->now;
+		o.hash = (long long)hash64(c->raw, c->len);
+		rc = saop__db_output_put(db, &o, &id, &c->reused, e);
+		c->id = id;
 	}
-	for (i = 0; i < b->n && rc == 0; i++)
-		rc = store_one(db, find, ins, &b->c[i], b->now, e);
-out:
-	sqlite3_finalize(find);
-	sqlite3_finalize(ins);
 	return rc;
 }
 
@@ -471,52 +420,6 @@ tell(const struct batch *b, const struct cand *c)
 }
 
 /*
- * While a batch is stored, the WAL is checkpointed after CKPT_KIB instead
- * of 1000 pages (4 MB): each checkpoint syncs the WAL and the database,
- * so with the default every batch (a commit of megabytes) was followed by
- * a checkpoint and synced three times instead of once.  Durability does
- * not change: a commit syncs the WAL (synchronous=FULL) either way.  The
- * WAL file grows to about CKPT_KIB and a batch; closing the store
- * checkpoints and removes it.
- */
-#define CKPT_KIB	((long long)64 << 10)
-
-/* Raise wal_autocheckpoint; the value to put back, or -1. */
-static long long
-ckpt_raise(sqlite3 *db)
-{
-	sqlite3_stmt *st;
-	long long have = -1, page = -1, want;
-
-	if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) ==
-	    SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		page = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(db, "PRAGMA wal_autocheckpoint", -1, &st,
-	    NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-		have = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (page <= 0 || have <= 0)
-		return -1;
-	want = CKPT_KIB * 1024 / page;
-	if (have >= want || sqlite3_wal_autocheckpoint(db, (int)want) !=
-	    SQLITE_OK)
-		return -1;
-	return have;
-}
-
-/*
- * Put wal_autocheckpoint back to old (what ckpt_raise returned; -1 leaves
- * it).
- */
-static void
-ckpt_restore(sqlite3 *db, long long old)
-{
-	if (old > 0)
-		sqlite3_wal_autocheckpoint(db, (int)old);
-}
-
-/*
  * Store the batch durably, record the events, then (and only then)
  * replace each output by its summary.  Returns 0, or a negative
  * saop_errcode with e set.
@@ -526,7 +429,6 @@ batch_run(struct batch *b, struct saop_err *e)
 {
 	const struct saop_prune_opts *o = b->o;
 	struct saop_store *s = o->store;
-	long long ckpt;
 	int rc = 0;
 	size_t i;
 
@@ -542,14 +444,9 @@ batch_run(struct batch *b, struct saop_err *e)
 	if (s == NULL)
 		return e && e->code ? -e->code : saop__fail(e, SAOP_EDB, 0,
 		    "no state database to store tool outputs in");
-	if ((rc = saop__store_connect(s, e)) != 0)
-		return rc;
 	saop_now_iso8601(b->now);
-	ckpt = ckpt_raise(saop__store_db(s));
-	if ((rc = saop__store_tx(s, 1, store_batch, b, e)) != 0) {
-		ckpt_restore(saop__store_db(s), ckpt);
+	if ((rc = saop__store_tx(s, 1, store_batch, b, e)) != 0)
 		return rc;
-	}
 	/* Committed: from here on every output may be replaced. */
 	for (i = 0; i < b->n; i++) {
 		struct cand *c = &b->c[i];
@@ -567,7 +464,6 @@ batch_run(struct batch *b, struct saop_err *e)
 			    SAOP_EVENT_TOOL_OUTPUT_PRUNED, data, NULL);
 		json_decref(data);
 	}
-	ckpt_restore(saop__store_db(s), ckpt);
 	for (i = 0; i < b->n; i++) {
 		struct cand *c = &b->c[i];
 		int erc;
@@ -730,6 +626,14 @@ saop_prune_entries(json_t *const *entries, const long *lines, size_t n,
 	return rc;
 }
 
+/* saop__db_output_read() callback: write n bytes at p to the FILE arg.
+ * Returns 0, or -SAOP_EIO. */
+static int
+put_file(void *arg, const void *p, size_t n)
+{
+	return fwrite(p, 1, n, arg) == n ? 0 : -SAOP_EIO;
+}
+
 /*
  * Write the raw output stored as row id to f (see saop.h).  Returns 0, 1
  * when there is no such row, or -SAOP_EDB / -SAOP_EIO with e set.
@@ -738,40 +642,17 @@ int
 saop_tool_output_get(struct saop_store *s, long long id, FILE *f,
     struct saop_err *e)
 {
-	sqlite3 *db;
-	sqlite3_blob *blob;
-	char buf[65536];
-	int size, at, n, rc;
+	struct saop__db *db;
+	int rc;
 
-	if ((rc = saop__store_connect(s, e)) != 0)
+	if ((rc = saop__store_conn(s, &db, e)) != 0)
 		return rc;
-	db = saop__store_db(s);
 	saop_err_clear(e);
-	/* Read the blob in pieces: memory stays flat however large. */
-	rc = sqlite3_blob_open(db, "main", "tool_outputs", "raw_content",
-	    (sqlite3_int64)id, 0, &blob);
-	if (rc != SQLITE_OK) {
-		if (rc == SQLITE_ERROR &&
-		    strstr(sqlite3_errmsg(db), "no such rowid") != NULL)
-			return 1;
-		return saop__fail_db(e, db, "reading a tool output");
-	}
-	size = sqlite3_blob_bytes(blob);
-	for (at = 0; at < size; at += n) {
-		n = size - at < (int)sizeof(buf) ? size - at : (int)sizeof(buf);
-		if (sqlite3_blob_read(blob, buf, n, at) != SQLITE_OK) {
-			rc = saop__fail_db(e, db, "reading a tool output");
-			sqlite3_blob_close(blob);
-			return rc;
-		}
-		if (fwrite(buf, 1, (size_t)n, f) != (size_t)n) {
-			sqlite3_blob_close(blob);
-			return saop__fail(e, SAOP_EIO, errno, "write error: %s",
-			    strerror(errno));
-		}
-	}
-	sqlite3_blob_close(blob);
-	return 0;
+	rc = saop__db_output_read(db, id, put_file, f, e);
+	if (rc == -SAOP_EIO)
+		return saop__fail(e, SAOP_EIO, errno, "write error: %s",
+		    strerror(errno));
+	return rc;
 }
 
 /*
@@ -782,31 +663,17 @@ int
 saop_tool_output_latest(struct saop_store *s, const char *tool,
     const char *task, long long *id, struct saop_err *e)
 {
-	sqlite3 *db;
-	sqlite3_stmt *st;
+	struct saop__db *db;
 	int rc;
 
-	if ((rc = saop__store_connect(s, e)) != 0)
-		return rc;
-	db = saop__store_db(s);
-	saop_err_clear(e);
 	*id = 0;
-	if (sqlite3_prepare_v2(db, "SELECT id FROM tool_outputs"
-	    " WHERE tool_name = ?1 AND (?2 IS NULL OR task_id = ?2)"
-	    " ORDER BY captured_at DESC, id DESC LIMIT 1", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return saop__fail_db(e, db, "finding a tool output");
-	sqlite3_bind_text(st, 1, tool, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, task, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	if (rc == SQLITE_ROW)
-		return 0;
-	if (rc == SQLITE_DONE)
-		return 1;
-	return saop__fail_db(e, db, "finding a tool output");
+	if ((rc = saop__store_conn(s, &db, e)) != 0)
+		return rc;
+	saop_err_clear(e);
+	rc = saop__db_output_latest(db, tool, task, id, e);
+	if (rc == 1)
+		*id = 0;
+	return rc;
 }
 
 /*
@@ -833,6 +700,23 @@ put_cell(FILE *f, const unsigned char *s)
 	return ferror(f) ? -1 : 0;
 }
 
+/* saop__db_output_each() callback: one line of the table to the FILE
+ * arg.  Returns 0. */
+static int
+list_row(void *arg, const struct saop__db_row *r)
+{
+	FILE *f = arg;
+	int col;
+
+	for (col = 0; col < 8; col++) {
+		if (col > 0)
+			putc('\t', f);
+		put_cell(f, (const unsigned char *)saop__db_col_text(r, col));
+	}
+	putc('\n', f);
+	return 0;
+}
+
 /*
  * Write the table of stored outputs (of task, when not NULL) to f.
  * Returns 0, or -SAOP_EDB / -SAOP_EIO with e set.
@@ -841,32 +725,15 @@ int
 saop_tool_output_list(struct saop_store *s, const char *task, FILE *f,
     struct saop_err *e)
 {
-	sqlite3 *db;
-	sqlite3_stmt *st;
-	int rc, col;
+	struct saop__db *db;
+	int rc;
 
-	if ((rc = saop__store_connect(s, e)) != 0)
+	if ((rc = saop__store_conn(s, &db, e)) != 0)
 		return rc;
-	db = saop__store_db(s);
 	saop_err_clear(e);
-	if (sqlite3_prepare_v2(db, "SELECT id, task_id, tool_name,"
-	    " tool_call_id, byte_size, turn_age, captured_at, stored_at"
-	    " FROM tool_outputs WHERE ?1 IS NULL OR task_id = ?1 ORDER BY id",
-	    -1, &st, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "listing tool outputs");
-	sqlite3_bind_text(st, 1, task, -1, SQLITE_STATIC);
 	fputs("ID\tTASK\tTOOL\tCALL\tBYTES\tAGE\tCAPTURED\tSTORED\n", f);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		for (col = 0; col < 8; col++) {
-			if (col > 0)
-				putc('\t', f);
-			put_cell(f, sqlite3_column_text(st, col));
-		}
-		putc('\n', f);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "listing tool outputs");
+	if ((rc = saop__db_output_each(db, task, list_row, f, e)) != 0)
+		return rc;
 	if (ferror(f))
 		return saop__fail(e, SAOP_EIO, errno, "write error: %s",
 		    strerror(errno));

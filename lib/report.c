@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "saop-private.h"
+#include "db.h"
 
 /*
  * The report is a JSON object {"tasks": {ID: TASK...}} while it is being
@@ -15,7 +15,7 @@
  */
 
 /* Per-row callback of each_row(): fold one result row into rep. */
-typedef int (*row_fn)(json_t *rep, sqlite3_stmt *st);
+typedef int (*row_fn)(json_t *rep, const struct saop__db_row *st);
 
 /* What read_all() works on: the report and the task it is limited to. */
 struct report_ctx {
@@ -86,52 +86,25 @@ add(json_t *obj, const char *key, json_int_t n)
 
 /* Column col of st as a 64-bit integer (NULL reads 0). */
 static json_int_t
-col_int(sqlite3_stmt *st, int col)
+col_int(const struct saop__db_row *st, int col)
 {
-	return (json_int_t)sqlite3_column_int64(st, col);
+	return (json_int_t)saop__db_col_int(st, col);
 }
 
 /* The TASK object of the row's first column (the task id), or NULL. */
 static json_t *
-row_task(json_t *rep, sqlite3_stmt *st)
+row_task(json_t *rep, const struct saop__db_row *st)
 {
-	return task_of(rep, (const char *)sqlite3_column_text(st, 0));
-}
-
-/*
- * Run sql on db with ?1 bound to task (NULL: every task) and fold each
- * row into rep with fn.  Returns 0, -SAOP_ENOMEM when fn ran out of
- * memory, or -SAOP_EDB with e filled.
- */
-static int
-each_row(sqlite3 *db, const char *sql, const char *task, row_fn fn,
-    json_t *rep, struct saop_err *e)
-{
-	sqlite3_stmt *st;
-	int rc;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "reading the report");
-	sqlite3_bind_text(st, 1, task, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		if (fn(rep, st) != 0) {
-			sqlite3_finalize(st);
-			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
-			    "out of memory");
-		}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "reading the report");
-	return 0;
+	return task_of(rep, saop__db_col_text(st, 0));
 }
 
 /* Row: task_id, status, reason of tasks.  Returns 0, or -1 (memory). */
 static int
-row_status(json_t *rep, sqlite3_stmt *st)
+row_status(json_t *rep, const struct saop__db_row *st)
 {
 	json_t *t = row_task(rep, st);
-	const char *status = (const char *)sqlite3_column_text(st, 1);
-	const char *reason = (const char *)sqlite3_column_text(st, 2);
+	const char *status = saop__db_col_text(st, 1);
+	const char *reason = saop__db_col_text(st, 2);
 
 	if (t == NULL ||
 	    json_object_set_new(t, "status", status ? json_string(status) :
@@ -144,7 +117,7 @@ row_status(json_t *rep, sqlite3_stmt *st)
 
 /* Row: task_id, distinct turns with a trace.  Returns 0, or -1. */
 static int
-row_turns(json_t *rep, sqlite3_stmt *st)
+row_turns(json_t *rep, const struct saop__db_row *st)
 {
 	json_t *t = row_task(rep, st);
 
@@ -157,7 +130,7 @@ row_turns(json_t *rep, sqlite3_stmt *st)
  * or -1.
  */
 static int
-row_resumes(json_t *rep, sqlite3_stmt *st)
+row_resumes(json_t *rep, const struct saop__db_row *st)
 {
 	json_t *t = row_task(rep, st), *tr, *cost;
 
@@ -180,10 +153,10 @@ row_resumes(json_t *rep, sqlite3_stmt *st)
  * 0, or -1.
  */
 static int
-row_events(json_t *rep, sqlite3_stmt *st)
+row_events(json_t *rep, const struct saop__db_row *st)
 {
 	json_t *t = row_task(rep, st), *cost, *pr;
-	const char *ev = (const char *)sqlite3_column_text(st, 1);
+	const char *ev = saop__db_col_text(st, 1);
 	json_int_t n = col_int(st, 2);
 	int rc = 0;
 
@@ -214,7 +187,7 @@ row_events(json_t *rep, sqlite3_stmt *st)
  * Returns 0, or -1.
  */
 static int
-row_suspend(json_t *rep, sqlite3_stmt *st)
+row_suspend(json_t *rep, const struct saop__db_row *st)
 {
 	json_t *t = row_task(rep, st), *s;
 
@@ -228,7 +201,7 @@ row_suspend(json_t *rep, sqlite3_stmt *st)
 
 /* Row: task_id, turns found truncated.  Returns 0, or -1. */
 static int
-row_detected(json_t *rep, sqlite3_stmt *st)
+row_detected(json_t *rep, const struct saop__db_row *st)
 {
 	json_t *t = row_task(rep, st);
 
@@ -239,7 +212,7 @@ row_detected(json_t *rep, sqlite3_stmt *st)
 
 /* Row: task_id, saved turns (agent_turn_states).  Returns 0, or -1. */
 static int
-row_saved(json_t *rep, sqlite3_stmt *st)
+row_saved(json_t *rep, const struct saop__db_row *st)
 {
 	json_t *t = row_task(rep, st);
 
@@ -248,66 +221,56 @@ row_saved(json_t *rep, sqlite3_stmt *st)
 	    col_int(st, 1));
 }
 
-/* One query of the report and the function folding its rows. */
-struct query {
-	const char *sql;
+/* The function folding the rows of each part of the report (lib/db.c
+ * holds the queries). */
+static const row_fn parts[SAOP__REPORT_PARTS] = {
+	[SAOP__REPORT_STATUS] = row_status,
+	[SAOP__REPORT_TURNS] = row_turns,
+	[SAOP__REPORT_RESUMES] = row_resumes,
+	[SAOP__REPORT_EVENTS] = row_events,
+	[SAOP__REPORT_SUSPEND] = row_suspend,
+	[SAOP__REPORT_DETECTED] = row_detected,
+	[SAOP__REPORT_SAVED] = row_saved,
+};
+
+/* What each_row() folds into: the report and the part's function. */
+struct fold {
+	json_t *rep;
 	row_fn fn;
 };
 
-/*
- * The queries, each limited to task ?1 unless it is NULL.  A lost network
- * is down from its NETWORK_LOST to the task's next NETWORK_RESTORED (or,
- * when none came yet, to now).
- */
-static const struct query queries[] = {
-	{ "SELECT task_id, status, reason FROM tasks"
-	  " WHERE ?1 IS NULL OR task_id = ?1", row_status },
-	{ "SELECT task_id, count(*) FROM (SELECT task_id, turn FROM events"
-	  " WHERE turn >= 0 UNION SELECT task_id, turn_number"
-	  " FROM partial_completion_log)"
-	  " WHERE ?1 IS NULL OR task_id = ?1 GROUP BY task_id", row_turns },
-	{ "SELECT task_id, total(final_status = 'RESOLVED'),"
-	  " total(final_status = 'EXHAUSTED'), total(resume_attempts),"
-	  " total(sent_bytes), total(received_bytes), total(prompt_tokens),"
-	  " total(completion_tokens) FROM partial_completion_log"
-	  " WHERE ?1 IS NULL OR task_id = ?1 GROUP BY task_id", row_resumes },
-	{ "SELECT task_id, event, count(*),"
-	  " total(json_extract(data, '$.byte_size')),"
-	  " total(json_extract(data, '$.sent_bytes')),"
-	  " total(json_extract(data, '$.received_bytes')),"
-	  " total(json_extract(data, '$.prompt_tokens')),"
-	  " total(json_extract(data, '$.completion_tokens'))"
-	  " FROM events WHERE json_valid(data) AND (?1 IS NULL OR task_id = ?1)"
-	  " GROUP BY task_id, event", row_events },
-	{ "SELECT task_id, count(*), count(back), total(round((julianday("
-	  " coalesce(back, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"
-	  " - julianday(time)) * 86400000.0)) FROM (SELECT task_id, time,"
-	  " (SELECT min(r.time) FROM events r WHERE r.task_id = l.task_id"
-	  " AND r.id > l.id AND r.event = '" SAOP_EVENT_NETWORK_RESTORED
-	  "') AS back FROM events l WHERE l.event = '" SAOP_EVENT_NETWORK_LOST
-	  "'"
-	  " AND (?1 IS NULL OR l.task_id = ?1)) GROUP BY task_id",
-	  row_suspend },
-	{ "SELECT task_id, count(*) FROM (SELECT task_id, turn FROM events"
-	  " WHERE event = '" SAOP_EVENT_PARTIAL_COMPLETION_DETECTED "' UNION"
-	  " SELECT task_id, turn_number FROM partial_completion_log)"
-	  " WHERE ?1 IS NULL OR task_id = ?1 GROUP BY task_id", row_detected },
-	{ "SELECT task_id, count(*) FROM agent_turn_states"
-	  " WHERE ?1 IS NULL OR task_id = ?1 GROUP BY task_id", row_saved },
-};
-
-/* Transaction body: run every query into the report arg. */
+/* saop__db_report() callback: fold one row.  Returns 0, or -SAOP_ENOMEM. */
 static int
-read_all(sqlite3 *db, void *arg, struct saop_err *e)
+each_row(void *arg, const struct saop__db_row *r)
+{
+	const struct fold *f = arg;
+
+	return f->fn(f->rep, r) != 0 ? -SAOP_ENOMEM : 0;
+}
+
+/*
+ * Transaction body: every part of the report into arg (a struct
+ * report_ctx), read in one transaction (one snapshot).  Returns 0, or a
+ * negative code with e filled.
+ */
+static int
+read_all(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	const struct report_ctx *c = arg;
-	size_t i;
+	struct fold f;
+	int i;
 
-	for (i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+	f.rep = c->rep;
+	for (i = 0; i < SAOP__REPORT_PARTS; i++) {
 		int rc;
 
-		if ((rc = each_row(db, queries[i].sql, c->task, queries[i].fn,
-		    c->rep, e)) != 0)
+		f.fn = parts[i];
+		rc = saop__db_report(db, (enum saop__db_report_part)i, c->task,
+		    each_row, &f, e);
+		if (rc == -SAOP_ENOMEM)
+			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+			    "out of memory");
+		if (rc != 0)
 			return rc;
 	}
 	return 0;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "saop-private.h"
+#include "db.h"
 
 /* Readings of an answer tried, and repeats of the received tail per
  * reading. */
@@ -921,52 +921,30 @@ struct log_row {
 	const struct saop_resume_outcome *cost;
 };
 
-/* Bind n to column i of st, or NULL when n is negative (not reported). */
-static void
-bind_count(sqlite3_stmt *st, int i, long long n)
-{
-	if (n < 0)
-		sqlite3_bind_null(st, i);
-	else
-		sqlite3_bind_int64(st, i, n);
-}
-
 /*
  * Transaction body: one partial_completion_log row (arg: struct log_row).
  * Returns 0, or -SAOP_EDB.
  */
 static int
-insert_row(sqlite3 *db, void *arg, struct saop_err *e)
+insert_row(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	const struct log_row *row = arg;
-	sqlite3_stmt *st;
+	struct saop__db_resume_row r;
 	char now[32];
-	int rc;
 
-	if (sqlite3_prepare_v2(db, "INSERT INTO partial_completion_log "
-	    "(task_id, turn_number, truncation_index, initial_chunk_length, "
-	    "resume_attempts, final_status, timestamp, sent_bytes, "
-	    "received_bytes, prompt_tokens, completion_tokens) "
-	    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return saop__fail_db(e, db, "preparing the log row");
 	saop_now_iso8601(now);
-	sqlite3_bind_text(st, 1, row->task_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, row->turn);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)row->truncation_index);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64)row->initial_length);
-	sqlite3_bind_int(st, 5, row->attempts);
-	sqlite3_bind_text(st, 6, row->status, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 7, now, -1, SQLITE_TRANSIENT);
-	bind_count(st, 8, (long long)row->cost->sent_bytes);
-	bind_count(st, 9, (long long)row->cost->received_bytes);
-	bind_count(st, 10, row->cost->prompt_tokens);
-	bind_count(st, 11, row->cost->completion_tokens);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "writing the log row");
-	return 0;
+	r.task_id = row->task_id;
+	r.turn = row->turn;
+	r.truncation_index = (long long)row->truncation_index;
+	r.initial_length = (long long)row->initial_length;
+	r.attempts = row->attempts;
+	r.status = row->status;
+	r.timestamp = now;
+	r.sent_bytes = (long long)row->cost->sent_bytes;
+	r.received_bytes = (long long)row->cost->received_bytes;
+	r.prompt_tokens = row->cost->prompt_tokens;
+	r.completion_tokens = row->cost->completion_tokens;
+	return saop__db_resume_log(db, &r, e);
 }
 
 /*

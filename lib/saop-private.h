@@ -38,9 +38,6 @@ extern const struct saop__blob saop__migrations[];
 /* The SAOP envelope v1 schema (lib/envelope-v1.json). */
 extern const struct saop__blob saop__envelope_v1;
 
-/* The open SQLite handle of s (borrowed: valid until saop_store_close()). */
-sqlite3 *saop__store_db(struct saop_store *s);
-
 /*
  * Strict UTF-8 (lib/utf8.c).  saop__utf8_lead(): how many continuation
  * bytes follow the lead byte c (1 to 3), with the allowed range of the
@@ -108,15 +105,10 @@ void saop__buf_free(struct saop__buf *b);
 /* Open s's database if a lazy store has not yet; 0 or SAOP_EDB/EIO. */
 int saop__store_connect(struct saop_store *s, struct saop_err *e);
 
-/*
- * Run fn(db, arg, e) inside BEGIN IMMEDIATE ... COMMIT, retrying the whole
- * transaction a bounded number of times while SQLite says BUSY or LOCKED.
- * fn returns 0 or a negative code (then the transaction is rolled back).
- * With durable set, the commit is made with synchronous=FULL.
- */
-int saop__store_tx(struct saop_store *s, int durable,
-    int (*fn)(sqlite3 *db, void *arg, struct saop_err *e), void *arg,
-    struct saop_err *e);
+/* The transaction and the queries: lib/db.h.  For the unit tests only:
+ * the SQLite handle of s, or NULL when s is not connected or not on
+ * SQLite (lib/db-sqlite.c). */
+sqlite3 *saop__store_db(struct saop_store *s);
 
 /*
  * The value at [p, p+n) (valid JSON, as the scanner judges it) with what
@@ -124,9 +116,6 @@ int saop__store_tx(struct saop_store *s, int durable,
  * NULL out of memory.
  */
 json_t *saop__record_lenient(const char *p, size_t n);
-
-/* SAOP_EDB naming what failed and SQLite's message for db. */
-int saop__fail_db(struct saop_err *e, sqlite3 *db, const char *what);
 
 /*
  * LLM (lib/llm.c): the wire body for a request, and the answer parser the

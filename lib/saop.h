@@ -434,8 +434,24 @@ struct saop_store *saop_store_new(const char *path, struct saop_err *e);
 /* Close s; NULL is a no-op. */
 void saop_store_close(struct saop_store *s);
 
-/* The path s was opened at (borrowed: valid until saop_store_close()). */
+/* The path or URI s was opened at, a URI's password masked as "***"
+ * (borrowed: valid until saop_store_close()). */
 const char *saop_store_path(const struct saop_store *s);
+
+/*
+ * Copy every row of from (tasks, events, partial_completion_log,
+ * tool_outputs, agent_turn_states) into to, ids kept, in one transaction
+ * of to: all of it or nothing.  to is migrated first and must hold no
+ * rows yet.  The way from a state.sqlite to PostgreSQL (saop-report
+ * --copy-to), or back.  Returns the number of rows copied, or a negative
+ * code with e filled (SAOP_EDATA: to is not empty).
+ */
+long long saop_store_copy(struct saop_store *from, struct saop_store *to,
+    struct saop_err *e);
+
+/* 1 when target (a --db value or $SAOP_DB) names a database server, a
+ * postgresql:// or postgres:// URI (lib/db-pg.c); 0 for a SQLite file. */
+int saop_store_is_server(const char *target);
 
 /* The schema version: the number of the last migration applied. */
 int saop_store_version(struct saop_store *s);

@@ -1,4 +1,7 @@
-/* store.c: state.sqlite: open, migrate, transactions, tasks and events. */
+/*
+ * store.c: the state database (a SQLite file or PostgreSQL, through
+ * lib/db.h): connect lazily, migrate, transactions, tasks and events.
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -10,15 +13,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "saop-private.h"
+#include "db.h"
 
 #define DEFAULT_DB	".saop/state.sqlite"
-#define BUSY_TIMEOUT_MS	5000
 #define TX_TRIES	50
 
 struct saop_store {
-	sqlite3 *db;		/* NULL until first needed (saop_store_new()) */
-	char *path;
+	struct saop__db *db;	/* NULL until first needed (saop_store_new()) */
+	char *path;		/* a file, or a postgres:// URI */
+	char *shown;		/* path as messages show it: password masked */
 	char *log_path;		/* --log: opened on the first event */
 	FILE *log;
 	int log_owned;
@@ -29,34 +32,45 @@ struct saop_store {
 };
 
 /*
- * Fill e with SAOP_EDB naming what failed and SQLite's message for db
- * ("cannot allocate" when db is NULL).  Returns -SAOP_EDB.
+ * s's connection, connecting it first (see db.h).  Returns 0 with *db
+ * borrowed (valid until saop_store_close() or a lost connection), or a
+ * negative code with e filled.
  */
 int
-saop__fail_db(struct saop_err *e, sqlite3 *db, const char *what)
+saop__store_conn(struct saop_store *s, struct saop__db **db,
+    struct saop_err *e)
 {
-	return saop__fail(e, SAOP_EDB, 0, "state database: %s: %s", what,
-	    db ? sqlite3_errmsg(db) : "cannot allocate");
+	int rc;
+
+	*db = NULL;
+	if ((rc = saop__store_connect(s, e)) != 0)
+		return rc;
+	*db = s->db;
+	return 0;
 }
 
 /*
- * The SQLite handle of s (borrowed), or NULL while a lazy store is not yet
- * connected.
- */
-sqlite3 *
-saop__store_db(struct saop_store *s)
-{
-	return s->db;
-}
-
-/*
- * See saop.h.  Returns the path s was made for (borrowed: valid until
- * saop_store_close()).
+ * See saop.h.  Returns the database s was made for, as it may be shown
+ * (a URI's password masked; borrowed: valid until saop_store_close()).
  */
 const char *
 saop_store_path(const struct saop_store *s)
 {
+	return s->shown;
+}
+
+/* See db.h.  Returns the path or URI s was made for, as given. */
+const char *
+saop__store_target(const struct saop_store *s)
+{
 	return s->path;
+}
+
+/* See saop.h.  Returns 1 for a postgres:// URI, else 0. */
+int
+saop_store_is_server(const char *target)
+{
+	return saop__db_is_pg(target);
 }
 
 /*
@@ -80,29 +94,6 @@ saop_now_iso8601(char buf[32])
 }
 
 /*
- * Make the directory that will hold path, mode 0700, if it is missing.
- * Returns 0, or -SAOP_ENOMEM or -SAOP_EIO with e filled.
- */
-static int
-make_parent(const char *path, struct saop_err *e)
-{
-	char *dir, *slash;
-	int rc = 0;
-
-	if ((dir = strdup(path)) == NULL)
-		return saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
-	if ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
-		*slash = '\0';
-		if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-			rc = saop__fail(e, SAOP_EIO, errno,
-			    "state database: cannot create %s: %s", dir,
-			    strerror(errno));
-	}
-	free(dir);
-	return rc;
-}
-
-/*
  * Sleep for ms milliseconds.  Returns nanosleep()'s 0, or -1 when a signal
  * cut the sleep short.
  */
@@ -115,72 +106,72 @@ sleep_ms(long ms)
 }
 
 /*
- * 1 when the SQLite result code rc (extended or not) is BUSY or LOCKED:
- * worth another try; else 0.
+ * After a failure on s's connection: when the connection is gone, close
+ * it, so that the next use connects again.
  */
-static int
-busy(int rc)
+static void
+drop_if_lost(struct saop_store *s)
 {
-	rc &= 0xff;
-	return rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
+	if (s->db != NULL && s->db->be->lost(s->db)) {
+		saop__db_close(s->db);
+		s->db = NULL;
+	}
 }
 
 /*
  * Run fn inside a transaction on s's database, connecting it first (see
- * saop-private.h).  Returns 0, fn's negative code, or -SAOP_EDB (e filled)
- * when SQLite fails or stays busy for TX_TRIES tries.
+ * db.h).  Returns 0, fn's negative code, or -SAOP_EDB (e filled) when the
+ * database fails or stays busy for TX_TRIES tries.
  */
 int
 saop__store_tx(struct saop_store *s, int durable,
-    int (*fn)(sqlite3 *db, void *arg, struct saop_err *e), void *arg,
+    int (*fn)(struct saop__db *db, void *arg, struct saop_err *e), void *arg,
     struct saop_err *e)
 {
+	struct saop__db *db;
 	int rc, tries;
 
 	if ((rc = saop__store_connect(s, e)) != 0)
 		return rc;
+	db = s->db;
 	if (durable)
-		sqlite3_exec(s->db, "PRAGMA synchronous=FULL", NULL, NULL, NULL);
+		db->be->durable(db, 1);
 	for (tries = 0; tries < TX_TRIES; tries++) {
-		rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-		if (busy(rc)) {
-			sleep_ms(10 + rand() % 40);
-			continue;
-		}
-		if (rc != SQLITE_OK) {
-			rc = saop__fail_db(e, s->db, "begin");
+		if ((rc = db->be->begin(db, e)) != 0) {
+			if (db->be->retry(db)) {
+				sleep_ms(10 + rand() % 40);
+				continue;
+			}
 			goto out;
 		}
 		saop_err_clear(e);
-		if ((rc = fn(s->db, arg, e)) != 0) {
+		if ((rc = fn(db, arg, e)) != 0) {
 			int again = e && e->code == SAOP_EDB &&
-			    busy(sqlite3_errcode(s->db));
+			    db->be->retry(db);
 
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+			db->be->rollback(db);
 			if (again) {
 				sleep_ms(10 + rand() % 40);
 				continue;
 			}
 			goto out;
 		}
-		rc = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-		if (rc == SQLITE_OK)
+		if ((rc = db->be->commit(db, e)) == 0)
 			goto out;
-		if (busy(rc)) {
-			sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		db->be->rollback(db);
+		if (db->be->retry(db)) {
 			sleep_ms(10 + rand() % 40);
 			continue;
 		}
-		rc = saop__fail_db(e, s->db, "commit");
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
 		goto out;
 	}
 	rc = saop__fail(e, SAOP_EDB, 0,
 	    "state database: still busy after %d tries", TX_TRIES);
 out:
-	if (durable)
-		sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL", NULL, NULL,
-		    NULL);
+	if (durable && !db->be->lost(db))
+		db->be->durable(db, 0);
+	if (rc != 0)
+		drop_if_lost(s);
 	return rc;
 }
 
@@ -194,107 +185,75 @@ migration_number(const char *name)
 	return atoi(name);
 }
 
-struct migrate_arg {
-	const struct saop__blob *m;
-};
-
 /*
- * Transaction body for migrate(): apply the migration in arg (a struct
- * migrate_arg) unless user_version says it is applied already, then set
- * user_version to its number.  Returns 0, or -SAOP_EDB with e filled.
+ * Transaction body for migrate(): apply the migration arg (a struct
+ * saop__blob) unless the version says it is applied already, then record
+ * its number.  Returns 0, or -SAOP_EDB with e filled.
  */
 static int
-apply_one(sqlite3 *db, void *arg, struct saop_err *e)
+apply_one(struct saop__db *db, void *arg, struct saop_err *e)
 {
-	const struct saop__blob *m = ((struct migrate_arg *)arg)->m;
-	sqlite3_stmt *st;
+	const struct saop__blob *m = arg;
 	int have, rc;
-	char sql[64];
 
 	/* Read the version inside the transaction: another process may
 	 * have applied this step while we waited for the lock. */
-	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return saop__fail_db(e, db, "reading the schema version");
-	rc = sqlite3_step(st);
-	have = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : 0;
-	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW)
-		return saop__fail_db(e, db, "reading the schema version");
+	if ((have = db->be->version(db, e)) < 0)
+		return have;
 	if (have >= migration_number(m->name))
 		return 0;
-	if (sqlite3_exec(db, m->text, NULL, NULL, NULL) != SQLITE_OK)
-		return saop__fail(e, SAOP_EDB, 0,
-		    "state database: migration %s: %s", m->name,
-		    sqlite3_errmsg(db));
-	snprintf(sql, sizeof(sql), "PRAGMA user_version=%d",
-	    migration_number(m->name));
-	if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "setting the schema version");
-	return 0;
+	if ((rc = db->be->script(db, m->text, e)) != 0) {
+		char msg[sizeof(e->msg)];
+
+		if (e == NULL)
+			return rc;
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		return saop__fail(e, SAOP_EDB, 0, "%s (%s)", msg, m->name);
+	}
+	return db->be->set_version(db, migration_number(m->name), m->name, e);
 }
 
 /*
- * See saop.h.  Returns the schema version (user_version), or -1 when it
- * cannot be read.
+ * See saop.h.  Returns the schema version, or -1 when it cannot be read
+ * (or s is not connected).
  */
 int
 saop_store_version(struct saop_store *s)
 {
-	sqlite3_stmt *st;
-	int v = -1;
+	int v;
 
-	if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st,
-	    NULL) != SQLITE_OK)
+	if (s->db == NULL)
 		return -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	v = s->db->be->version(s->db, NULL);
+	return v < 0 ? -1 : v;
 }
 
 /*
- * Apply every migration newer than the database's version, each in its own
- * durable transaction.  Returns 0, or the first failure's negative code
- * with e filled.
+ * Apply every migration of the dialect newer than the database's
+ * version, each in its own durable transaction, holding the schema lock
+ * (PostgreSQL: an advisory lock) while any is missing.  Returns 0, or the
+ * first failure's negative code with e filled.
  */
 static int
 migrate(struct saop_store *s, struct saop_err *e)
 {
-	const struct saop__blob *m;
-	struct migrate_arg a;
-	int rc;
+	const struct saop__blob *m, *list = saop__db_migrations(s->db);
+	int have, last = 0, rc = 0;
 
-	for (m = saop__migrations; m->name != NULL; m++) {
-		if (saop_store_version(s) >= migration_number(m->name))
-			continue;
-		a.m = m;
-		if ((rc = saop__store_tx(s, 1, apply_one, &a, e)) != 0)
-			return rc;
-	}
-	return 0;
-}
-
-/*
- * Set WAL mode, retrying while another process holds the lock.  Returns 0,
- * or -SAOP_EDB with e filled.
- */
-static int
-set_wal(struct saop_store *s, struct saop_err *e)
-{
-	int tries;
-
-	for (tries = 0; tries < TX_TRIES; tries++) {
-		int rc = sqlite3_exec(s->db, "PRAGMA journal_mode=WAL", NULL,
-		    NULL, NULL);
-
-		if (rc == SQLITE_OK)
-			return 0;
-		if (!busy(rc))
-			break;
-		sleep_ms(10 + rand() % 40);
-	}
-	return saop__fail_db(e, s->db, "setting WAL mode");
+	for (m = list; m->name != NULL; m++)
+		last = migration_number(m->name);
+	if ((have = s->db->be->version(s->db, e)) < 0)
+		return have;
+	if (have >= last)
+		return 0;
+	if ((rc = s->db->be->lock_schema(s->db, e)) != 0)
+		return rc;
+	for (m = list; m->name != NULL && rc == 0; m++)
+		if (migration_number(m->name) > have)
+			rc = saop__store_tx(s, 1, apply_one, (void *)m, e);
+	if (s->db != NULL)
+		s->db->be->unlock_schema(s->db);
+	return rc;
 }
 
 /*
@@ -312,7 +271,10 @@ saop_store_new(const char *path, struct saop_err *e)
 	if (path == NULL || *path == '\0')
 		path = DEFAULT_DB;
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
-	    (s->path = strdup(path)) == NULL) {
+	    (s->path = strdup(path)) == NULL ||
+	    (s->shown = saop__db_shown(path)) == NULL) {
+		if (s != NULL)
+			free(s->path);
 		free(s);
 		saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
 		return NULL;
@@ -320,51 +282,58 @@ saop_store_new(const char *path, struct saop_err *e)
 	return s;
 }
 
+struct copy_tx {
+	struct saop__db *from;
+	long long rows;
+};
+
+/* Transaction body of saop_store_copy() on the destination db.  Returns
+ * 0, or a negative code with e filled. */
+static int
+copy_tx(struct saop__db *db, void *arg, struct saop_err *e)
+{
+	struct copy_tx *c = arg;
+
+	c->rows = saop__db_copy(c->from, db, e);
+	return c->rows < 0 ? (int)c->rows : 0;
+}
+
+/* See saop.h.  Returns the rows copied, or a negative code with e filled. */
+long long
+saop_store_copy(struct saop_store *from, struct saop_store *to,
+    struct saop_err *e)
+{
+	struct copy_tx c = { NULL, 0 };
+	int rc;
+
+	saop_err_clear(e);
+	if ((rc = saop__store_conn(from, &c.from, e)) != 0)
+		return rc;
+	if ((rc = saop__store_tx(to, 1, copy_tx, &c, e)) != 0)
+		return rc;
+	return c.rows;
+}
+
 /*
- * Open s's database if it is not open yet: make its directory (0700) and
- * file (0600), WAL mode, busy timeout, migrations.  A failed attempt leaves
- * s closed, to be tried again on the next need.  Returns 0, or -SAOP_EDB or
- * -SAOP_EIO with e filled.
+ * Connect s's database if it is not connected yet (a file: its directory
+ * 0700 and the file 0600 made; see lib/db-sqlite.c and lib/db-pg.c), and
+ * apply the migrations.  A failed attempt leaves s unconnected, to be
+ * tried again on the next need.  Returns 0, or -SAOP_EDB or -SAOP_EIO
+ * with e filled.
  */
 int
 saop__store_connect(struct saop_store *s, struct saop_err *e)
 {
-	int fd, rc;
+	int rc;
 
 	if (s->db != NULL)
 		return 0;
-	if (make_parent(s->path, e) != 0)
-		return -SAOP_EIO;
-	/* Create the file ourselves so that it is 0600 from the start. */
-	if ((fd = open(s->path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1) {
-		int why = errno;
-
-		/* A read-only file may still serve reads (--get). */
-		if ((fd = open(s->path, O_RDONLY | O_CLOEXEC)) == -1)
-			return saop__fail(e, SAOP_EIO, why,
-			    "state database: cannot open %s: %s", s->path,
-			    strerror(why));
+	if ((rc = saop__db_open(s->path, &s->db, e)) != 0)
+		return rc;
+	if ((rc = migrate(s, e)) != 0) {
+		saop__db_close(s->db);
+		s->db = NULL;
 	}
-	close(fd);
-	if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
-		rc = saop__fail(e, SAOP_EDB, 0,
-		    "state database: cannot open %s: %s", s->path,
-		    s->db ? sqlite3_errmsg(s->db) : "out of memory");
-		goto fail;
-	}
-	sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-	sqlite3_extended_result_codes(s->db, 1);
-	if ((rc = set_wal(s, e)) != 0)
-		goto fail;
-	sqlite3_exec(s->db, "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON",
-	    NULL, NULL, NULL);
-	if ((rc = migrate(s, e)) != 0)
-		goto fail;
-	return 0;
-fail:
-	sqlite3_close(s->db);
-	s->db = NULL;
 	return rc;
 }
 
@@ -392,11 +361,11 @@ saop_store_close(struct saop_store *s)
 {
 	if (s == NULL)
 		return;
-	if (s->db != NULL)
-		sqlite3_close(s->db);
+	saop__db_close(s->db);
 	if (s->log_owned)
 		fclose(s->log);
 	free(s->log_path);
+	free(s->shown);
 	free(s->path);
 	free(s);
 }
@@ -487,26 +456,12 @@ struct event_arg {
  * event_arg) describes into events.  Returns 0, or -SAOP_EDB with e filled.
  */
 static int
-insert_event(sqlite3 *db, void *arg, struct saop_err *e)
+insert_event(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	const struct event_arg *a = arg;
-	sqlite3_stmt *st;
-	int rc;
 
-	if (sqlite3_prepare_v2(db, "INSERT INTO events (time, task_id, turn,"
-	    " event, data) VALUES (?, ?, ?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "recording an event");
-	sqlite3_bind_text(st, 1, a->time, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, a->task_id, -1, SQLITE_STATIC);
-	if (a->turn >= 0)
-		sqlite3_bind_int64(st, 3, a->turn);
-	sqlite3_bind_text(st, 4, a->event, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, a->data, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "recording an event");
-	return 0;
+	return saop__db_event_add(db, a->time, a->task_id, a->turn, a->event,
+	    a->data, e);
 }
 
 /*
@@ -581,26 +536,12 @@ struct status_arg {
  * filled.
  */
 static int
-upsert_status(sqlite3 *db, void *arg, struct saop_err *e)
+upsert_status(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	const struct status_arg *a = arg;
-	sqlite3_stmt *st;
-	int rc;
 
-	if (sqlite3_prepare_v2(db, "INSERT INTO tasks (task_id, status,"
-	    " reason, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (task_id)"
-	    " DO UPDATE SET status = excluded.status, reason = excluded.reason,"
-	    " updated_at = excluded.updated_at", -1, &st, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "setting the task status");
-	sqlite3_bind_text(st, 1, a->task_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, a->status, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, a->reason, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, a->now, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "setting the task status");
-	return 0;
+	return saop__db_task_status(db, a->task_id, a->status, a->reason,
+	    a->now, e);
 }
 
 /* The words of enum saop_task_status, in its order. */

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "saop-private.h"
+#include "db.h"
 
 /* 429s waited out per turn before the turn is suspended instead. */
 #define RATE_WAITS_MAX	10
@@ -199,41 +199,59 @@ static pthread_mutex_t renew_mu = PTHREAD_MUTEX_INITIALIZER;
 static long renew_pid;		/* the process whose thread runs */
 static char *renew_path;	/* its database */
 
+/* This process's claim, its lease ending a lease from now. */
+static struct saop__db_claim
+my_claim(void)
+{
+	const struct whoami *w = whoami();
+	struct saop__db_claim c;
+
+	c.host = w->host;
+	c.pid = w->pid;
+	c.start = w->start;
+	c.until = epoch_ms() + lease_ms();
+	return c;
+}
+
 /*
  * The renewer's body: every third of the lease, push the end of every
- * lease this process holds.  Runs until the process ends.  Returns NULL
- * when its database cannot be opened.
+ * lease this process holds, on a connection of its own (lib/db.h).  Runs
+ * until the process ends.  Returns NULL when its database cannot be
+ * opened.
  */
 static void *
 renew_main(void *arg)
 {
-	const struct whoami *w = arg;
-	sqlite3 *db = NULL;
-	sqlite3_stmt *st = NULL;
+	struct saop__db *db;
 	long long lease = lease_ms();
 
-	if (sqlite3_open_v2(renew_path, &db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "UPDATE agent_turn_states SET"
-	    " claim_until = ?1 WHERE claim_host = ?2 AND claim_pid = ?3 AND"
-	    " claim_start = ?4", -1, &st, NULL) != SQLITE_OK) {
-		sqlite3_close(db);
+	(void)arg;
+	if (saop__db_open(renew_path, &db, NULL) != 0)
 		return NULL;
-	}
-	sqlite3_busy_timeout(db, (int)(lease / 3));
 	for (;;) {
 		struct timespec ts;
+		struct saop__db_claim c;
 
 		ts.tv_sec = (time_t)(lease / 3 / 1000);
 		ts.tv_nsec = (long)(lease / 3 % 1000) * 1000000L;
 		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 			;
-		sqlite3_bind_int64(st, 1, epoch_ms() + lease);
-		sqlite3_bind_text(st, 2, w->host, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 3, w->pid);
-		sqlite3_bind_text(st, 4, w->start, -1, SQLITE_STATIC);
-		sqlite3_step(st);	/* a miss: the next round tries again */
-		sqlite3_reset(st);
+		c = my_claim();
+		/* A miss (busy, a lost connection): the next round tries
+		 * again, on a new connection when this one is gone. */
+		if (saop__db_turn_renew(db, &c, NULL) != 0 &&
+		    db->be->lost(db)) {
+			saop__db_close(db);
+			if (saop__db_open(renew_path, &db, NULL) != 0)
+				db = NULL;
+			while (db == NULL) {
+				while (nanosleep(&ts, &ts) != 0 &&
+				    errno == EINTR)
+					;
+				if (saop__db_open(renew_path, &db, NULL) != 0)
+					db = NULL;
+			}
+		}
 	}
 	return NULL;
 }
@@ -254,7 +272,7 @@ renew_start(struct saop_store *s)
 	pthread_mutex_lock(&renew_mu);
 	if (renew_pid != w->pid) {
 		free(renew_path);
-		if ((renew_path = strdup(saop_store_path(s))) == NULL)
+		if ((renew_path = strdup(saop__store_target(s))) == NULL)
 			rc = -1;
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -268,15 +286,6 @@ renew_start(struct saop_store *s)
 	}
 	pthread_mutex_unlock(&renew_mu);
 	return rc;
-}
-
-/* Bind k to parameters 1, 2, 3 of st. */
-static void
-bind_key(sqlite3_stmt *st, const struct saop_turn_key *k)
-{
-	sqlite3_bind_text(st, 1, k->task_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, k->turn);
-	sqlite3_bind_text(st, 3, k->stage, -1, SQLITE_STATIC);
 }
 
 /* "task T turn N (stage)" of k in buf.  Returns buf. */
@@ -298,6 +307,38 @@ struct row_arg {
 	char *got;		/* claim: the row's text (malloc) */
 };
 
+/* What may_take() reads of a row. */
+struct take {
+	int found;
+	struct claim c;
+	char *got;		/* the row's turn_state_json (malloc), wanted */
+	int want_text;
+	char *host, *start;	/* the claim's strings (malloc) */
+};
+
+/* saop__db_turn_read() callback: keep the row's claim (and text) in the
+ * struct take arg.  Returns 0, or -SAOP_ENOMEM. */
+static int
+take_row(void *arg, const struct saop__db_row *r)
+{
+	struct take *t = arg;
+	const char *host = saop__db_col_text(r, 0);
+	const char *start = saop__db_col_text(r, 2);
+	const char *text = saop__db_col_text(r, 4);
+
+	t->found = 1;
+	if ((host != NULL && (t->host = strdup(host)) == NULL) ||
+	    (start != NULL && (t->start = strdup(start)) == NULL) ||
+	    (t->want_text && (t->got = strdup(text != NULL ? text : "")) ==
+	    NULL))
+		return -SAOP_ENOMEM;
+	t->c.host = t->host;
+	t->c.pid = (long)saop__db_col_int(r, 1);
+	t->c.start = t->start;
+	t->c.until = saop__db_col_int(r, 3);
+	return 0;
+}
+
 /*
  * Inside a transaction: read k's claim and say whether this process may
  * take the row (*found: there is a row).  Returns 0 when it may (or
@@ -305,69 +346,32 @@ struct row_arg {
  * With got, the row's turn_state_json is copied there (malloc).
  */
 static int
-may_take(sqlite3 *db, const struct saop_turn_key *k, int *found, char **got,
-    struct saop_err *e)
+may_take(struct saop__db *db, const struct saop_turn_key *k, int *found,
+    char **got, struct saop_err *e)
 {
-	sqlite3_stmt *st;
-	struct claim c;
+	struct take t;
 	int rc;
 
-	*found = 0;
-	if (sqlite3_prepare_v2(db, "SELECT claim_host, claim_pid,"
-	    " claim_start, claim_until, turn_state_json FROM"
-	    " agent_turn_states WHERE task_id = ?1 AND turn = ?2 AND"
-	    " stage = ?3", -1, &st, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "reading a claim");
-	bind_key(st, k);
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		*found = 1;
-		c.host = (const char *)sqlite3_column_text(st, 0);
-		c.pid = (long)sqlite3_column_int64(st, 1);
-		c.start = (const char *)sqlite3_column_text(st, 2);
-		c.until = sqlite3_column_int64(st, 3);
-		if (claim_live(&c, epoch_ms())) {
-			char name[300];
+	memset(&t, 0, sizeof(t));
+	t.want_text = got != NULL;
+	rc = saop__db_turn_read(db, k, take_row, &t, e);
+	*found = t.found;
+	if (rc == -SAOP_ENOMEM)
+		rc = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	else if (rc == 0 && t.found && claim_live(&t.c, epoch_ms())) {
+		char name[300];
 
-			rc = saop__fail(e, SAOP_EBUSY, 0, "%s is being worked "
-			    "on by pid %ld on %.100s (claimed until %lld)",
-			    key_name(k, name, sizeof(name)), c.pid, c.host,
-			    c.until);
-			sqlite3_finalize(st);
-			return rc;
-		}
-		if (got != NULL) {
-			const char *t = (const char *)sqlite3_column_text(st,
-			    4);
-			int n = sqlite3_column_bytes(st, 4);
-
-			if ((*got = malloc((size_t)n + 1)) == NULL) {
-				sqlite3_finalize(st);
-				return saop__fail(e, SAOP_ENOMEM, ENOMEM,
-				    "out of memory");
-			}
-			memcpy(*got, t != NULL ? t : "", (size_t)n);
-			(*got)[n] = '\0';
-		}
-	} else if (rc != SQLITE_DONE) {
-		sqlite3_finalize(st);
-		return saop__fail_db(e, db, "reading a claim");
+		rc = saop__fail(e, SAOP_EBUSY, 0, "%s is being worked on by "
+		    "pid %ld on %.100s (claimed until %lld)", key_name(k, name,
+		    sizeof(name)), t.c.pid, t.c.host, t.c.until);
 	}
-	sqlite3_finalize(st);
-	return 0;
-}
-
-/* Bind this process's claim (or NULLs) to parameters at.. of st. */
-static void
-bind_claim(sqlite3_stmt *st, int at, int claim)
-{
-	const struct whoami *w = whoami();
-
-	if (!claim)
-		return;		/* unbound parameters are NULL */
-	sqlite3_bind_text(st, at, w->host, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, at + 1, w->pid);
-	sqlite3_bind_text(st, at + 2, w->start, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, at + 3, epoch_ms() + lease_ms());
+	if (rc == 0 && got != NULL)
+		*got = t.got;
+	else
+		free(t.got);
+	free(t.host);
+	free(t.start);
+	return rc;
 }
 
 /*
@@ -376,32 +380,16 @@ bind_claim(sqlite3_stmt *st, int at, int claim)
  * -SAOP_EDB.
  */
 static int
-save_tx(sqlite3 *db, void *arg, struct saop_err *e)
+save_tx(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	struct row_arg *a = arg;
-	sqlite3_stmt *st;
+	struct saop__db_claim c = my_claim();
 	int rc;
 
 	if ((rc = may_take(db, a->k, &a->found, NULL, e)) != 0)
 		return rc;
-	if (sqlite3_prepare_v2(db, "INSERT INTO agent_turn_states (task_id,"
-	    " turn, stage, turn_state_json, saved_at, claim_host, claim_pid,"
-	    " claim_start, claim_until) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
-	    " ?8, ?9) ON CONFLICT (task_id, turn, stage) DO UPDATE SET"
-	    " turn_state_json = excluded.turn_state_json, saved_at ="
-	    " excluded.saved_at, claim_host = excluded.claim_host, claim_pid"
-	    " = excluded.claim_pid, claim_start = excluded.claim_start,"
-	    " claim_until = excluded.claim_until", -1, &st, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "saving the turn state");
-	bind_key(st, a->k);
-	sqlite3_bind_text(st, 4, a->text, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 5, a->now, -1, SQLITE_STATIC);
-	bind_claim(st, 6, a->claim);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "saving the turn state");
-	return 0;
+	return saop__db_turn_save(db, a->k, a->text, a->now,
+	    a->claim ? &c : NULL, e);
 }
 
 /*
@@ -439,10 +427,10 @@ saop_turn_state_save(struct saop_store *s, const struct saop_turn_key *k,
  * -SAOP_EBUSY, or -SAOP_EDB.
  */
 static int
-claim_tx(sqlite3 *db, void *arg, struct saop_err *e)
+claim_tx(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	struct row_arg *a = arg;
-	sqlite3_stmt *st;
+	struct saop__db_claim c = my_claim();
 	int rc;
 
 	free(a->got);
@@ -450,18 +438,7 @@ claim_tx(sqlite3 *db, void *arg, struct saop_err *e)
 	if ((rc = may_take(db, a->k, &a->found, &a->got, e)) != 0 ||
 	    !a->found)
 		return rc;
-	if (sqlite3_prepare_v2(db, "UPDATE agent_turn_states SET claim_host"
-	    " = ?4, claim_pid = ?5, claim_start = ?6, claim_until = ?7 WHERE"
-	    " task_id = ?1 AND turn = ?2 AND stage = ?3", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return saop__fail_db(e, db, "claiming a saved turn");
-	bind_key(st, a->k);
-	bind_claim(st, 4, 1);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "claiming a saved turn");
-	return 0;
+	return saop__db_turn_claim(db, a->k, &c, e);
 }
 
 /*
@@ -524,30 +501,19 @@ saop_turn_state_claim(struct saop_store *s, const struct saop_turn_key *k,
 	return 1;
 }
 
-/* Transaction body running the statement arg->text on k (1, 2, 3 + me). */
+/* Transaction body of saop_turn_state_release(): drop this process's
+ * claim on a->k's row (a->found: it had one).  Returns 0 or a code. */
 static int
-keyed_tx(sqlite3 *db, void *arg, struct saop_err *e)
+release_tx(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	struct row_arg *a = arg;
-	sqlite3_stmt *st;
+	struct saop__db_claim c = my_claim();
+	long long n = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, a->text, -1, &st, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "changing a saved turn");
-	bind_key(st, a->k);
-	if (sqlite3_bind_parameter_count(st) >= 6) {
-		const struct whoami *w = whoami();
-
-		sqlite3_bind_text(st, 4, w->host, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 5, w->pid);
-		sqlite3_bind_text(st, 6, w->start, -1, SQLITE_STATIC);
-	}
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "changing a saved turn");
-	a->found = sqlite3_changes(db) > 0;
-	return 0;
+	rc = saop__db_turn_release(db, a->k, &c, &n, e);
+	a->found = n > 0;
+	return rc;
 }
 
 /* Drop this process's claim on k's row (see saop.h).  0 or a code. */
@@ -559,11 +525,7 @@ saop_turn_state_release(struct saop_store *s, const struct saop_turn_key *k,
 
 	memset(&a, 0, sizeof(a));
 	a.k = k;
-	a.text = "UPDATE agent_turn_states SET claim_host = NULL, claim_pid ="
-	    " NULL, claim_start = NULL, claim_until = NULL WHERE task_id = ?1"
-	    " AND turn = ?2 AND stage = ?3 AND claim_host = ?4 AND claim_pid"
-	    " = ?5 AND claim_start = ?6";
-	return saop__store_tx(s, 0, keyed_tx, &a, e);
+	return saop__store_tx(s, 0, release_tx, &a, e);
 }
 
 /*
@@ -571,9 +533,10 @@ saop_turn_state_release(struct saop_store *s, const struct saop_turn_key *k,
  * live claim of another process holds it.  Returns 0 or a code.
  */
 static int
-delete_tx(sqlite3 *db, void *arg, struct saop_err *e)
+delete_tx(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	struct row_arg *a = arg;
+	long long n = 0;
 	int rc;
 
 	if ((rc = may_take(db, a->k, &a->found, NULL, e)) == -SAOP_EBUSY) {
@@ -583,9 +546,9 @@ delete_tx(sqlite3 *db, void *arg, struct saop_err *e)
 	}
 	if (rc != 0 || !a->found)
 		return rc;
-	a->text = "DELETE FROM agent_turn_states WHERE task_id = ?1 AND"
-	    " turn = ?2 AND stage = ?3";
-	return keyed_tx(db, a, e);
+	rc = saop__db_turn_delete(db, a->k, &n, e);
+	a->found = n > 0;
+	return rc;
 }
 
 /*
@@ -607,24 +570,18 @@ saop_turn_state_delete(struct saop_store *s, const struct saop_turn_key *k,
 	return a.found;
 }
 
-/* Transaction body of saop_turn_state_clear(): *arg the task, counted. */
+/* Transaction body of saop_turn_state_clear(): a->text the task, the
+ * rows deleted in a->found. */
 static int
-clear_tx(sqlite3 *db, void *arg, struct saop_err *e)
+clear_tx(struct saop__db *db, void *arg, struct saop_err *e)
 {
 	struct row_arg *a = arg;
-	sqlite3_stmt *st;
+	long long n = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(db, "DELETE FROM agent_turn_states WHERE"
-	    " task_id = ?1", -1, &st, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "deleting saved turns");
-	sqlite3_bind_text(st, 1, a->text, -1, SQLITE_STATIC);
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "deleting saved turns");
-	a->found = sqlite3_changes(db);
-	return 0;
+	rc = saop__db_turn_clear(db, a->text, &n, e);
+	a->found = (int)n;
+	return rc;
 }
 
 /* Delete every saved turn of task_id.  Returns how many, or a code. */
@@ -642,6 +599,59 @@ saop_turn_state_clear(struct saop_store *s, const char *task_id,
 	return a.found;
 }
 
+/* What each_row() hands each saved turn to. */
+struct each_arg {
+	int (*each)(void *arg, const struct saop_turn_row *row);
+	void *arg;
+	long long now;
+	struct saop_err *e;
+};
+
+/*
+ * saop__db_turn_each() callback: one saved turn to the caller's each, its
+ * state parsed (or its error named).  Returns what each returned, or
+ * -SAOP_ENOMEM.
+ */
+static int
+each_row(void *arg, const struct saop__db_row *r)
+{
+	struct each_arg *a = arg;
+	struct saop_turn_row row;
+	struct saop_err pe;
+	struct claim c;
+	const char *text = saop__db_col_text(r, 3);
+	int rc;
+
+	memset(&row, 0, sizeof(row));
+	row.key.task_id = saop__db_col_text(r, 0);
+	row.key.turn = (long)saop__db_col_int(r, 1);
+	row.key.stage = saop__db_col_text(r, 2);
+	row.saved_at = saop__db_col_text(r, 4);
+	if (row.key.task_id == NULL)
+		row.key.task_id = "";
+	if (row.key.stage == NULL)
+		row.key.stage = "";
+	if (row.saved_at == NULL)
+		row.saved_at = "";
+	c.host = row.claim_host = saop__db_col_text(r, 5);
+	c.pid = row.claim_pid = (long)saop__db_col_int(r, 6);
+	c.start = saop__db_col_text(r, 7);
+	c.until = row.claim_until = saop__db_col_int(r, 8);
+	row.claim_mine = claim_mine(&c);
+	row.claim_live = claim_live(&c, a->now);
+	saop_err_clear(&pe);
+	if (text == NULL || state_parse(&row.key, text, strlen(text),
+	    &row.state, &pe) < 0) {
+		if (pe.code == SAOP_ENOMEM)
+			return saop__fail(a->e, SAOP_ENOMEM, ENOMEM,
+			    "out of memory");
+		row.error = text == NULL ? "the saved turn is empty" : pe.msg;
+	}
+	rc = a->each(a->arg, &row);
+	json_decref(row.state);
+	return rc;
+}
+
 /*
  * Call each for every saved turn (or task_id's), oldest first (see
  * saop.h); a row that cannot be read comes with its error.  Returns
@@ -652,66 +662,18 @@ saop_turn_state_each(struct saop_store *s, const char *task_id,
     int (*each)(void *arg, const struct saop_turn_row *row), void *arg,
     struct saop_err *e)
 {
-	sqlite3_stmt *st;
-	sqlite3 *db;
-	long long now = epoch_ms();
-	int rc, r = 0;
+	struct each_arg a;
+	struct saop__db *db;
+	int rc;
 
-	if ((rc = saop__store_connect(s, e)) != 0)
+	saop_err_clear(e);
+	a.each = each;
+	a.arg = arg;
+	a.now = epoch_ms();
+	a.e = e;
+	if ((rc = saop__store_conn(s, &db, e)) != 0)
 		return rc;
-	db = saop__store_db(s);
-	if (sqlite3_prepare_v2(db, "SELECT task_id, turn, stage,"
-	    " turn_state_json, saved_at, claim_host, claim_pid, claim_start,"
-	    " claim_until FROM agent_turn_states WHERE ?1 IS NULL OR"
-	    " task_id = ?1 ORDER BY saved_at, task_id, turn, stage", -1, &st,
-	    NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "reading the turn states");
-	if (task_id != NULL)
-		sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct saop_turn_row row;
-		struct saop_err pe;
-		struct claim c;
-		const char *text = (const char *)sqlite3_column_text(st, 3);
-
-		memset(&row, 0, sizeof(row));
-		row.key.task_id = (const char *)sqlite3_column_text(st, 0);
-		row.key.turn = (long)sqlite3_column_int64(st, 1);
-		row.key.stage = (const char *)sqlite3_column_text(st, 2);
-		row.saved_at = (const char *)sqlite3_column_text(st, 4);
-		if (row.key.task_id == NULL)
-			row.key.task_id = "";
-		if (row.key.stage == NULL)
-			row.key.stage = "";
-		if (row.saved_at == NULL)
-			row.saved_at = "";
-		c.host = row.claim_host = (const char *)sqlite3_column_text(st,
-		    5);
-		c.pid = row.claim_pid = (long)sqlite3_column_int64(st, 6);
-		c.start = (const char *)sqlite3_column_text(st, 7);
-		c.until = row.claim_until = sqlite3_column_int64(st, 8);
-		row.claim_mine = claim_mine(&c);
-		row.claim_live = claim_live(&c, now);
-		saop_err_clear(&pe);
-		if (text == NULL || state_parse(&row.key, text, (size_t)
-		    sqlite3_column_bytes(st, 3), &row.state, &pe) < 0) {
-			if (pe.code == SAOP_ENOMEM) {
-				r = saop__fail(e, SAOP_ENOMEM, ENOMEM,
-				    "out of memory");
-				break;
-			}
-			row.error = text == NULL ? "the saved turn is empty" :
-			    pe.msg;
-		}
-		r = each(arg, &row);
-		json_decref(row.state);
-		if (r != 0)
-			break;
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = saop__fail_db(e, db, "reading the turn states");
-	sqlite3_finalize(st);
-	return r;
+	return saop__db_turn_each(db, task_id, each_row, &a, e);
 }
 
 /* saop_turn_state_each() callback of load: keep the row of arg's key. */

@@ -1,8 +1,11 @@
 #!/bin/sh
-# embed.sh: write a C file embedding migrations/*.sql and the envelope
-# schema, for libsaop.  Usage: embed.sh MIGRATION.sql... SCHEMA.json
+# embed.sh: write a C file embedding migrations/*.sql (SQLite) and
+# migrations/postgresql/*.sql (PostgreSQL) and the envelope schema, for
+# libsaop.  Usage: embed.sh MIGRATION.sql... SCHEMA.json
 # The migrations must be named NNNN-what.sql and are embedded in the order
-# given (the Makefile lists them in number order).
+# given (the Makefile lists them in number order); those under a
+# postgresql/ directory make saop__migrations_pg, the others
+# saop__migrations.
 set -eu
 
 # emit NAME FILE: a static byte array holding FILE, NUL-terminated.
@@ -25,12 +28,24 @@ for f in "$@"; do
 	n=$((n + 1))
 done
 emit envelope "$last"
-printf '\nconst struct saop__blob saop__migrations[] = {\n'
-n=0
-for f in "$@"; do
-	[ "$f" = "$last" ] && break
-	printf '\t{ "%s", mig_%d, sizeof(mig_%d) - 1 },\n' "$(basename "$f")" "$n" "$n"
-	n=$((n + 1))
-done
-printf '\t{ NULL, NULL, 0 }\n};\n\n'
+# table NAME WANT: the array NAME of the migrations whose directory is
+# (WANT=pg) or is not (WANT=lite) postgresql/.
+table() {
+	printf '\nconst struct saop__blob %s[] = {\n' "$1"
+	want=$2
+	shift 2
+	n=0
+	for f in "$@"; do
+		[ "$f" = "$last" ] && break
+		case $f in */postgresql/*) kind=pg ;; *) kind=lite ;; esac
+		[ "$kind" = "$want" ] &&
+		    printf '\t{ "%s", mig_%d, sizeof(mig_%d) - 1 },\n' \
+		    "$(basename "$f")" "$n" "$n"
+		n=$((n + 1))
+	done
+	printf '\t{ NULL, NULL, 0 }\n};\n'
+}
+table saop__migrations lite "$@"
+table saop__migrations_pg pg "$@"
+printf '\n'
 printf 'const struct saop__blob saop__envelope_v1 = { "%s", envelope, sizeof(envelope) - 1 };\n' "$(basename "$last")"

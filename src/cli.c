@@ -31,7 +31,8 @@ static const char common_help[] =
 "  -r, --raw-input     read all of the input as the raw text of one record\n"
 "  -R, --raw-output    write only the result text, not records\n"
 "      --task ID       task id for records without one ($SAOP_TASK_ID)\n"
-"      --db PATH       state database ($SAOP_DB, .saop/state.sqlite)\n"
+"      --db PATH|URI   state database: a file or a postgresql:// URI\n"
+"                      ($SAOP_DB, .saop/state.sqlite)\n"
 "      --log FILE      also append every event to FILE as NDJSON\n"
 "      --dry-run       print the model request instead of sending it\n"
 "      --max-record N  longest record line or raw input, in bytes\n";

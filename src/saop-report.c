@@ -15,10 +15,13 @@
  */
 
 enum {
-	OPT_JSON = CLI_OPT_FIRST_OWN
+	OPT_JSON = CLI_OPT_FIRST_OWN,
+	OPT_COPY_TO
 };
 
 static const char own_help[] =
+"      --copy-to DB    copy every row of the state database into DB (a\n"
+"                      postgresql:// URI, or a file) instead of reporting\n"
 "      --json          one JSON object (tasks and overall) instead of text\n"
 "  file ...            also count these records (the pipeline's output):\n"
 "                      turns, final states, local repairs by kind\n";
@@ -175,7 +178,8 @@ read_records(const struct cli *o, const char *path, json_t *report)
 
 /*
  * The database the run reads: --db, $SAOP_DB, else .saop/state.sqlite;
- * NULL when that file does not exist (a report never makes one).
+ * NULL when that file does not exist (a report never makes one).  A
+ * server's URI is taken as it is.
  */
 static const char *
 db_path(const struct cli *o)
@@ -184,7 +188,39 @@ db_path(const struct cli *o)
 
 	if (p == NULL && ((p = getenv("SAOP_DB")) == NULL || *p == '\0'))
 		p = ".saop/state.sqlite";
-	return access(p, F_OK) == 0 ? p : NULL;
+	return saop_store_is_server(p) || access(p, F_OK) == 0 ? p : NULL;
+}
+
+/*
+ * --copy-to to: copy every row of the database db (NULL: missing) into
+ * to, telling how many on stderr (unless --quiet).  Returns the exit
+ * status: 0, or exits through cli_die() (74 the database, 65 a
+ * destination that is not empty).
+ */
+static int
+copy(const struct cli *o, const char *db, const char *to, int files)
+{
+	struct saop_store *from, *dest;
+	struct saop_err e;
+	long long n;
+
+	if (files)
+		cli_usage_error("--copy-to takes no record files");
+	if (db == NULL) {
+		cli_warn("no state database to copy");
+		return EX_NOINPUT;
+	}
+	if ((from = saop_store_open(db, &e)) == NULL ||
+	    (dest = saop_store_open(to, &e)) == NULL)
+		cli_die(&e);
+	if ((n = saop_store_copy(from, dest, &e)) < 0)
+		cli_die(&e);
+	if (!o->quiet)
+		fprintf(stderr, "saop-report: copied %lld rows from %s to %s\n",
+		    n, saop_store_path(from), saop_store_path(dest));
+	saop_store_close(from);
+	saop_store_close(dest);
+	return CLI_OK;
 }
 
 /*
@@ -197,16 +233,17 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = { CLI_LONGOPTS,
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "copy-to", required_argument, NULL, OPT_COPY_TO },
 		{ NULL, 0, NULL, 0 } };
 	struct cli opt = { 0 };
 	struct saop_store *s = NULL;
 	struct saop_err e;
-	const char *db;
+	const char *db, *copy_to = NULL;
 	json_t *report;
 	int ch, json = 0, status = CLI_OK;
 
 	cli_init("saop-report", "[-hqVv] [--json] [--db path] [--task id] "
-	    "[file ...]", "Print, per task and overall, what the pipeline did: "
+	    "[file ...] | --copy-to db", "Print, per task and overall, what the pipeline did: "
 	    "turns, truncations,\nrepairs, correction turns, escalations, "
 	    "suspensions, pruning and the cost\nof recovery, from state.sqlite "
 	    "and the records given.", own_help);
@@ -214,6 +251,8 @@ main(int argc, char *argv[])
 	    NULL)) != -1) {
 		if (ch == OPT_JSON)
 			json = 1;
+		else if (ch == OPT_COPY_TO)
+			copy_to = optarg;
 		else if (ch == 'r' || ch == 'R' || ch == CLI_OPT_LOG ||
 		    ch == CLI_OPT_DRY_RUN)
 			cli_usage_error("%s is not an option of saop-report",
@@ -222,6 +261,8 @@ main(int argc, char *argv[])
 			cli_usage(EX_USAGE);
 	}
 	db = db_path(&opt);
+	if (copy_to != NULL)
+		return copy(&opt, db, copy_to, optind < argc);
 	if (db == NULL && optind == argc) {
 		cli_warn("no state database at %s, and no records given",
 		    opt.db ? opt.db : getenv("SAOP_DB") && *getenv("SAOP_DB") ?

@@ -9,16 +9,7 @@ command -v parallel >/dev/null 2>&1 || skip "GNU parallel is not installed (scri
 : "${PYTHON3:=python3}"
 n=${SAOP_BATCH_N:-1200}
 "$PYTHON3" "$top_srcdir/bench/gen-batch" "$n" "$tmp/answers" >"$tmp/batch"
-"$PYTHON3" "$top_srcdir/tests/standin-llm.py" --answers "$tmp/answers" \
-    --port-file "$tmp/port" --chars 100000 --max-seconds 300 &
-srv=$!
-at_exit "kill $srv"
-i=0
-while [ ! -s "$tmp/port" ]; do
-	i=$((i + 1)); [ $i -le 200 ] || fail "stand-in did not start"; sleep 0.05
-done
-export SAOP_API_BASE="http://127.0.0.1:$(cat "$tmp/port")/v1" SAOP_API_KEY=k SAOP_MODEL=m
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY 2>/dev/null || :
+batch_standin "$tmp/answers"
 pipe='saop-prune | saop-suspend | saop-detect | saop-resume | saop-validate'
 
 SAOP_DB="$tmp/one.sqlite" sh -c "$pipe" <"$tmp/batch" >"$tmp/one" 2>"$tmp/one.err" ||

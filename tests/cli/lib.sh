@@ -78,7 +78,35 @@ jqf() {
 	jq -e "$1" "$2" >/dev/null || fail "jq '$1' is false on $2: $(head -c 2000 "$2")"
 }
 
-# sql QUERY: one query on the test's state database.
-sql() {
-	sqlite3 "$SAOP_DB" "$1"
+# batch_standin ANSWERS: tests/standin-llm.py on loopback continuing the
+# cuts of bench/gen-batch's ANSWERS (stopped when the test ends); the
+# model's environment pointed at it.
+batch_standin() {
+	"${PYTHON3:-python3}" "$top_srcdir/tests/standin-llm.py" --answers "$1" \
+	    --port-file "$tmp/port" --chars 100000 --max-seconds 300 &
+	at_exit "kill $!"
+	_i=0
+	while [ ! -s "$tmp/port" ]; do
+		_i=$((_i + 1)); [ $_i -le 200 ] || fail "stand-in did not start"; sleep 0.05
+	done
+	SAOP_API_BASE="http://127.0.0.1:$(cat "$tmp/port")/v1" SAOP_API_KEY=k SAOP_MODEL=m
+	export SAOP_API_BASE SAOP_API_KEY SAOP_MODEL
+	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY 2>/dev/null || :
 }
+
+# sql QUERY: one query on the test's state database (a SQLite file, or
+# PostgreSQL: tests/cli/pg-lib.sh).
+sql() {
+	case $SAOP_DB in
+	postgres://*|postgresql://*) pg_sql "$SAOP_DB" "$1" ;;
+	*) sqlite3 "$SAOP_DB" "$1" ;;
+	esac
+}
+
+# With SAOP_TEST_DB=postgresql (tests/cli/store-both.sh runs a test so),
+# the state is a PostgreSQL database of the test's own server.
+if [ "${SAOP_TEST_DB:-sqlite}" = postgresql ]; then
+	. "$top_srcdir/tests/cli/pg-lib.sh"
+	pg_start
+	SAOP_DB=$(pg_newdb state)
+fi
