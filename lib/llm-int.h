@@ -181,6 +181,17 @@ char *saop__llm_auth_line(const struct saop_llm_config *cfg,
 int saop__llm_header_given(const struct saop_llm_config *cfg,
     const char *hdr);
 
+/* ---- lib/llm-schema.c: the user's schema on the wire ---- */
+
+/*
+ * Add cfg's schema to body, the wire body of request (the native field,
+ * or the system prompt); keep the request's own field; take every
+ * structured-output field out of a continuation.  Returns 0, or -1 on
+ * ENOMEM.
+ */
+int saop__llm_schema_apply(json_t *body, const struct saop_llm_config *cfg,
+    const json_t *request);
+
 /* ---- lib/llm-answer.c: JSON and the answer ---- */
 
 /*

@@ -917,6 +917,9 @@ saop__llm_body(const struct saop_llm_config *cfg, const json_t *request,
 		r = body_openai(out, request, cfg->stream);
 		break;
 	}
+	/* The user's schema, where the provider takes it (llm-schema.c). */
+	if (r == 0)
+		r = saop__llm_schema_apply(out, cfg, request);
 	if (r == 0)
 		return out;
 	json_decref(out);

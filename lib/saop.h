@@ -585,6 +585,19 @@ struct saop_llm_config {
 	 * model fails.  Owned by the config.
 	 */
 	char *problem;
+	/*
+	 * The user's schema (lib/llm-schema.c): the JSON Schema document
+	 * (borrowed, saop_schema_document()) the request body carries in the
+	 * provider's structured-output field (SAOP_SCHEMA_NATIVE) or in its
+	 * system prompt (SAOP_SCHEMA_PROMPT); NULL or SAOP_SCHEMA_OFF:
+	 * nothing.  schema_name (borrowed, may be NULL) names it where the
+	 * field wants a name.  schema_refused is set by saop_schema_model()
+	 * once a server refused the field: it is not sent again.
+	 */
+	const json_t *schema;
+	const char *schema_name;
+	int schema_mode;	/* enum saop_schema_mode */
+	int schema_refused;
 };
 
 /*
@@ -695,6 +708,80 @@ int saop_model_call(const struct saop_model *m, const json_t *request,
     struct saop_llm_answer *a, struct saop_err *e);
 
 /* LLM-SECTION: further declarations of lib/llm.c go here. */
+
+/* ---- The user's schema on the wire (lib/llm-schema.c) ---- */
+
+/* Where --schema goes in a request (saop-suspend --schema-mode). */
+enum saop_schema_mode {
+	SAOP_SCHEMA_NATIVE = 0,	/* the provider's structured-output field */
+	SAOP_SCHEMA_PROMPT = 1,	/* the system prompt (no such field) */
+	SAOP_SCHEMA_OFF = 2	/* nowhere: only saop-validate checks it */
+};
+
+/* Above this size (compact JSON) a schema is not put whole into a
+ * correction turn: only the parts its errors point at. */
+#define SAOP_CORRECTION_SCHEMA_MAX	4096
+
+/* The system-prompt text of SAOP_SCHEMA_PROMPT, before the schema. */
+#define SAOP_SCHEMA_PROMPT_HEAD \
+	"Answer with JSON only: one value that follows this JSON Schema.\n\n" \
+	"```json\n"
+#define SAOP_SCHEMA_PROMPT_TAIL "\n```"
+
+/* After a server refused the structured-output field (saop(7)). */
+#define SAOP_EVENT_STRUCTURED_OUTPUT_REFUSED	"STRUCTURED_OUTPUT_REFUSED"
+
+/*
+ * The mode named word ("native", "prompt", "off").  Returns 0 with *mode
+ * set, or -1 for another word.
+ */
+int saop_schema_mode_parse(const char *word, enum saop_schema_mode *mode);
+
+/*
+ * The structured-output field of cfg's wire format, as the page names it
+ * ("response_format", "output_config.format"...).  A static string.
+ */
+const char *saop_schema_field(const struct saop_llm_config *cfg);
+
+/*
+ * Would OpenAI take schema (borrowed) with "strict": true?  1 when it
+ * keeps to the strict subset of JSON Schema (saop-suspend(1)), else 0.
+ */
+int saop_schema_openai_strict(const json_t *schema);
+
+/*
+ * The model-call seam with the structured-output fallback: calls go to
+ * inner; a call whose body carried cfg's structured-output field and that
+ * a server answered 400 naming the field is made once more without it,
+ * and cfg->schema_refused is set so that later calls go without it too.
+ * Fill inner and cfg, then take saop_schema_model().
+ */
+struct saop_schema_guard {
+	struct saop_model inner;
+	struct saop_llm_config *cfg;	/* borrowed */
+	/* Since the last saop_schema_note(): */
+	int refused;		/* a call was refused the field (and made
+				   again without it) */
+	int sent;		/* a call carried the field */
+	int refusals;		/* calls refused the field, in all */
+	char why[300];		/* the server's words for the refusal */
+};
+
+/* The model whose calls go through g (see above).  Returns it. */
+struct saop_model saop_schema_model(struct saop_schema_guard *g);
+
+/*
+ * Say on rec what the calls of g since the last note did with the schema
+ * (then count again from nothing): rec's
+ * "structured_output" becomes {"mode", "field", "sent", "refused"} (the
+ * server's words in "refused" when it refused the field; "own" true when
+ * the request carried its own field) and, when the field was refused, the
+ * STRUCTURED_OUTPUT_REFUSED event goes to store (may be NULL).  Nothing
+ * when cfg has no schema.  Returns 1 when the field was refused on this
+ * call (the caller warns), 0, or -SAOP_ENOMEM.
+ */
+int saop_schema_note(struct saop_schema_guard *g, json_t *rec,
+    struct saop_store *store, struct saop_err *e);
 
 /*
  * What saop_llm_call() does beyond the declarations above:
@@ -1219,6 +1306,18 @@ void saop_schema_free(struct saop_schema *s);
 
 /* SCHEMA-SECTION: further declarations of lib/schema.c go here. */
 
+/*
+ * The schema document s was compiled from (borrowed: valid while s is).
+ * Returns it, or NULL when s is NULL.
+ */
+const json_t *saop_schema_document(const struct saop_schema *s);
+
+/* The $id of the SAOP envelope v1 (lib/envelope-v1.json). */
+#define SAOP_ENVELOPE_V1_ID	"https://saop.dev/schema/envelope-v1.json"
+
+/* 1 when s is the SAOP envelope v1 (its $id), else 0. */
+int saop_schema_is_envelope(const struct saop_schema *s);
+
 
 /* ======================================================================
  * Repair and validate: local repair and the correction protocol
@@ -1270,6 +1369,18 @@ int saop_repair_with(const char *text, size_t len,
 	"Your previous response was not valid SAOP JSON. Errors: "
 #define SAOP_CORRECTION_PROMPT_TAIL \
 	". Please restate your complete response starting from '{'."
+/*
+ * The correction prompt for a schema other than the envelope: the head,
+ * the errors, the tail, then what the answer starts with when the
+ * schema's root fixes a type (" starting from '['"...) and a full stop;
+ * after the error list, the schema (or the parts its errors point at,
+ * SAOP_CORRECTION_SCHEMA_MAX bytes at most).
+ */
+#define SAOP_CORRECTION_SCHEMA_HEAD \
+	"Your previous response does not follow the JSON Schema it must " \
+	"follow. Errors: "
+#define SAOP_CORRECTION_SCHEMA_TAIL \
+	". Please restate your complete response"
 /* After the prompt, the structured error list as a fenced JSON array. */
 #define SAOP_CORRECTION_LIST_HEAD "\n\n```json\n"
 #define SAOP_CORRECTION_LIST_TAIL "\n```"
@@ -1312,6 +1423,40 @@ char *saop_validate_errors_text(const json_t *errors);
 json_t *saop_correction_request(const json_t *request, const char *raw,
     size_t raw_len, const json_t *errors, struct saop_err *e);
 
+/*
+ * The text of the correction turn for errors (borrowed) under schema s
+ * (NULL or the envelope: SAOP_CORRECTION_PROMPT_HEAD's words; another:
+ * SAOP_CORRECTION_SCHEMA_HEAD's, no "SAOP" in it), then the error list
+ * and, for another schema, the schema.  New string (free()), or NULL out
+ * of memory.
+ */
+char *saop_correction_text(const struct saop_schema *s, const json_t *errors);
+
+/* The user's checks (saop-validate --check, lib/check.c). */
+
+/* A failed check's standard error is kept up to this many bytes. */
+#define SAOP_CHECK_STDERR_MAX	2000
+
+/*
+ * Can the check cmd run: is its first word a path to an executable file,
+ * or a program found on $PATH?  Returns 0, or -SAOP_ECONFIG naming the
+ * command.
+ */
+int saop_check_runnable(const char *cmd, struct saop_err *e);
+
+/*
+ * Run cmd with /bin/sh -c, text (len bytes: the answer's JSON) on its
+ * standard input, SAOP_TASK_ID (task_id, when not NULL) and SAOP_TURN
+ * (turn, when >= 0) in its environment, its standard output thrown away.
+ * Returns 1 when it exits 0; 0 when it fails, with *msg a new string
+ * (free()): its standard error, trailing white space off, clipped to
+ * SAOP_CHECK_STDERR_MAX bytes (whole characters, "..." after), or "exited
+ * with status N" / "killed by signal N" when it wrote none; or
+ * -SAOP_ECONFIG when the shell could not run it, -SAOP_EIO, -SAOP_ENOMEM.
+ */
+int saop_check_run(const char *cmd, const char *task_id, long turn,
+    const char *text, size_t len, char **msg, struct saop_err *e);
+
 /* How saop_validate_record() works. */
 struct saop_validate_opts {
 	const struct saop_schema *schema;	/* borrowed */
@@ -1335,6 +1480,15 @@ struct saop_validate_opts {
 	 * Never for a record with a tool_call: it goes on to correction.
 	 */
 	int close;
+	/*
+	 * The user's checks (borrowed; ncheck of them), run in order on an
+	 * answer the schema passed (saop_check_run()): the first that fails
+	 * is the answer's one error, {"path": "check:N" (from 1), "keyword":
+	 * "check", "message": its words}, corrected and escalated as a
+	 * schema error is.
+	 */
+	const char *const *checks;
+	size_t nchecks;
 };
 
 /*

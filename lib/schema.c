@@ -1889,3 +1889,23 @@ saop_schema_envelope_v1(struct saop_err *e)
 	json_decref(doc);
 	return s;
 }
+
+/*
+ * The document s was compiled from (see saop.h).  Returns it (borrowed),
+ * or NULL when s is NULL.
+ */
+const json_t *
+saop_schema_document(const struct saop_schema *s)
+{
+	return s != NULL && s->root != NULL ? s->root->js : NULL;
+}
+
+/* Is s the SAOP envelope v1 (see saop.h)?  Returns 1 or 0. */
+int
+saop_schema_is_envelope(const struct saop_schema *s)
+{
+	const char *id = json_string_value(json_object_get(
+	    saop_schema_document(s), "$id"));
+
+	return id != NULL && strcmp(id, SAOP_ENVELOPE_V1_ID) == 0;
+}

@@ -424,18 +424,207 @@ string_lossy(const char *text, size_t len)
 }
 
 /*
- * The correction request for the answer raw and its errors (see
- * saop_correction_request() in saop.h); when sent is not NULL, the bytes
- * of the two turns it adds (the answer, lossy, and the correction text)
- * are added to *sent.  Returns a new reference, or NULL with e filled.
+ * The value at the JSON Pointer ptr in doc (RFC 6901), or NULL when
+ * there is none.  Borrowed.
+ */
+static const json_t *
+pointer_get(const json_t *doc, const char *ptr)
+{
+	char key[256];
+	size_t n;
+
+	while (doc != NULL && *ptr == '/') {
+		ptr++;
+		for (n = 0; *ptr != '\0' && *ptr != '/' && n < sizeof(key) - 1;
+		    ptr++) {
+			if (ptr[0] == '~' && (ptr[1] == '0' || ptr[1] == '1'))
+				key[n++] = *++ptr == '0' ? '~' : '/';
+			else
+				key[n++] = *ptr;
+		}
+		key[n] = '\0';
+		if (json_is_array(doc)) {
+			char *end;
+			unsigned long i = strtoul(key, &end, 10);
+
+			doc = *key != '\0' && *end == '\0' ?
+			    json_array_get(doc, i) : NULL;
+		} else {
+			doc = json_object_get(doc, key);
+		}
+	}
+	return *ptr == '\0' ? doc : NULL;
+}
+
+/*
+ * What the correction turn asks the answer to start with, from the type
+ * the schema doc fixes at its root: " starting from '{'" and the like, or
+ * "" when it fixes none.  A static string.
+ */
+static const char *
+expected_start(const json_t *doc)
+{
+	static const char *const starts[][2] = {
+		{ "object", " starting from '{'" },
+		{ "array", " starting from '['" },
+		{ "string", " as one JSON string, starting from '\"'" },
+		{ "integer", " as one JSON number" },
+		{ "number", " as one JSON number" },
+		{ "boolean", " as true or false" },
+		{ "null", " as null" },
+		{ NULL, NULL }
+	};
+	const char *t = json_string_value(json_object_get(doc, "type"));
+	size_t i;
+
+	for (i = 0; t != NULL && starts[i][0] != NULL; i++)
+		if (strcmp(t, starts[i][0]) == 0)
+			return starts[i][1];
+	return "";
+}
+
+/*
+ * Append to b the schema doc as the correction turn quotes it: whole
+ * when its compact JSON fits SAOP_CORRECTION_SCHEMA_MAX, else the
+ * subschemas the errors' schema_path point into, as one object keyed by
+ * their JSON Pointers, as many as fit.  Returns 0, or -1 on ENOMEM.
+ */
+static int
+quote_schema(struct saop__buf *b, const json_t *doc, const json_t *errors)
+{
+	static const char whole[] = "\n\nThe JSON Schema it must follow:"
+	    SAOP_CORRECTION_LIST_HEAD;
+	static const char parts_head[] = "\n\nThe parts of the JSON Schema "
+	    "the errors point at:" SAOP_CORRECTION_LIST_HEAD;
+	char *js = json_dumps(doc, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_t *parts = NULL, *err;
+	size_t i, used = 2;
+	int r = -1;
+
+	if (js == NULL)
+		return -1;
+	if (strlen(js) <= SAOP_CORRECTION_SCHEMA_MAX) {
+		r = saop__buf_append(b, whole, strlen(whole)) != 0 ||
+		    saop__buf_append(b, js, strlen(js)) != 0 ||
+		    saop__buf_append(b, SAOP_CORRECTION_LIST_TAIL,
+		    strlen(SAOP_CORRECTION_LIST_TAIL)) != 0 ? -1 : 0;
+		goto out;
+	}
+	if ((parts = json_object()) == NULL)
+		goto out;
+	json_array_foreach(errors, i, err) {
+		const char *sp = json_string_value(json_object_get(err,
+		    "schema_path"));
+		char ptr[512], *cut, *one;
+		const json_t *part;
+		size_t n;
+
+		/* The subschema holding the keyword: the pointer's parent. */
+		if (sp == NULL || *sp != '/' || strlen(sp) >= sizeof(ptr))
+			continue;
+		strcpy(ptr, sp);
+		if ((cut = strrchr(ptr, '/')) == NULL || cut == ptr ||
+		    json_object_get(parts, ptr) != NULL)
+			continue;
+		*cut = '\0';
+		if (json_object_get(parts, ptr) != NULL ||
+		    (part = pointer_get(doc, ptr)) == NULL)
+			continue;
+		if ((one = json_dumps(part, JSON_COMPACT | JSON_ENCODE_ANY |
+		    JSON_PRESERVE_ORDER)) == NULL)
+			goto out;
+		n = strlen(one) + strlen(ptr) + 4;
+		free(one);
+		if (used + n > SAOP_CORRECTION_SCHEMA_MAX)
+			continue;
+		used += n;
+		if (json_object_set(parts, ptr, (json_t *)part) != 0)
+			goto out;
+	}
+	r = 0;
+	if (json_object_size(parts) > 0) {
+		free(js);
+		js = json_dumps(parts, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		r = js == NULL || saop__buf_append(b, parts_head,
+		    strlen(parts_head)) != 0 || saop__buf_append(b, js,
+		    strlen(js)) != 0 || saop__buf_append(b,
+		    SAOP_CORRECTION_LIST_TAIL,
+		    strlen(SAOP_CORRECTION_LIST_TAIL)) != 0 ? -1 : 0;
+	}
+out:
+	json_decref(parts);
+	free(js);
+	return r;
+}
+
+/*
+ * The text of the correction turn for errors under schema s (see
+ * saop.h).  Returns a new string (free()), or NULL on ENOMEM.
+ */
+char *
+saop_correction_text(const struct saop_schema *s, const json_t *errors)
+{
+	const json_t *doc = saop_schema_document(s);
+	struct saop__buf b;
+	char *words, *list = NULL;
+	int r;
+
+	if ((words = saop_validate_errors_text(errors)) == NULL)
+		return NULL;
+	if ((list = json_dumps(errors, JSON_COMPACT)) == NULL) {
+		free(words);
+		return NULL;
+	}
+	saop__buf_init(&b);
+	if (s == NULL || saop_schema_is_envelope(s)) {
+		/* The SAOP envelope's own words (DESIGN.md, saop-validate(1)). */
+		r = saop__buf_append(&b, SAOP_CORRECTION_PROMPT_HEAD,
+		    strlen(SAOP_CORRECTION_PROMPT_HEAD)) != 0 ||
+		    saop__buf_append(&b, words, strlen(words)) != 0 ||
+		    saop__buf_append(&b, SAOP_CORRECTION_PROMPT_TAIL,
+		    strlen(SAOP_CORRECTION_PROMPT_TAIL)) != 0;
+	} else {
+		const char *start = expected_start(doc);
+
+		r = saop__buf_append(&b, SAOP_CORRECTION_SCHEMA_HEAD,
+		    strlen(SAOP_CORRECTION_SCHEMA_HEAD)) != 0 ||
+		    saop__buf_append(&b, words, strlen(words)) != 0 ||
+		    saop__buf_append(&b, SAOP_CORRECTION_SCHEMA_TAIL,
+		    strlen(SAOP_CORRECTION_SCHEMA_TAIL)) != 0 ||
+		    saop__buf_append(&b, start, strlen(start)) != 0 ||
+		    saop__buf_append(&b, ".", 1) != 0;
+	}
+	if (r == 0)
+		r = saop__buf_append(&b, SAOP_CORRECTION_LIST_HEAD,
+		    strlen(SAOP_CORRECTION_LIST_HEAD)) != 0 ||
+		    saop__buf_append(&b, list, strlen(list)) != 0 ||
+		    saop__buf_append(&b, SAOP_CORRECTION_LIST_TAIL,
+		    strlen(SAOP_CORRECTION_LIST_TAIL)) != 0;
+	if (r == 0 && s != NULL && !saop_schema_is_envelope(s))
+		r = quote_schema(&b, doc, errors);
+	free(words);
+	free(list);
+	if (r != 0 || b.data == NULL) {
+		saop__buf_free(&b);
+		return NULL;
+	}
+	return saop__buf_steal(&b, NULL);
+}
+
+/*
+ * The correction request for the answer raw and its errors under schema
+ * s (NULL: the envelope's words; see saop_correction_request() in
+ * saop.h); when sent is not NULL, the bytes of the two turns it adds (the
+ * answer, lossy, and the correction text) are added to *sent.  Returns a
+ * new reference, or NULL with e filled.
  */
 static json_t *
-correction_counted(const json_t *request, const char *raw, size_t raw_len,
-    const json_t *errors, size_t *sent, struct saop_err *e)
+correction_counted(const struct saop_schema *s, const json_t *request,
+    const char *raw, size_t raw_len, const json_t *errors, size_t *sent,
+    struct saop_err *e)
 {
 	json_t *req, *msgs, *old, *content;
-	char *text = NULL, *list = NULL, *words;
-	size_t n;
+	char *text = NULL;
 
 	saop_err_clear(e);
 	if (request != NULL && !json_is_object(request)) {
@@ -458,23 +647,8 @@ correction_counted(const json_t *request, const char *raw, size_t raw_len,
 		old = json_object_get(req, "messages");
 	}
 	msgs = old;
-	if ((words = saop_validate_errors_text(errors)) == NULL ||
-	    (list = json_dumps(errors, JSON_COMPACT)) == NULL) {
-		free(words);
+	if ((text = saop_correction_text(s, errors)) == NULL)
 		goto oom;
-	}
-	n = strlen(SAOP_CORRECTION_PROMPT_HEAD) + strlen(words) +
-	    strlen(SAOP_CORRECTION_PROMPT_TAIL) +
-	    strlen(SAOP_CORRECTION_LIST_HEAD) + strlen(list) +
-	    strlen(SAOP_CORRECTION_LIST_TAIL) + 1;
-	if ((text = malloc(n)) == NULL) {
-		free(words);
-		goto oom;
-	}
-	snprintf(text, n, "%s%s%s%s%s%s", SAOP_CORRECTION_PROMPT_HEAD, words,
-	    SAOP_CORRECTION_PROMPT_TAIL, SAOP_CORRECTION_LIST_HEAD, list,
-	    SAOP_CORRECTION_LIST_TAIL);
-	free(words);
 	if ((content = string_lossy(raw, raw_len)) != NULL && sent != NULL)
 		*sent += json_string_length(content) + strlen(text);
 	if (content == NULL ||
@@ -484,11 +658,9 @@ correction_counted(const json_t *request, const char *raw, size_t raw_len,
 	    "user", "content", text)) != 0)
 		goto oom;
 	free(text);
-	free(list);
 	return req;
 oom:
 	free(text);
-	free(list);
 	json_decref(req);
 	nomem(e);
 	return NULL;
@@ -502,7 +674,8 @@ json_t *
 saop_correction_request(const json_t *request, const char *raw,
     size_t raw_len, const json_t *errors, struct saop_err *e)
 {
-	return correction_counted(request, raw, raw_len, errors, NULL, e);
+	return correction_counted(NULL, request, raw, raw_len, errors, NULL,
+	    e);
 }
 
 /* Add n (when reported, n >= 0) to the count *sum (-1: none yet). */
@@ -644,6 +817,42 @@ event(const struct saop_validate_opts *o, const json_t *rec,
 }
 
 /*
+ * Run o's checks on v, the answer the schema passed (rec gives the task
+ * and turn).  Returns 1 when all pass; 0 when one fails, *errors then
+ * replaced by its one error (path "check:N"); or a negative code.
+ */
+static int
+run_checks(const struct saop_validate_opts *o, const json_t *rec,
+    const json_t *v, json_t **errors, struct saop_err *e)
+{
+	const json_t *turn = json_object_get(rec, "turn");
+	char *text, *msg, path[32];
+	size_t i;
+	int rc = 1;
+
+	if ((text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY |
+	    JSON_PRESERVE_ORDER)) == NULL)
+		return nomem(e);
+	for (i = 0; i < o->nchecks && rc == 1; i++) {
+		rc = saop_check_run(o->checks[i], json_string_value(
+		    json_object_get(rec, "task_id")), json_is_integer(turn) ?
+		    (long)json_integer_value(turn) : -1, text, strlen(text),
+		    &msg, e);
+		if (rc != 0)
+			continue;
+		snprintf(path, sizeof(path), "check:%zu", i + 1);
+		json_decref(*errors);
+		*errors = json_pack("[{s:s, s:s, s:s++}]", "path", path,
+		    "keyword", "check", "message", path, ": ", msg);
+		free(msg);
+		if (*errors == NULL)
+			rc = nomem(e);
+	}
+	free(text);
+	return rc;
+}
+
+/*
  * The correction request rec's answer would need (see saop.h): 1 with
  * *request (new), 0 when none is needed, or a negative code.
  */
@@ -662,14 +871,16 @@ saop_validate_plan(const json_t *rec, const struct saop_validate_opts *o,
 		    "text");
 	rc = saop_validate_text(o->schema, o->no_repair, raw, len, &v,
 	    &errors, &repairs, e);
+	if (rc == 1 && o->nchecks > 0)
+		rc = run_checks(o, rec, v, &errors, e);
 	json_decref(v);
 	json_decref(repairs);
 	if (rc != 0) {
 		json_decref(errors);
 		return rc < 0 ? rc : 0;
 	}
-	*request = saop_correction_request(json_object_get(rec, "request"),
-	    raw, len, errors, e);
+	*request = correction_counted(o->schema, json_object_get(rec,
+	    "request"), raw, len, errors, NULL, e);
 	json_decref(errors);
 	return *request != NULL ? 1 : -e->code;
 }
@@ -734,14 +945,19 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 	}
 	for (;;) {
 		json_decref(readings);
-		rc = validate_text(o->schema, o->no_repair, close, keep, raw,
-		    len, &v, &errors, &repairs, &readings, e);
+		rc = validate_text(o->schema, o->no_repair, close, keep ||
+		    o->nchecks > 0, raw, len, &v, &errors, &repairs, &readings,
+		    e);
+		if (rc == 1 && o->nchecks > 0)
+			rc = run_checks(o, rec, v, &errors, e);
 		if (rc < 0)
 			goto out;
 		if (rc == 1) {
 			/* set_new takes v even when it fails. */
 			rc = keep ? json_object_set_new(rec, "envelope", v) :
 			    0;
+			if (!keep)
+				json_decref(v);
 			v = NULL;
 			if (rc != 0 || set_validate(rec, 1, attempts, repairs,
 			    NULL, orig) != 0 || set_readings(rec, o->close,
@@ -792,8 +1008,8 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 		    errors), e)) < 0)
 			goto out;
 		sent = 0;
-		if ((req = correction_counted(json_object_get(rec, "request"),
-		    raw, len, errors, &sent, e)) == NULL) {
+		if ((req = correction_counted(o->schema, json_object_get(rec,
+		    "request"), raw, len, errors, &sent, e)) == NULL) {
 			rc = -e->code;
 			goto out;
 		}

@@ -18,7 +18,9 @@ enum {
 	OPT_NO_WAIT,
 	OPT_RESUME,
 	OPT_LIST,
-	OPT_CLEAR
+	OPT_CLEAR,
+	OPT_SCHEMA,
+	OPT_SCHEMA_MODE
 };
 
 /* The options of saop-suspend: getopt, --help, usage, completion, page. */
@@ -38,6 +40,12 @@ static const struct cli_option options[] = {
 	    "print the saved turns: task, turn, stage, saved_at, bytes "
 	    "received, claim"),
 	CLI_OPT("clear", 0, OPT_CLEAR, "TASK", "delete TASK's saved turns"),
+	CLI_OPT("schema", 0, OPT_SCHEMA, "FILE",
+	    "send the JSON Schema in FILE (\"envelope\": the SAOP envelope) "
+	    "as the answer's structured output ($SAOP_SCHEMA)"),
+	CLI_OPT("schema-mode", 0, OPT_SCHEMA_MODE, "MODE",
+	    "native (the provider's field, the default), prompt (the system "
+	    "prompt) or off ($SAOP_SCHEMA_MODE)"),
 	CLI_OPTS_COMMON,
 	CLI_OPTS_RECORDS,
 	CLI_OPTS_MODEL,
@@ -51,7 +59,13 @@ struct suspend_run {
 	int resumed;		/* --resume: turns done */
 	int answered;		/* the record at hand was answered */
 	int resume, list;	/* --resume, --list */
+	int quiet;		/* -q */
 	const char *clear;	/* --clear TASK */
+	const char *schema_path;	/* --schema, else $SAOP_SCHEMA */
+	const char *schema_mode;	/* --schema-mode, else $SAOP_SCHEMA_MODE */
+	struct saop_schema *schema;
+	char schema_name[65];
+	struct saop_schema_guard sg;	/* the field, dropped once refused */
 };
 
 /* -R: rec's raw is a bare chat request: make it rec.request.  0 or -1. */
@@ -128,6 +142,62 @@ defer(struct suspend_run *r, json_t *rec, struct saop_err *e)
 	return -1;
 }
 
+/*
+ * After a call: say on rec what became of the schema, and warn (unless
+ * -q) when the server refused the structured-output field.
+ */
+static void
+note_schema(struct suspend_run *r, json_t *rec)
+{
+	struct saop_err e;
+	int rc;
+
+	if ((rc = saop_schema_note(&r->sg, rec, r->so.store, &e)) < 0)
+		cli_die(&e);
+	if (rc == 1 && !r->quiet)
+		cli_warn("task %s: the server refused %s (%s); the turn was "
+		    "asked again without it", json_string_value(
+		    json_object_get(rec, "task_id")), saop_schema_field(
+		    &r->cfg), r->sg.why);
+}
+
+/*
+ * --schema / $SAOP_SCHEMA: load the schema (exits 78 when it cannot be
+ * read or compiled) and put it into the run's configuration, with the
+ * mode of --schema-mode / $SAOP_SCHEMA_MODE (exits 64 for a bad word).
+ */
+static void
+load_schema(struct suspend_run *r)
+{
+	enum saop_schema_mode mode = SAOP_SCHEMA_NATIVE;
+	struct saop_err e;
+	const char *base, *p = r->schema_path;
+	size_t n;
+
+	if (r->schema_mode == NULL || *r->schema_mode == '\0')
+		r->schema_mode = getenv("SAOP_SCHEMA_MODE");
+	if (r->schema_mode != NULL && *r->schema_mode != '\0' &&
+	    saop_schema_mode_parse(r->schema_mode, &mode) != 0)
+		cli_usage_error("--schema-mode: '%s' is not native, prompt "
+		    "or off", r->schema_mode);
+	if (p == NULL || *p == '\0')
+		p = getenv("SAOP_SCHEMA");
+	if (p == NULL || *p == '\0')
+		return;
+	r->schema = strcmp(p, "envelope") == 0 ?
+	    saop_schema_envelope_v1(&e) : saop_schema_load(p, NULL, &e);
+	if (r->schema == NULL)
+		cli_die(&e);
+	/* Its name: the file's, without directory and extension. */
+	base = strrchr(p, '/') != NULL ? strrchr(p, '/') + 1 : p;
+	n = strcspn(base, ".");
+	snprintf(r->schema_name, sizeof(r->schema_name), "%.*s",
+	    (int)(n < 64 ? n : 64), base);
+	r->cfg.schema = saop_schema_document(r->schema);
+	r->cfg.schema_name = r->schema_name;
+	r->cfg.schema_mode = (int)mode;
+}
+
 /* One record: call the model for it under the suspend policy. */
 static int
 suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
@@ -148,8 +218,10 @@ suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	r->so.store = cli_store(l->o);
 	if (l->no_call)
 		return defer(r, rec, e);
+	r->sg.sent = r->sg.refused = 0;
 	if (saop_suspend_turn(rec, NULL, &r->so, &oc, e) != 0)
 		return -1;
+	note_schema(r, rec);
 	r->answered = 1;	/* forgotten once written: forget_one() */
 	if (oc.resumes > 0 && l->o->verbose)
 		cli_warn("task %s: turn resumed %d time(s) after a lost "
@@ -426,6 +498,7 @@ resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
 			continue;
 		}
 		r->resumed++;
+		note_schema(r, rec);
 		deliver(o, r, rec);
 		json_decref(rec);
 		json_decref(st);
@@ -474,6 +547,12 @@ own_opt(void *arg, int ch, const char *val)
 	case OPT_CLEAR:
 		r->clear = val;
 		return 1;
+	case OPT_SCHEMA:
+		r->schema_path = val;
+		return 1;
+	case OPT_SCHEMA_MODE:
+		r->schema_mode = val;
+		return 1;
 	default:
 		return 0;
 	}
@@ -504,9 +583,14 @@ run(int argc, char *argv[])
 	if (r.clear != NULL)
 		return clear_turn(&opt, r.clear);
 	cli_llm_config(&opt, &r.cfg);
+	load_schema(&r);
 	saop_suspend_opts_for(&r.so, "saop-suspend", &r.cfg);
 	r.so.max_answer = opt.max_record ? opt.max_record :
 	    SAOP_MAX_RECORD_BYTES;
+	r.quiet = opt.quiet;
+	r.sg.inner = r.so.model;
+	r.sg.cfg = &r.cfg;
+	r.so.model = saop_schema_model(&r.sg);
 	if (r.resume) {
 		status = resume_turns(&opt, &r, first < argc ? argv[first] :
 		    NULL);
@@ -521,6 +605,7 @@ run(int argc, char *argv[])
 		status = cli_run(&loop);
 	}
 	saop_llm_config_free(&r.cfg);
+	saop_schema_free(r.schema);
 	return status;
 }
 

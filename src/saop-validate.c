@@ -19,13 +19,18 @@ enum {
 	OPT_NO_RETRY,
 	OPT_MAX_RESUMES,
 	OPT_NO_WAIT,
-	OPT_CLOSE
+	OPT_CLOSE,
+	OPT_CHECK
 };
 
 /* The options of saop-validate: getopt, --help, usage, completion, page. */
 static const struct cli_option options[] = {
 	CLI_OPT("schema", 0, OPT_SCHEMA, "FILE",
-	    "validate against the JSON Schema in FILE (default: envelope v1)"),
+	    "validate against the JSON Schema in FILE ($SAOP_SCHEMA; default: "
+	    "envelope v1)"),
+	CLI_OPT("check", 0, OPT_CHECK, "CMD",
+	    "after the schema, run CMD with the answer's JSON on its stdin: "
+	    "exit 0 accepts (repeatable)"),
 	CLI_OPT("ref-dir", 0, OPT_REF_DIR, "URI=DIR",
 	    "read $refs under URI from DIR (repeatable)"),
 	CLI_OPT("format-assert", 0, OPT_FORMAT_ASSERT, NULL,
@@ -56,6 +61,9 @@ struct validate_run {
 	struct saop_schema_opts so;	/* --format-assert, --ref-dir */
 	const char *schema_path;	/* --schema */
 	const char **refs;		/* --ref-dir URI=DIR, argc at most */
+	const char **checks;		/* --check CMD, argc at most */
+	struct saop_schema_guard sg;	/* the structured-output field of
+					   the correction calls */
 	size_t nrefs;
 	int no_retry;		/* --no-retry */
 };
@@ -130,7 +138,8 @@ static int
 validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 {
 	struct validate_run *r = l->arg;
-	int rc;
+	struct saop_err ne;
+	int rc, refusals;
 
 	cli_record_task(l->o, rec);
 
@@ -146,7 +155,19 @@ validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	r->guard.rec = rec;
 	/* With -q and no model nobody reads the record after. */
 	r->vo.no_envelope = l->o->quiet && r->vo.model.call == NULL;
+	refusals = r->sg.refusals;
+	r->sg.sent = r->sg.refused = 0;
 	rc = saop_validate_record(rec, &r->vo, e);
+	if (r->sg.refusals > refusals) {
+		/* A correction call was refused the field and made again
+		 * without it: the record and the events say so. */
+		if (saop_schema_note(&r->sg, rec, r->vo.store, &ne) < 0)
+			cli_die(&ne);
+		if (!l->o->quiet)
+			cli_warn("line %ld: the server refused %s (%s); the "
+			    "correction turn was sent again without it",
+			    l->line, saop_schema_field(&r->cfg), r->sg.why);
+	}
 	if (rc != CLI_OK)
 		report(l, rec);
 	return rc;
@@ -199,6 +220,9 @@ own_opt(void *arg, int ch, const char *val)
 	case OPT_NO_WAIT:
 		r->guard.opts.no_wait = 1;
 		return 1;
+	case OPT_CHECK:
+		r->checks[r->vo.nchecks++] = val;
+		return 1;
 	default:
 		return 0;
 	}
@@ -213,13 +237,15 @@ run(int argc, char *argv[])
 	struct saop_schema *schema;
 	struct saop_err e;
 	const char *env;
+	size_t i;
 	int status, first;
 
 	cli_init("saop-validate", options, "[file]",
 	    "Validate model output against a JSON Schema (the SAOP envelope "
 	    "by default);\nrepair it locally, else ask the model to correct "
 	    "it, else escalate.");
-	if ((r.refs = calloc((size_t)argc + 1, sizeof(*r.refs))) == NULL)
+	if ((r.refs = calloc((size_t)argc + 1, sizeof(*r.refs))) == NULL ||
+	    (r.checks = calloc((size_t)argc + 1, sizeof(*r.checks))) == NULL)
 		abort();
 	r.vo.max_retries = SAOP_MAX_CORRECTION_RETRIES;
 	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
@@ -230,7 +256,17 @@ run(int argc, char *argv[])
 		    "SAOP_MAX_CORRECTION_RETRIES", env, 100);
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);
 	cli_operands(argc, argv, first, opt.raw_in ? 0 : 1);
+	/* A check that cannot run stops the run before any record. */
+	for (i = 0; i < r.vo.nchecks; i++)
+		if (saop_check_runnable(r.checks[i], &e) != 0)
+			cli_die(&e);
+	r.vo.checks = r.checks;
 	r.so.ref_dirs = r.refs;
+	if (r.schema_path == NULL && (env = getenv("SAOP_SCHEMA")) != NULL &&
+	    *env != '\0')
+		r.schema_path = env;
+	if (r.schema_path != NULL && strcmp(r.schema_path, "envelope") == 0)
+		r.schema_path = NULL;
 	schema = r.schema_path != NULL ? saop_schema_load(r.schema_path,
 	    &r.so, &e) : saop_schema_envelope_v1(&e);
 	if (schema == NULL)
@@ -240,6 +276,15 @@ run(int argc, char *argv[])
 	cli_llm_config(&opt, &r.cfg);
 	r.model = !r.no_retry && (opt.dry_run || saop_llm_configured(&r.cfg));
 	saop_suspend_opts_for(&r.guard.opts, "saop-validate", &r.cfg);
+	/* The correction calls carry a given schema in the provider's
+	 * structured-output field too (dropped once a server refuses it). */
+	if (r.schema_path != NULL) {
+		r.cfg.schema = saop_schema_document(schema);
+		r.cfg.schema_mode = SAOP_SCHEMA_NATIVE;
+	}
+	r.sg.inner = r.guard.opts.model;
+	r.sg.cfg = &r.cfg;
+	r.guard.opts.model = saop_schema_model(&r.sg);
 	if (!r.no_retry && !r.model && opt.verbose)
 		cli_warn("no model configured (set SAOP_API_KEY or "
 		    "SAOP_API_BASE): only validating");
@@ -253,6 +298,7 @@ run(int argc, char *argv[])
 	saop_schema_free(schema);
 	saop_llm_config_free(&r.cfg);
 	free(r.refs);
+	free(r.checks);
 	return status;
 }
 

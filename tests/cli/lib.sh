@@ -14,7 +14,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/saop-test.XXXXXX")
 SAOP_DB="$tmp/state.sqlite"
 export SAOP_DB
 unset SAOP_TASK_ID SAOP_API_KEY OPENAI_API_KEY ANTHROPIC_API_KEY \
-    SAOP_PROVIDER SAOP_API_BASE SAOP_MODEL 2>/dev/null || true
+    SAOP_PROVIDER SAOP_API_BASE SAOP_MODEL SAOP_SCHEMA SAOP_SCHEMA_MODE \
+    2>/dev/null || true
 LC_ALL=C
 export LC_ALL
 
