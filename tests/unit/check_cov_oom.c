@@ -397,6 +397,110 @@ START_TEST(repair_survives_every_failed_allocation)
 }
 END_TEST
 
+
+/* A schema with most keywords of 2020-12, and a value breaking many. */
+static const char rich_schema[] = "{\"$schema\": "
+    "\"https://json-schema.org/draft/2020-12/schema\", \"$id\": "
+    "\"urn:cov\", \"$defs\": {\"pos\": {\"type\": \"integer\", "
+    "\"exclusiveMinimum\": 0}, \"node\": {\"type\": \"object\", "
+    "\"properties\": {\"next\": {\"$ref\": \"#/$defs/node\"}}}}, "
+    "\"type\": \"object\", \"required\": [\"a\", \"b\"], \"properties\": "
+    "{\"a\": {\"$ref\": \"#/$defs/pos\"}, \"b\": {\"type\": \"array\", "
+    "\"items\": {\"type\": \"string\", \"minLength\": 2, \"maxLength\": 4, "
+    "\"pattern\": \"^[a-z]+$\"}, \"minItems\": 1, \"maxItems\": 3, "
+    "\"uniqueItems\": true, \"contains\": {\"const\": \"ok\"}}, \"c\": "
+    "{\"enum\": [1, \"two\", null]}, \"d\": {\"oneOf\": [{\"type\": "
+    "\"number\", \"multipleOf\": 3}, {\"type\": \"string\", \"format\": "
+    "\"date\"}]}, \"e\": {\"anyOf\": [{\"maximum\": 5}, {\"minimum\": "
+    "10}]}, \"f\": {\"allOf\": [{\"type\": \"object\"}, {\"not\": "
+    "{\"required\": [\"x\"]}}], \"dependentRequired\": {\"y\": [\"z\"]}, "
+    "\"minProperties\": 1, \"maxProperties\": 2, \"propertyNames\": "
+    "{\"maxLength\": 1}}, \"g\": {\"if\": {\"type\": \"string\"}, "
+    "\"then\": {\"minLength\": 3}, \"else\": {\"type\": \"number\"}}, "
+    "\"h\": {\"prefixItems\": [{\"type\": \"boolean\"}], \"items\": "
+    "false}, \"n\": {\"$ref\": \"#/$defs/node\"}}, "
+    "\"patternProperties\": {\"^p_\": {\"type\": \"null\"}}, "
+    "\"additionalProperties\": false, \"unevaluatedProperties\": false}";
+static const char rich_bad[] = "{\"a\": 0, \"b\": [\"x\", \"x\", \"TOOLONG\"],"
+    " \"c\": 4, \"d\": \"2024-02-30\", \"e\": 7, \"f\": {\"x\": 1, \"y\": "
+    "2, \"zz\": 3}, \"g\": \"ab\", \"h\": [true, 1], \"n\": {\"next\": "
+    "{\"next\": 5}}, \"p_q\": 1, \"other\": 1}";
+
+/* Compile the rich schema and collect every error of rich_bad. */
+static int
+schema(void *arg, long n)
+{
+	struct saop_schema_opts so = { NULL, 1 };
+	struct saop_schema *s;
+	struct saop_err e;
+	json_t *doc, *bad, *errors = NULL;
+	int rc = 0, hit;
+
+	(void)arg;
+	doc = json_loads(rich_schema, 0, NULL);
+	bad = json_loads(rich_bad, 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_ptr_nonnull(bad);
+	saop_err_clear(&e);
+	arm(n);
+	s = saop_schema_compile(doc, NULL, &so, &e);
+	if (s != NULL)
+		rc = saop_schema_validate(s, bad, &errors, &e);
+	hit = disarm();
+	if (s == NULL)
+		ck_assert_msg(e.code == SAOP_ENOMEM, "%d: %s", e.code, e.msg);
+	else
+		ck_assert_msg(rc == 0 || rc == -SAOP_ENOMEM, "%d", rc);
+	if (!hit) {
+		ck_assert_ptr_nonnull(s);
+		ck_assert_int_eq(rc, 0);
+		ck_assert_int_gt(json_array_size(errors), 12);
+	}
+	json_decref(errors);
+	saop_schema_free(s);
+	json_decref(doc);
+	json_decref(bad);
+	return hit;
+}
+
+START_TEST(schema_survives_every_failed_allocation)
+{
+	ck_assert_int_gt(each_failure(schema, NULL), 50);
+}
+END_TEST
+
+/* The scanner, and the record's "detect" object. */
+static int
+detect(void *arg, long n)
+{
+	static const char text[] = "\xef\xbb\xbf{\"a\": [1, {\"b\": \"c\\u00e9";
+	struct saop_detect_result res;
+	json_t *j = NULL;
+	int rc, hit;
+
+	(void)arg;
+	memset(&res, 0, sizeof(res));
+	arm(n);
+	rc = saop_detect_buffer(text, strlen(text), 64, &res);
+	if (rc == 0)
+		j = saop_detect_result_json(&res);
+	hit = disarm();
+	ck_assert(rc == 0 || rc == -SAOP_ENOMEM);
+	if (!hit) {
+		ck_assert_int_eq(res.verdict, SAOP_TRUNCATED);
+		ck_assert_ptr_nonnull(j);
+	}
+	json_decref(j);
+	saop_detect_result_free(&res);
+	return hit;
+}
+
+START_TEST(detect_survives_every_failed_allocation)
+{
+	ck_assert_int_gt(each_failure(detect, NULL), 2);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -416,6 +520,8 @@ main(void)
 	tcase_add_test(tc, prune_store_survives_every_failed_allocation);
 	tcase_add_test(tc, resume_merge_survives_every_failed_allocation);
 	tcase_add_test(tc, repair_survives_every_failed_allocation);
+	tcase_add_test(tc, schema_survives_every_failed_allocation);
+	tcase_add_test(tc, detect_survives_every_failed_allocation);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
