@@ -41,6 +41,14 @@ failing(void)
 	return ++allocs == fail_at;
 }
 
+/* The least runs a call's loop must make: under ASan only jansson's
+ * allocations are counted, and some calls make one or none. */
+#ifdef SANITIZED
+#define RUNS(n)	0
+#else
+#define RUNS(n)	(n)
+#endif
+
 #ifndef SANITIZED
 void *__libc_malloc(size_t);
 void *__libc_calloc(size_t, size_t);
@@ -164,7 +172,7 @@ START_TEST(validate_text_survives_every_failed_allocation)
 	struct saop_schema *s = saop_schema_envelope_v1(&e);
 
 	ck_assert_ptr_nonnull(s);
-	ck_assert_int_gt(each_failure(validate_text, s), 10);
+	ck_assert_int_gt(each_failure(validate_text, s), RUNS(10));
 	saop_schema_free(s);
 }
 END_TEST
@@ -210,7 +218,7 @@ START_TEST(validate_record_survives_every_failed_allocation)
 	struct saop_schema *s = saop_schema_envelope_v1(&e);
 
 	ck_assert_ptr_nonnull(s);
-	ck_assert_int_gt(each_failure(validate_record, s), 10);
+	ck_assert_int_gt(each_failure(validate_record, s), RUNS(10));
 	saop_schema_free(s);
 }
 END_TEST
@@ -247,7 +255,7 @@ correction(void *arg, long n)
 
 START_TEST(correction_request_survives_every_failed_allocation)
 {
-	ck_assert_int_gt(each_failure(correction, NULL), 3);
+	ck_assert_int_gt(each_failure(correction, NULL), RUNS(3));
 }
 END_TEST
 
@@ -300,7 +308,7 @@ START_TEST(prune_survives_every_failed_allocation)
 
 	memset(big, 'z', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	ck_assert_int_gt(each_failure(prune, big), 3);
+	ck_assert_int_gt(each_failure(prune, big), RUNS(3));
 }
 END_TEST
 
@@ -318,7 +326,7 @@ START_TEST(prune_store_survives_every_failed_allocation)
 	ck_assert_ptr_nonnull(store = saop_store_open(db, &e));
 	/* Migrations applied first, then the same output reused. */
 	ck_assert_int_eq(prune(big, 0), 0);
-	ck_assert_int_gt(each_failure(prune, big), 3);
+	ck_assert_int_gt(each_failure(prune, big), RUNS(3));
 	saop_store_close(store);
 	store = NULL;
 	unlink(db);
@@ -360,7 +368,7 @@ merge(void *arg, long n)
 
 START_TEST(resume_merge_survives_every_failed_allocation)
 {
-	ck_assert_int_gt(each_failure(merge, NULL), 3);
+	ck_assert_int_gt(each_failure(merge, NULL), RUNS(3));
 }
 END_TEST
 
@@ -393,7 +401,7 @@ repair(void *arg, long n)
 
 START_TEST(repair_survives_every_failed_allocation)
 {
-	ck_assert_int_gt(each_failure(repair, NULL), 3);
+	ck_assert_int_gt(each_failure(repair, NULL), RUNS(3));
 }
 END_TEST
 
@@ -465,7 +473,7 @@ schema(void *arg, long n)
 
 START_TEST(schema_survives_every_failed_allocation)
 {
-	ck_assert_int_gt(each_failure(schema, NULL), 50);
+	ck_assert_int_gt(each_failure(schema, NULL), RUNS(50));
 }
 END_TEST
 
@@ -497,7 +505,7 @@ detect(void *arg, long n)
 
 START_TEST(detect_survives_every_failed_allocation)
 {
-	ck_assert_int_gt(each_failure(detect, NULL), 2);
+	ck_assert_int_gt(each_failure(detect, NULL), RUNS(2));
 }
 END_TEST
 
