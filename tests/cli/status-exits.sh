@@ -98,14 +98,25 @@ head -c 60000000 /dev/zero | tr '\0' 1 >"$tmp/digits"
 rm -f "$tmp/digits"
 asan=
 grep -q -e '--enable-sanitizers' "$top_builddir/config.status" 2>/dev/null && asan=1
-# ASan's warning of the allocation refused goes to the test's own file,
-# not to the run's sanitizer reports (where it would count as a finding).
-asan_oom="${ASAN_OPTIONS:-}:allocator_may_return_null=1:max_allocation_size_mb=32:log_path=$tmp/asan-expected"
+# ASan's warning of the allocation refused goes to the test's own files,
+# not to the run's sanitizer reports (where it would count as a finding;
+# the runtime takes UBSAN_OPTIONS' log_path too); anything else there is
+# a finding of this test.
+asan_oom="${ASAN_OPTIONS:-}:allocator_may_return_null=1:max_allocation_size_mb=32:log_path=$tmp/san"
+ubsan_oom="${UBSAN_OPTIONS:-}:log_path=$tmp/san"
+# no_findings: fail when the sanitizer wrote more than that warning.
+no_findings() {
+	for _f in "$tmp"/san.*; do
+		[ -f "$_f" ] || continue
+		! grep -v -e 'AddressSanitizer failed to allocate' -e '^$' "$_f" >&2 ||
+		    fail "a sanitizer report: $_f"
+	done
+}
 for p in saop-validate saop-resume saop-prune saop-suspend saop-report; do
 	mr="--max-record 100000000"
 	[ "$p" = saop-report ] && mr=
 	if [ -n "$asan" ]; then
-		expect_status 70 env ASAN_OPTIONS="$asan_oom" \
+		expect_status 70 env ASAN_OPTIONS="$asan_oom" UBSAN_OPTIONS="$ubsan_oom" \
 		    "$p" $mr "$tmp/big.ndjson" \
 		    >"$tmp/out" 2>"$tmp/err"
 	else
@@ -118,11 +129,12 @@ done
 # levels deep here.
 head -c 60000000 /dev/zero | tr '\0' '[' >"$tmp/deep"
 if [ -n "$asan" ]; then
-	expect_status 70 env ASAN_OPTIONS="$asan_oom" \
+	expect_status 70 env ASAN_OPTIONS="$asan_oom" UBSAN_OPTIONS="$ubsan_oom" \
 	    saop-detect --raw-input --max-depth 100000000 "$tmp/deep" >"$tmp/out" 2>"$tmp/err"
 else
 	(ulimit -v 40000 && expect_status 70 saop-detect --raw-input \
 	    --max-depth 100000000 "$tmp/deep" >"$tmp/out" 2>"$tmp/err")
 fi
 grep -q 'out of memory' "$tmp/err" || fail "saop-detect 70: $(head -c 300 "$tmp/err")"
+no_findings
 exit 0
