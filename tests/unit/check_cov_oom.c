@@ -509,6 +509,62 @@ START_TEST(detect_survives_every_failed_allocation)
 }
 END_TEST
 
+/* A request with most of what the wire formats translate. */
+static const char rich_request[] = "{\"model\": \"m\", \"system\": "
+    "\"Be brief.\", \"max_tokens\": 100, \"temperature\": 0.5, \"top_p\": "
+    "0.9, \"stop\": [\"END\"], \"tool_choice\": {\"type\": \"function\", "
+    "\"function\": {\"name\": \"ls\"}}, \"tools\": [{\"type\": "
+    "\"function\", \"function\": {\"name\": \"ls\", \"description\": "
+    "\"list\", \"parameters\": {\"type\": \"object\"}}}, {\"name\": "
+    "\"cat\", \"input_schema\": {\"type\": \"object\"}}], \"messages\": "
+    "[{\"role\": \"system\", \"content\": \"And exact.\"}, {\"role\": "
+    "\"user\", \"content\": [{\"type\": \"text\", \"text\": \"go\"}]}, "
+    "{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{\"id\": "
+    "\"c1\", \"type\": \"function\", \"function\": {\"name\": \"ls\", "
+    "\"arguments\": \"{\\\"p\\\": 1}\"}}]}, {\"role\": \"tool\", "
+    "\"tool_call_id\": \"c1\", \"content\": \"a b\"}, {\"role\": "
+    "\"assistant\", \"content\": \"{\\\"a\\\": \"}]}";
+
+/* --dry-run of the rich request to /dev/null, provider arg. */
+static int
+dry_run(void *arg, long n)
+{
+	struct saop_llm_config cfg;
+	struct saop_err e;
+	json_t *req = json_loads(rich_request, 0, NULL);
+	FILE *f = fopen("/dev/null", "w");
+	int rc, hit;
+
+	ck_assert_ptr_nonnull(req);
+	ck_assert_ptr_nonnull(f);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.provider = *(const enum saop_provider *)arg;
+	cfg.base = (char *)"http://user:pw@127.0.0.1:9/v1?key=k";
+	cfg.key = (char *)"sk-test-0123456789abcdef";
+	cfg.model = (char *)"m";
+	cfg.stream = 1;
+	saop_err_clear(&e);
+	arm(n);
+	rc = saop_llm_dry_run(f, &cfg, req, &e);
+	hit = disarm();
+	ck_assert_msg(rc == 0 || rc == -SAOP_ENOMEM, "%d: %s", rc, e.msg);
+	if (!hit)
+		ck_assert_int_eq(rc, 0);
+	fclose(f);
+	json_decref(req);
+	return hit;
+}
+
+START_TEST(request_bodies_survive_every_failed_allocation)
+{
+	enum saop_provider p = SAOP_PROVIDER_OPENAI;
+
+	ck_assert_int_gt(each_failure(dry_run, &p), RUNS(20));
+	p = SAOP_PROVIDER_ANTHROPIC;
+	ck_assert_int_gt(each_failure(dry_run, &p), RUNS(20));
+}
+END_TEST
+
 int
 main(void)
 {
@@ -530,6 +586,7 @@ main(void)
 	tcase_add_test(tc, repair_survives_every_failed_allocation);
 	tcase_add_test(tc, schema_survives_every_failed_allocation);
 	tcase_add_test(tc, detect_survives_every_failed_allocation);
+	tcase_add_test(tc, request_bodies_survive_every_failed_allocation);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
