@@ -102,6 +102,7 @@ saop_err_exit_status(int code)
 		return EX_PROTOCOL;
 	case SAOP_ENETWORK:
 	case SAOP_ERATELIMIT:
+	case SAOP_EBUSY:
 		return EX_TEMPFAIL;
 	case SAOP_ENOMEM:
 	case SAOP_EINTERNAL:

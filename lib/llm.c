@@ -111,6 +111,7 @@ struct call {
 	char ctype[128];
 	long retry_after_ms;
 	int should_retry;	/* -1 not said, 0 false, 1 true */
+	char location[1024];	/* a redirect's Location, cut to fit */
 };
 
 /*
@@ -130,6 +131,7 @@ on_header(char *s, size_t size, size_t n, void *arg)
 
 	if (len >= 5 && strncmp(s, "HTTP/", 5) == 0) {
 		c->ctype[0] = '\0';
+		c->location[0] = '\0';
 		c->retry_after_ms = -1;
 		c->should_retry = -1;
 		return len;
@@ -146,7 +148,16 @@ on_header(char *s, size_t size, size_t n, void *arg)
 		vl = sizeof(val) - 1;
 	memcpy(val, v, vl);
 	val[vl] = '\0';
-	if (strncasecmp(s, "content-type:", 13) == 0) {
+	if (strncasecmp(s, "location:", 9) == 0) {
+		size_t ll = (size_t)(s + len - v);
+
+		while (ll > 0 && isspace((unsigned char)v[ll - 1]))
+			ll--;
+		if (ll >= sizeof(c->location))
+			ll = sizeof(c->location) - 1;
+		memcpy(c->location, v, ll);
+		c->location[ll] = '\0';
+	} else if (strncasecmp(s, "content-type:", 13) == 0) {
 		snprintf(c->ctype, sizeof(c->ctype), "%s", val);
 	} else if (strncasecmp(s, "retry-after-ms:", 15) == 0) {
 		char *end;
@@ -216,6 +227,29 @@ net_code(CURLcode rc)
 	default:
 		return SAOP_ENETWORK;
 	}
+}
+
+/*
+ * A 3xx answer: saop follows no redirect (the key would go along to
+ * wherever it points), and waiting will not change it: SAOP_EREFUSED
+ * (69) naming the status and the Location, its credentials and query
+ * values masked.  Returns -SAOP_EREFUSED.
+ */
+static int
+redirect_error(struct call *c, const char *shown, const char *key,
+    struct saop_err *e)
+{
+	char *where = saop__llm_url_redact(c->location[0] != '\0' ?
+	    c->location : "(no Location header)");
+	int rc;
+
+	rc = saop__llm_fail_masked(e, SAOP_EREFUSED, key, "%s: HTTP %d: "
+	    "redirected to %.300s; saop follows no redirect: set "
+	    "SAOP_API_BASE to the endpoint itself", shown, c->status,
+	    where != NULL ? where : "?");
+	free(where);
+	e->http_status = c->status;
+	return rc;
 }
 
 /*
@@ -367,7 +401,8 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 	if (rc == CURLE_OK && (c.status < 200 || c.status > 299)) {
 		saop__llm_fill_answer(c.p, a);
 		snprintf(a->finish_reason, sizeof(a->finish_reason), "error");
-		r = http_error(&c, shown, cfg->key, e);
+		r = c.status >= 300 && c.status <= 399 ? redirect_error(&c,
+		    shown, cfg->key, e) : http_error(&c, shown, cfg->key, e);
 		goto out;
 	}
 	if (rc == CURLE_WRITE_ERROR && c.p->fail) {

@@ -204,27 +204,27 @@ blank(const char *s, size_t n)
  * Returns -SAOP_EDATA with e filled.
  */
 static int
-bad_line(struct saop_reader *r, size_t len, const json_error_t *je,
+bad_line(const char *buf, size_t len, long line, const json_error_t *je,
     struct saop_err *e)
 {
 	struct saop_detect_result d;
 	int rc;
 
 	memset(&d, 0, sizeof(d));
-	if (saop_detect_buffer(r->buf, len, SAOP_MAX_DEPTH, &d) < 0)
-		return saop__fail_at(e, SAOP_EDATA, r->line, je->position,
+	if (saop_detect_buffer(buf, len, SAOP_MAX_DEPTH, &d) < 0)
+		return saop__fail_at(e, SAOP_EDATA, line, je->position,
 		    "not a JSON record: %s", je->text);
 	if (d.verdict == SAOP_INVALID)
-		rc = saop__fail_at(e, SAOP_EDATA, r->line,
+		rc = saop__fail_at(e, SAOP_EDATA, line,
 		    (long long)d.error_offset, "not a JSON record: %s",
 		    d.error);
 	else if (d.verdict == SAOP_TRUNCATED)
-		rc = saop__fail_at(e, SAOP_EDATA, r->line, (long long)len,
+		rc = saop__fail_at(e, SAOP_EDATA, line, (long long)len,
 		    "not a JSON record: the line ends inside the JSON, "
 		    "expecting %s", d.expected != NULL ? d.expected :
 		    "more");
 	else	/* Valid JSON that jansson cannot hold (too deep, say). */
-		rc = saop__fail_at(e, SAOP_EDATA, r->line, je->position,
+		rc = saop__fail_at(e, SAOP_EDATA, line, je->position,
 		    "not a JSON record: %s", je->text);
 	saop_detect_result_free(&d);
 	return rc;
@@ -426,18 +426,77 @@ pass_line(struct saop_reader *r, size_t len, int rc)
 }
 
 /*
- * Read the next record (see saop.h): blank lines skipped, the fast parser
- * first, then jansson, then member by member for valid JSON jansson cannot
- * hold.  Returns 1 with *rec new, 0 at the end, or a negative code with e
- * filled.
+ * Parse buf (len bytes, one line without its LF, not blank) as a record:
+ * the fast parser first, then jansson, then member by member for valid
+ * JSON jansson cannot hold.  Errors name line (0: none) and the byte.
+ * Returns 1 with *rec new, or -SAOP_EDATA / -SAOP_ENOMEM with e filled.
  */
-int
-saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e)
+static int
+parse_record(const char *buf, size_t len, long line, json_t **rec,
+    struct saop_err *e)
 {
 	struct saop_detect_result d;
 	json_error_t je;
 	json_t *v;
 	const char *p;
+
+	*rec = NULL;
+	/* The fast path builds the same tree; whatever it does not take
+	 * (bad JSON included) jansson judges, and names the place. */
+	if ((v = saop__json_fast(buf, len)) != NULL)
+		goto parsed;
+	v = json_loadb(buf, len, JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL, &je);
+	if (v == NULL) {
+		/* Valid JSON that jansson cannot build is taken member by
+		 * member; anything else is named where the scanner says. */
+		memset(&d, 0, sizeof(d));
+		p = ws(buf, buf + len);
+		if (*p == '{' && saop_detect_buffer(buf, len,
+		    SAOP_MAX_DEPTH, &d) == 0 && d.verdict == SAOP_COMPLETE) {
+			saop_detect_result_free(&d);
+			vmark_init();
+			v = lenient_container(p, len - (size_t)(p - buf), 0);
+			if (v == NULL)
+				return saop__fail(e, SAOP_ENOMEM, errno,
+				    "line %ld: out of memory", line);
+			*rec = v;
+			return 1;
+		}
+		saop_detect_result_free(&d);
+		return bad_line(buf, len, line, &je, e);
+	}
+	/* JSON_DISABLE_EOF_CHECK stops at the value's end: the rest of the
+	 * line may hold only white space. */
+	if ((size_t)je.position < len && !blank(buf + je.position,
+	    len - (size_t)je.position)) {
+		size_t at = (size_t)je.position;
+
+		while (at < len && strchr(" \t\r", buf[at]) != NULL)
+			at++;
+		json_decref(v);
+		return saop__fail_at(e, SAOP_EDATA, line, (long long)at,
+		    "not a JSON record: text after the object");
+	}
+parsed:
+	if (!json_is_object(v)) {
+		json_decref(v);
+		return saop__fail_at(e, SAOP_EDATA, line,
+		    (long long)(ws(buf, buf + len) - buf),
+		    "not a JSON record: a record is a JSON object, one per "
+		    "line");
+	}
+	*rec = v;
+	return 1;
+}
+
+/*
+ * Read the next record (see saop.h): blank lines skipped, then
+ * parse_record().  Returns 1 with *rec new, 0 at the end, or a negative
+ * code with e filled.
+ */
+int
+saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e)
+{
 	size_t len = 0;
 	int rc;
 
@@ -447,53 +506,56 @@ saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e)
 		if ((rc = read_line(r, &len, e)) <= 0)
 			return rc;
 	} while (blank(r->buf, len));
-	/* The fast path builds the same tree; whatever it does not take
-	 * (bad JSON included) jansson judges, and names the place. */
-	if ((v = saop__json_fast(r->buf, len)) != NULL)
-		goto parsed;
-	v = json_loadb(r->buf, len, JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL,
-	    &je);
-	if (v == NULL) {
-		/* Valid JSON that jansson cannot build is taken member by
-		 * member; anything else is named where the scanner says. */
-		memset(&d, 0, sizeof(d));
-		p = ws(r->buf, r->buf + len);
-		if (*p == '{' && saop_detect_buffer(r->buf, len,
-		    SAOP_MAX_DEPTH, &d) == 0 && d.verdict == SAOP_COMPLETE) {
-			saop_detect_result_free(&d);
-			vmark_init();
-			v = lenient_container(p, len - (size_t)(p - r->buf), 0);
-			if (v == NULL)
-				return saop__fail(e, SAOP_ENOMEM, errno,
-				    "line %ld: out of memory", r->line);
-			*rec = v;
-			return 1;
-		}
-		saop_detect_result_free(&d);
-		return pass_line(r, len, bad_line(r, len, &je, e));
-	}
-	/* JSON_DISABLE_EOF_CHECK stops at the value's end: the rest of the
-	 * line may hold only white space. */
-	if ((size_t)je.position < len && !blank(r->buf + je.position,
-	    len - (size_t)je.position)) {
-		size_t at = (size_t)je.position;
+	rc = parse_record(r->buf, len, r->line, rec, e);
+	return rc == -SAOP_EDATA ? pass_line(r, len, rc) : rc;
+}
 
-		while (at < len && strchr(" \t\r", r->buf[at]) != NULL)
-			at++;
-		json_decref(v);
-		return pass_line(r, len, saop__fail_at(e, SAOP_EDATA, r->line,
-		    (long long)at, "not a JSON record: text after the object"));
+/*
+ * Parse text (len bytes) as one record, as the reader does a line (see
+ * saop-private.h).  Returns 1 with *rec new, or -SAOP_EDATA (the byte
+ * named) / -SAOP_ENOMEM with e filled.
+ */
+int
+saop__record_parse(const char *text, size_t len, json_t **rec,
+    struct saop_err *e)
+{
+	saop_err_clear(e);
+	*rec = NULL;
+	if (blank(text, len))
+		return saop__fail_at(e, SAOP_EDATA, 0, 0,
+		    "not a JSON record: empty");
+	return parse_record(text, len, 0, rec, e);
+}
+
+/*
+ * rec as saop_record_write() writes it, without the LF (see
+ * saop-private.h).  Returns the new text (free()) with its length in
+ * *len, or NULL with e filled (SAOP_ENOMEM).
+ */
+char *
+saop__record_text(const json_t *rec, size_t *len, struct saop_err *e)
+{
+	char *text = NULL;
+	size_t n = 0;
+	FILE *f;
+	int rc;
+
+	*len = 0;
+	if ((f = open_memstream(&text, &n)) == NULL) {
+		saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
+		return NULL;
 	}
-parsed:
-	if (!json_is_object(v)) {
-		json_decref(v);
-		return pass_line(r, len, saop__fail_at(e, SAOP_EDATA, r->line,
-		    (long long)(ws(r->buf, r->buf + len) - r->buf),
-		    "not a JSON record: a record is a JSON object, one per "
-		    "line"));
+	rc = saop_record_write(f, rec, e);
+	if (fclose(f) != 0 && rc == 0)
+		rc = saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
+	if (rc != 0) {
+		free(text);
+		return NULL;
 	}
-	*rec = v;
-	return 1;
+	if (n > 0 && text[n - 1] == '\n')
+		text[--n] = '\0';
+	*len = n;
+	return text;
 }
 
 /* Hand lines that are not records on to out (NULL: drop them; see saop.h). */

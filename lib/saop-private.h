@@ -159,4 +159,19 @@ int saop__json_fast_items(const char *buf, size_t len,
     int (*each)(void *arg, json_t *item, size_t i), void *arg,
     size_t *count);
 
+/*
+ * record: parse text (len bytes) as one record, exactly as the reader
+ * parses a line: values jansson cannot hold kept verbatim.  Returns 1
+ * with *rec new, or -SAOP_EDATA (the byte named) / -SAOP_ENOMEM.
+ */
+int saop__record_parse(const char *text, size_t len, json_t **rec,
+    struct saop_err *e);
+
+/*
+ * record: rec as saop_record_write() writes it (verbatim values as their
+ * own text), without the LF.  Returns new text (free()), *len its
+ * length, or NULL with e filled.
+ */
+char *saop__record_text(const json_t *rec, size_t *len, struct saop_err *e);
+
 #endif /* SAOP_PRIVATE_H */

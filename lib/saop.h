@@ -73,7 +73,8 @@ enum saop_errcode {
 	SAOP_ENETWORK = 12,	/* the network failed; worth waiting (75) */
 	SAOP_ERATELIMIT = 13,	/* 429/503/529 that waiting can fix (75) */
 	SAOP_EPREFILL = 14,	/* the model refused assistant prefill (400) */
-	SAOP_EBADREQ = 15	/* the endpoint said the request is wrong (69) */
+	SAOP_EBADREQ = 15,	/* the endpoint said the request is wrong (69) */
+	SAOP_EBUSY = 16		/* a saved turn is held by another process (75) */
 };
 
 /*
@@ -427,6 +428,7 @@ int saop_store_error(struct saop_store *s, struct saop_err *e);
 #define SAOP_EVENT_NETWORK_LOST		"NETWORK_LOST"
 #define SAOP_EVENT_NETWORK_RESTORED	"NETWORK_RESTORED"
 #define SAOP_EVENT_TURN_RESUMED		"TURN_RESUMED"
+#define SAOP_EVENT_TURN_SUSPENDED	"TURN_SUSPENDED"
 #define SAOP_EVENT_TOOL_OUTPUT_PRUNED	"TOOL_OUTPUT_PRUNED"
 
 /*
@@ -785,6 +787,7 @@ struct saop_suspend_opts {
 	const char *stage;	/* the program calling, e.g. "saop-suspend" */
 	int max_resumes;	/* automatic resumptions per turn (>= 0) */
 	long poll_ms;		/* connectivity poll interval (> 0) */
+	long long max_wait_ms;	/* longest wait for the endpoint; -1: no end */
 	int no_wait;		/* 1: suspend at once (exit 75), no waiting */
 	enum saop_resume_form form;	/* continuation form; AUTO as resume */
 	enum saop_provider provider;
@@ -809,35 +812,115 @@ struct saop_suspend_outcome {
 	int rate_waits;		/* 429s waited out */
 	size_t received;	/* answer bytes received over all calls */
 	int suspended;		/* 1: the turn is saved, paused (exit 75) */
+	/* What ended a suspension: "max-wait", "max-resumes", "no-wait",
+	 * "signal" (NULL when not suspended). */
+	const char *limit;
 };
 
 /*
- * Save turn state (borrowed) as task_id's row of agent_turn_states
- * (upsert, synchronous=FULL), saved_at now.  0 or SAOP_EDB / ENOMEM.
+ * The key of a saved turn in agent_turn_states: one row per turn of a
+ * task per stage.  task_id: a string task_id as it is, any other JSON
+ * value as its compact JSON text (saop_turn_task()); turn: the record's
+ * whole-number turn, -1 when it has none; stage: the program that saved
+ * it ("saop-suspend", "saop-resume", "saop-validate").
  */
-int saop_turn_state_save(struct saop_store *s, const char *task_id,
-    const json_t *state, struct saop_err *e);
+struct saop_turn_key {
+	const char *task_id;
+	long turn;
+	const char *stage;
+};
+
+/* The lease of a claim on a saved turn (ms; $SAOP_CLAIM_LEASE_MS). */
+#define SAOP_CLAIM_LEASE_MS		60000
+/* How long the monitor waits for a lost endpoint (ms; --max-wait). */
+#define SAOP_MAX_WAIT_MS		(30L * 60 * 1000)
 
 /*
- * Load task_id's turn state: 1 and *state (new reference), 0 when there
- * is none (*state NULL), or a negative code (SAOP_EDB, SAOP_EDATA).
+ * The task of rec as text: its string task_id, or the compact JSON of any
+ * other task_id value (42, null).  Returns new text (free()), or NULL
+ * when rec has no task_id (or out of memory).
  */
-int saop_turn_state_load(struct saop_store *s, const char *task_id,
+char *saop_turn_task(const json_t *rec);
+
+/*
+ * Save turn state (borrowed) as k's row of agent_turn_states (upsert,
+ * synchronous=FULL), saved_at now, written in the verbatim form (any
+ * value reads back byte for byte).  claim 1: the row is claimed by this
+ * process (host, pid, start; the lease renewed by a thread while the
+ * process lives); 0: saved unclaimed.  A row held by a live claim of
+ * another process is not touched: SAOP_EBUSY naming the holder.  Returns
+ * 0, or a negative code (SAOP_EBUSY, SAOP_EDB, SAOP_ENOMEM).
+ */
+int saop_turn_state_save(struct saop_store *s, const struct saop_turn_key *k,
+    const json_t *state, int claim, struct saop_err *e);
+
+/*
+ * Claim k's saved turn for this process, in one transaction: taken when
+ * it is unclaimed, claimed by this process, its lease ran out, or its
+ * claimer was a process of this host that is gone.  Returns 1 with
+ * *state the row as it is now (new reference), 0 when there is no such
+ * row (done meanwhile), or a negative code: SAOP_EBUSY naming the live
+ * holder, SAOP_EDATA for a row that cannot be read (claim not taken),
+ * SAOP_EDB.
+ */
+int saop_turn_state_claim(struct saop_store *s, const struct saop_turn_key *k,
     json_t **state, struct saop_err *e);
 
-/* Delete task_id's turn state: 1 deleted, 0 none, or a negative code. */
-int saop_turn_state_delete(struct saop_store *s, const char *task_id,
+/* Drop this process's claim on k's row.  Returns 0, or a negative code. */
+int saop_turn_state_release(struct saop_store *s,
+    const struct saop_turn_key *k, struct saop_err *e);
+
+/*
+ * Load k's saved turn: 1 and *state (new reference), 0 when there is none
+ * (*state NULL), or a negative code (SAOP_EDB, SAOP_EDATA).
+ */
+int saop_turn_state_load(struct saop_store *s, const struct saop_turn_key *k,
+    json_t **state, struct saop_err *e);
+
+/*
+ * Delete k's saved turn unless another live process holds it: 1 deleted,
+ * 0 none (or held), or a negative code.
+ */
+int saop_turn_state_delete(struct saop_store *s,
+    const struct saop_turn_key *k, struct saop_err *e);
+
+/*
+ * Delete every saved turn of task_id whoever holds it (--clear).  Returns
+ * how many, or a negative code.
+ */
+int saop_turn_state_clear(struct saop_store *s, const char *task_id,
+    struct saop_err *e);
+
+/* One saved turn, as saop_turn_state_each() hands it over (borrowed). */
+struct saop_turn_row {
+	struct saop_turn_key key;
+	const char *saved_at;
+	json_t *state;		/* NULL: the row cannot be read (error says) */
+	const char *error;	/* why state is NULL, else NULL */
+	const char *claim_host;	/* NULL: unclaimed */
+	long claim_pid;
+	long long claim_until;	/* lease end, ms since the epoch */
+	int claim_live;		/* 1: held by a live process (not this one) */
+	int claim_mine;		/* 1: held by this process */
+};
+
+/*
+ * Call each(arg, row) for every saved turn (or only task_id's when not
+ * NULL), oldest first; row is borrowed for the call.  A row that cannot
+ * be read comes with state NULL and its error: one bad row never stops
+ * the others.  Stops at a non-zero return of each and returns it; else
+ * 0, or a negative code (SAOP_EDB).
+ */
+int saop_turn_state_each(struct saop_store *s, const char *task_id,
+    int (*each)(void *arg, const struct saop_turn_row *row), void *arg,
     struct saop_err *e);
 
 /*
- * Call each(arg, task_id, state, saved_at) for every saved turn (or only
- * task_id's when not NULL), oldest first; the arguments are borrowed for
- * the call.  Stops at a non-zero return of each and returns it; else 0,
- * or a negative code.
+ * Parse a DURATION ("90s", "30m", "2h", "500ms", a bare number of
+ * seconds, "inf") into *ms (-1 for inf).  Returns 0, or -1 when it is
+ * not one.
  */
-int saop_turn_state_each(struct saop_store *s, const char *task_id,
-    int (*each)(void *arg, const char *task_id, json_t *state,
-    const char *saved_at), void *arg, struct saop_err *e);
+int saop_duration_parse(const char *text, long long *ms);
 
 /*
  * 1 when a TCP connection to the endpoint of base (a URL), or to the proxy
@@ -847,23 +930,45 @@ int saop_suspend_probe(const char *base, long timeout_ms);
 
 /*
  * Run one turn under the suspend policy: rec (a record with a "request";
- * changed in place) is saved in agent_turn_states and its task set
- * IN_PROGRESS before each call; on success "raw" (the text, or a tool
- * call's arguments), "finish_reason", "usage", "tool_call" (id, name) and
- * "tool_calls" (when several) are set and the row deleted.  A lost
+ * changed in place) is saved in agent_turn_states (its row: task, turn,
+ * opts->stage), claimed by this process, and its task set IN_PROGRESS
+ * before each call; on success "raw" (the text, or a tool call's
+ * arguments), "finish_reason", "usage", "tool_call" (id, name) and
+ * "tool_calls" (when several) are set and the row is left for the caller
+ * to forget once the record is written (saop_suspend_forget()).  A lost
  * network saves the part received, pauses the task (NETWORK_LOSS, event
- * NETWORK_LOST), waits for the endpoint (polling every opts->poll_ms) and
- * resumes (NETWORK_RESTORED, TURN_RESUMED), continuing a partial answer
- * through the resume protocol; at most opts->max_resumes times.  state,
- * when not NULL, is a saved turn state to start from (borrowed).
+ * NETWORK_LOST), waits for the endpoint (a probe every opts->poll_ms, for
+ * at most opts->max_wait_ms) and resumes (NETWORK_RESTORED,
+ * TURN_RESUMED), continuing a partial answer through the resume protocol;
+ * at most opts->max_resumes times.  When it gives up, the row is saved
+ * unclaimed, rec gets "suspend" {resumes, received, limit} and the event
+ * TURN_SUSPENDED says which limit ended it.  state, when not NULL, is a
+ * saved turn state to start from (borrowed; the caller claimed its row).
  * Returns 0, or a negative code: SAOP_ENETWORK / SAOP_ERATELIMIT when
- * the turn is suspended (saved; out->suspended, rec.state
- * PAUSED_FOR_INTERVENTION), the code of a refusal (the row is deleted),
- * or SAOP_EDB / SAOP_ENOMEM.
+ * the turn is suspended (saved; out->suspended, out->limit, rec.state
+ * PAUSED_FOR_INTERVENTION), SAOP_EBUSY when another live process holds
+ * the turn's row (not called), the code of a refusal (the row kept,
+ * unclaimed, when something was received or state was given, else
+ * deleted: the record carries the request), or SAOP_EDB / SAOP_ENOMEM.
  */
 int saop_suspend_turn(json_t *rec, const json_t *state,
     struct saop_suspend_opts *opts, struct saop_suspend_outcome *out,
     struct saop_err *e);
+
+/*
+ * Forget rec's saved turn of opts->stage once its record is written and
+ * flushed (write, then forget: an interrupt in between leaves the turn
+ * saved, never lost).  Returns 1 deleted, 0 none, or a negative code.
+ */
+int saop_suspend_forget(const struct saop_suspend_opts *opts,
+    const json_t *rec, struct saop_err *e);
+
+/*
+ * Where the connectivity monitor's lines go ("... endpoint unreachable;
+ * waiting", "... reachable again", "... --max-wait reached"): say(line)
+ * for each (a program prints it on stderr); NULL: nowhere.
+ */
+void saop_suspend_set_notice(void (*say)(const char *line));
 
 /*
  * The suspend policy at the model-call seam, for the programs that call
@@ -892,9 +997,10 @@ struct saop_suspend_guard {
 struct saop_model saop_suspend_model(struct saop_suspend_guard *g);
 
 /*
- * Set o->max_resumes from SAOP_MAX_AUTO_RESUME (0 to 1000) and o->poll_ms
- * from SAOP_NETWORK_POLL_INTERVAL_MS (1 to 86400000), each to its default
- * when unset or empty.  Returns 0, or SAOP_ECONFIG naming the variable.
+ * Set o->max_resumes from SAOP_MAX_AUTO_RESUME (0 to 1000), o->poll_ms
+ * from SAOP_NETWORK_POLL_INTERVAL_MS (1 to 86400000) and o->max_wait_ms
+ * from SAOP_MAX_WAIT (a duration, saop_duration_parse()), each to its
+ * default when unset or empty.  Returns 0, or SAOP_ECONFIG naming the variable.
  */
 int saop_suspend_opts_from_env(struct saop_suspend_opts *o,
     struct saop_err *e);

@@ -8,9 +8,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -47,31 +51,352 @@ saop_suspend_classify(const struct saop_err *e)
 	}
 }
 
-/* ---- Turn states in agent_turn_states ---- */
+/* ---- Turn states in agent_turn_states: one row per turn, claimed ---- */
 
-struct save_arg {
-	const char *task_id;
-	const char *text;
-	const char *now;
+/*
+ * Who this process is, for claims: host name, pid, and the process's
+ * start ("<boot id>:<start ticks>"), so that a reused pid is not taken
+ * for the claimer.  Refreshed after a fork.
+ */
+struct whoami {
+	char host[256];
+	long pid;
+	char start[96];
+};
+static struct whoami self;
+
+/*
+ * Read the first line of path into buf (n bytes), without its LF.
+ * Returns 0, or -1 when it cannot be read.
+ */
+static int
+read_line_of(const char *path, char *buf, size_t n)
+{
+	FILE *f;
+	int ok;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	ok = fgets(buf, (int)n, f) != NULL;
+	fclose(f);
+	if (!ok)
+		return -1;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * The start of process pid as "<boot id>:<start ticks>" (field 22 of
+ * /proc/PID/stat) in buf.  Returns 0, or -1 when it cannot be read (no
+ * such process, no /proc).
+ */
+static int
+proc_start(long pid, char *buf, size_t n)
+{
+	char path[64], stat[1024], boot[64];
+	const char *p;
+	int field;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (read_line_of(path, stat, sizeof(stat)) != 0)
+		return -1;
+	if (read_line_of("/proc/sys/kernel/random/boot_id", boot,
+	    sizeof(boot)) != 0)
+		boot[0] = '\0';
+	/* The command name (field 2) may hold spaces: count after it. */
+	if ((p = strrchr(stat, ')')) == NULL)
+		return -1;
+	for (field = 2; field < 22 && p != NULL; field++)
+		p = strchr(p + 1, ' ');
+	if (p == NULL)
+		return -1;
+	snprintf(buf, n, "%s:%.*s", boot, (int)strcspn(p + 1, " "), p + 1);
+	return 0;
+}
+
+/* This process's identity (see struct whoami).  Returns it, borrowed. */
+static const struct whoami *
+whoami(void)
+{
+	if (self.pid == (long)getpid())
+		return &self;
+	if (gethostname(self.host, sizeof(self.host)) != 0)
+		snprintf(self.host, sizeof(self.host), "localhost");
+	self.host[sizeof(self.host) - 1] = '\0';
+	self.pid = (long)getpid();
+	if (proc_start(self.pid, self.start, sizeof(self.start)) != 0)
+		snprintf(self.start, sizeof(self.start), "t%lld",
+		    (long long)time(NULL));
+	return &self;
+}
+
+/* Milliseconds since the epoch (UTC). */
+static long long
+epoch_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The claim lease in ms: $SAOP_CLAIM_LEASE_MS (100 and up), else 60 s. */
+static long long
+lease_ms(void)
+{
+	const char *v = getenv("SAOP_CLAIM_LEASE_MS");
+	long long n;
+	char *end;
+
+	if (v == NULL || *v == '\0')
+		return SAOP_CLAIM_LEASE_MS;
+	n = strtoll(v, &end, 10);
+	return *end == '\0' && n >= 100 ? n : SAOP_CLAIM_LEASE_MS;
+}
+
+/* A claim as stored: host NULL when the row is free. */
+struct claim {
+	const char *host;
+	long pid;
+	const char *start;
+	long long until;
 };
 
-/* Upsert one row inside a transaction; 0 or SAOP_EDB. */
+/* 1 when c is this process's claim, else 0. */
+static int
+claim_mine(const struct claim *c)
+{
+	const struct whoami *w = whoami();
+
+	return c->host != NULL && c->start != NULL && c->pid == w->pid &&
+	    strcmp(c->host, w->host) == 0 && strcmp(c->start, w->start) == 0;
+}
+
+/*
+ * 1 when claim c holds its row against this process at time now: set,
+ * not this process's, its lease not run out, and (on this host) its
+ * process still the one that claimed; else 0.
+ */
+static int
+claim_live(const struct claim *c, long long now)
+{
+	char start[96];
+
+	if (c->host == NULL || claim_mine(c) || c->until < now)
+		return 0;
+	if (strcmp(c->host, whoami()->host) != 0)
+		return 1;	/* another host: only its lease tells */
+	if (c->pid <= 0 || (kill((pid_t)c->pid, 0) != 0 && errno == ESRCH))
+		return 0;	/* gone */
+	if (c->start != NULL && proc_start(c->pid, start, sizeof(start)) ==
+	    0 && strcmp(start, c->start) != 0)
+		return 0;	/* the pid is another process's now */
+	return 1;
+}
+
+/* The lease renewer: a thread with its own connection (see saop.h). */
+static pthread_mutex_t renew_mu = PTHREAD_MUTEX_INITIALIZER;
+static long renew_pid;		/* the process whose thread runs */
+static char *renew_path;	/* its database */
+
+/*
+ * The renewer's body: every third of the lease, push the end of every
+ * lease this process holds.  Runs until the process ends.  Returns NULL
+ * when its database cannot be opened.
+ */
+static void *
+renew_main(void *arg)
+{
+	const struct whoami *w = arg;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	long long lease = lease_ms();
+
+	if (sqlite3_open_v2(renew_path, &db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "UPDATE agent_turn_states SET"
+	    " claim_until = ?1 WHERE claim_host = ?2 AND claim_pid = ?3 AND"
+	    " claim_start = ?4", -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return NULL;
+	}
+	sqlite3_busy_timeout(db, (int)(lease / 3));
+	for (;;) {
+		struct timespec ts;
+
+		ts.tv_sec = (time_t)(lease / 3 / 1000);
+		ts.tv_nsec = (long)(lease / 3 % 1000) * 1000000L;
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			;
+		sqlite3_bind_int64(st, 1, epoch_ms() + lease);
+		sqlite3_bind_text(st, 2, w->host, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 3, w->pid);
+		sqlite3_bind_text(st, 4, w->start, -1, SQLITE_STATIC);
+		sqlite3_step(st);	/* a miss: the next round tries again */
+		sqlite3_reset(st);
+	}
+	return NULL;
+}
+
+/*
+ * Start the lease renewer of this process on s's database, once (again
+ * after a fork).  Signals stay with the other threads.  Returns 0, or -1
+ * when the thread cannot be made (the claims then live one lease).
+ */
+static int
+renew_start(struct saop_store *s)
+{
+	const struct whoami *w = whoami();
+	sigset_t all, old;
+	pthread_t th;
+	int rc = 0;
+
+	pthread_mutex_lock(&renew_mu);
+	if (renew_pid != w->pid) {
+		free(renew_path);
+		if ((renew_path = strdup(saop_store_path(s))) == NULL)
+			rc = -1;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		if (rc == 0 && pthread_create(&th, NULL, renew_main,
+		    (void *)w) == 0) {
+			pthread_detach(th);
+			renew_pid = w->pid;
+		} else
+			rc = -1;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	pthread_mutex_unlock(&renew_mu);
+	return rc;
+}
+
+/* Bind k to parameters 1, 2, 3 of st. */
+static void
+bind_key(sqlite3_stmt *st, const struct saop_turn_key *k)
+{
+	sqlite3_bind_text(st, 1, k->task_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, k->turn);
+	sqlite3_bind_text(st, 3, k->stage, -1, SQLITE_STATIC);
+}
+
+/* "task T turn N (stage)" of k in buf.  Returns buf. */
+static const char *
+key_name(const struct saop_turn_key *k, char *buf, size_t n)
+{
+	snprintf(buf, n, "task %.200s turn %ld (%s)", k->task_id, k->turn,
+	    k->stage);
+	return buf;
+}
+
+/* What a transaction on one row reads and says. */
+struct row_arg {
+	const struct saop_turn_key *k;
+	const char *text;	/* save: the state's text */
+	const char *now;	/* save: saved_at */
+	int claim;		/* save: 1 claimed by this process */
+	int found;		/* claim, delete: the row was there */
+	char *got;		/* claim: the row's text (malloc) */
+};
+
+/*
+ * Inside a transaction: read k's claim and say whether this process may
+ * take the row (*found: there is a row).  Returns 0 when it may (or
+ * there is none), -SAOP_EBUSY naming the live holder, or -SAOP_EDB.
+ * With got, the row's turn_state_json is copied there (malloc).
+ */
+static int
+may_take(sqlite3 *db, const struct saop_turn_key *k, int *found, char **got,
+    struct saop_err *e)
+{
+	sqlite3_stmt *st;
+	struct claim c;
+	int rc;
+
+	*found = 0;
+	if (sqlite3_prepare_v2(db, "SELECT claim_host, claim_pid,"
+	    " claim_start, claim_until, turn_state_json FROM"
+	    " agent_turn_states WHERE task_id = ?1 AND turn = ?2 AND"
+	    " stage = ?3", -1, &st, NULL) != SQLITE_OK)
+		return saop__fail_db(e, db, "reading a claim");
+	bind_key(st, k);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		*found = 1;
+		c.host = (const char *)sqlite3_column_text(st, 0);
+		c.pid = (long)sqlite3_column_int64(st, 1);
+		c.start = (const char *)sqlite3_column_text(st, 2);
+		c.until = sqlite3_column_int64(st, 3);
+		if (claim_live(&c, epoch_ms())) {
+			char name[300];
+
+			rc = saop__fail(e, SAOP_EBUSY, 0, "%s is being worked "
+			    "on by pid %ld on %.100s (claimed until %lld)",
+			    key_name(k, name, sizeof(name)), c.pid, c.host,
+			    c.until);
+			sqlite3_finalize(st);
+			return rc;
+		}
+		if (got != NULL) {
+			const char *t = (const char *)sqlite3_column_text(st,
+			    4);
+			int n = sqlite3_column_bytes(st, 4);
+
+			if ((*got = malloc((size_t)n + 1)) == NULL) {
+				sqlite3_finalize(st);
+				return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+				    "out of memory");
+			}
+			memcpy(*got, t != NULL ? t : "", (size_t)n);
+			(*got)[n] = '\0';
+		}
+	} else if (rc != SQLITE_DONE) {
+		sqlite3_finalize(st);
+		return saop__fail_db(e, db, "reading a claim");
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* Bind this process's claim (or NULLs) to parameters at.. of st. */
+static void
+bind_claim(sqlite3_stmt *st, int at, int claim)
+{
+	const struct whoami *w = whoami();
+
+	if (!claim)
+		return;		/* unbound parameters are NULL */
+	sqlite3_bind_text(st, at, w->host, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, at + 1, w->pid);
+	sqlite3_bind_text(st, at + 2, w->start, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, at + 3, epoch_ms() + lease_ms());
+}
+
+/*
+ * Transaction body of saop_turn_state_save(): upsert the row unless a
+ * live claim of another process holds it.  Returns 0, -SAOP_EBUSY or
+ * -SAOP_EDB.
+ */
 static int
 save_tx(sqlite3 *db, void *arg, struct saop_err *e)
 {
-	const struct save_arg *a = arg;
+	struct row_arg *a = arg;
 	sqlite3_stmt *st;
 	int rc;
 
+	if ((rc = may_take(db, a->k, &a->found, NULL, e)) != 0)
+		return rc;
 	if (sqlite3_prepare_v2(db, "INSERT INTO agent_turn_states (task_id,"
-	    " turn_state_json, saved_at) VALUES (?, ?, ?) ON CONFLICT"
-	    " (task_id) DO UPDATE SET turn_state_json ="
-	    " excluded.turn_state_json, saved_at = excluded.saved_at", -1,
-	    &st, NULL) != SQLITE_OK)
+	    " turn, stage, turn_state_json, saved_at, claim_host, claim_pid,"
+	    " claim_start, claim_until) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+	    " ?8, ?9) ON CONFLICT (task_id, turn, stage) DO UPDATE SET"
+	    " turn_state_json = excluded.turn_state_json, saved_at ="
+	    " excluded.saved_at, claim_host = excluded.claim_host, claim_pid"
+	    " = excluded.claim_pid, claim_start = excluded.claim_start,"
+	    " claim_until = excluded.claim_until", -1, &st, NULL) != SQLITE_OK)
 		return saop__fail_db(e, db, "saving the turn state");
-	sqlite3_bind_text(st, 1, a->task_id, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, a->text, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, a->now, -1, SQLITE_STATIC);
+	bind_key(st, a->k);
+	sqlite3_bind_text(st, 4, a->text, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 5, a->now, -1, SQLITE_STATIC);
+	bind_claim(st, 6, a->claim);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -80,136 +405,431 @@ save_tx(sqlite3 *db, void *arg, struct saop_err *e)
 }
 
 /*
- * Upsert task_id's turn state (see saop.h), durably.  Returns 0, or
- * SAOP_EDB / SAOP_ENOMEM with e filled.
+ * Save k's turn state (see saop.h), durably, in the verbatim form.
+ * Returns 0, or SAOP_EBUSY / SAOP_EDB / SAOP_ENOMEM with e filled.
  */
 int
-saop_turn_state_save(struct saop_store *s, const char *task_id,
-    const json_t *state, struct saop_err *e)
+saop_turn_state_save(struct saop_store *s, const struct saop_turn_key *k,
+    const json_t *state, int claim, struct saop_err *e)
 {
-	struct save_arg a;
+	struct row_arg a;
 	char now[32];
 	char *text;
+	size_t len;
 	int rc;
 
-	if ((text = json_dumps(state, JSON_COMPACT | JSON_ENCODE_ANY)) ==
-	    NULL)
-		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	if ((text = saop__record_text(state, &len, e)) == NULL)
+		return -e->code;
 	saop_now_iso8601(now);
-	a.task_id = task_id;
+	memset(&a, 0, sizeof(a));
+	a.k = k;
 	a.text = text;
 	a.now = now;
+	a.claim = claim;
 	rc = saop__store_tx(s, 1, save_tx, &a, e);
 	free(text);
+	if (rc == 0 && claim)
+		renew_start(s);
 	return rc;
 }
 
-/* Delete one row inside a transaction; 0 or SAOP_EDB.  *arg: counts. */
+/*
+ * Transaction body of saop_turn_state_claim(): read the row and, when
+ * this process may take it, claim it.  Returns 0 (a->found, a->got),
+ * -SAOP_EBUSY, or -SAOP_EDB.
+ */
+static int
+claim_tx(sqlite3 *db, void *arg, struct saop_err *e)
+{
+	struct row_arg *a = arg;
+	sqlite3_stmt *st;
+	int rc;
+
+	free(a->got);
+	a->got = NULL;
+	if ((rc = may_take(db, a->k, &a->found, &a->got, e)) != 0 ||
+	    !a->found)
+		return rc;
+	if (sqlite3_prepare_v2(db, "UPDATE agent_turn_states SET claim_host"
+	    " = ?4, claim_pid = ?5, claim_start = ?6, claim_until = ?7 WHERE"
+	    " task_id = ?1 AND turn = ?2 AND stage = ?3", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return saop__fail_db(e, db, "claiming a saved turn");
+	bind_key(st, a->k);
+	bind_claim(st, 4, 1);
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return saop__fail_db(e, db, "claiming a saved turn");
+	return 0;
+}
+
+/*
+ * Parse a saved state's text (len bytes) for k into *state (new), naming
+ * k in the error.  Returns 1, or -SAOP_EDATA / -SAOP_ENOMEM.
+ */
+static int
+state_parse(const struct saop_turn_key *k, const char *text, size_t len,
+    json_t **state, struct saop_err *e)
+{
+	int rc;
+
+	if ((rc = saop__record_parse(text, len, state, e)) == 1 &&
+	    !json_is_object(json_object_get(*state, "record"))) {
+		json_decref(*state);
+		*state = NULL;
+		rc = saop__fail(e, SAOP_EDATA, 0, "the saved state holds no "
+		    "record object");
+	}
+	if (rc < 0 && e->code == SAOP_EDATA) {
+		char msg[sizeof(e->msg)], name[300];
+
+		snprintf(msg, sizeof(msg), "%s", e->msg);
+		saop__fail(e, SAOP_EDATA, 0, "state database: the saved turn "
+		    "of %s cannot be read (byte %lld): %s", key_name(k, name,
+		    sizeof(name)), e->offset, msg);
+		e->has_offset = 0;
+	}
+	return rc;
+}
+
+/*
+ * Claim k's saved turn (see saop.h).  Returns 1 with *state, 0 when gone,
+ * or a negative code with e filled.
+ */
+int
+saop_turn_state_claim(struct saop_store *s, const struct saop_turn_key *k,
+    json_t **state, struct saop_err *e)
+{
+	struct row_arg a;
+	int rc;
+
+	*state = NULL;
+	memset(&a, 0, sizeof(a));
+	a.k = k;
+	if ((rc = saop__store_tx(s, 1, claim_tx, &a, e)) != 0 || !a.found) {
+		free(a.got);
+		return rc;
+	}
+	renew_start(s);
+	rc = state_parse(k, a.got, strlen(a.got), state, e);
+	free(a.got);
+	if (rc < 0) {
+		struct saop_err ignored;
+
+		/* Unreadable: not ours to keep; the row stays as it is. */
+		saop_turn_state_release(s, k, &ignored);
+		return rc;
+	}
+	return 1;
+}
+
+/* Transaction body running the statement arg->text on k (1, 2, 3 + me). */
+static int
+keyed_tx(sqlite3 *db, void *arg, struct saop_err *e)
+{
+	struct row_arg *a = arg;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db, a->text, -1, &st, NULL) != SQLITE_OK)
+		return saop__fail_db(e, db, "changing a saved turn");
+	bind_key(st, a->k);
+	if (sqlite3_bind_parameter_count(st) >= 6) {
+		const struct whoami *w = whoami();
+
+		sqlite3_bind_text(st, 4, w->host, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 5, w->pid);
+		sqlite3_bind_text(st, 6, w->start, -1, SQLITE_STATIC);
+	}
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return saop__fail_db(e, db, "changing a saved turn");
+	a->found = sqlite3_changes(db) > 0;
+	return 0;
+}
+
+/* Drop this process's claim on k's row (see saop.h).  0 or a code. */
+int
+saop_turn_state_release(struct saop_store *s, const struct saop_turn_key *k,
+    struct saop_err *e)
+{
+	struct row_arg a;
+
+	memset(&a, 0, sizeof(a));
+	a.k = k;
+	a.text = "UPDATE agent_turn_states SET claim_host = NULL, claim_pid ="
+	    " NULL, claim_start = NULL, claim_until = NULL WHERE task_id = ?1"
+	    " AND turn = ?2 AND stage = ?3 AND claim_host = ?4 AND claim_pid"
+	    " = ?5 AND claim_start = ?6";
+	return saop__store_tx(s, 0, keyed_tx, &a, e);
+}
+
+/*
+ * Transaction body of saop_turn_state_delete(): delete k's row unless a
+ * live claim of another process holds it.  Returns 0 or a code.
+ */
 static int
 delete_tx(sqlite3 *db, void *arg, struct saop_err *e)
 {
-	const char *task_id = *(const char **)arg;
+	struct row_arg *a = arg;
+	int rc;
+
+	if ((rc = may_take(db, a->k, &a->found, NULL, e)) == -SAOP_EBUSY) {
+		a->found = 0;	/* another's: left to it */
+		saop_err_clear(e);
+		return 0;
+	}
+	if (rc != 0 || !a->found)
+		return rc;
+	a->text = "DELETE FROM agent_turn_states WHERE task_id = ?1 AND"
+	    " turn = ?2 AND stage = ?3";
+	return keyed_tx(db, a, e);
+}
+
+/*
+ * Delete k's saved turn (see saop.h): not durable (a power cut may bring
+ * it back: a turn repeated, never one lost).  1 deleted, 0 none, or a
+ * negative code.
+ */
+int
+saop_turn_state_delete(struct saop_store *s, const struct saop_turn_key *k,
+    struct saop_err *e)
+{
+	struct row_arg a;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.k = k;
+	if ((rc = saop__store_tx(s, 0, delete_tx, &a, e)) != 0)
+		return rc;
+	return a.found;
+}
+
+/* Transaction body of saop_turn_state_clear(): *arg the task, counted. */
+static int
+clear_tx(sqlite3 *db, void *arg, struct saop_err *e)
+{
+	struct row_arg *a = arg;
 	sqlite3_stmt *st;
 	int rc;
 
 	if (sqlite3_prepare_v2(db, "DELETE FROM agent_turn_states WHERE"
-	    " task_id = ?", -1, &st, NULL) != SQLITE_OK)
-		return saop__fail_db(e, db, "deleting the turn state");
-	sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
+	    " task_id = ?1", -1, &st, NULL) != SQLITE_OK)
+		return saop__fail_db(e, db, "deleting saved turns");
+	sqlite3_bind_text(st, 1, a->text, -1, SQLITE_STATIC);
 	rc = sqlite3_step(st);
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "deleting the turn state");
+		return saop__fail_db(e, db, "deleting saved turns");
+	a->found = sqlite3_changes(db);
 	return 0;
 }
 
-/* Delete task_id's turn state: 1 deleted, 0 none, or a negative code. */
+/* Delete every saved turn of task_id.  Returns how many, or a code. */
 int
-saop_turn_state_delete(struct saop_store *s, const char *task_id,
+saop_turn_state_clear(struct saop_store *s, const char *task_id,
     struct saop_err *e)
 {
-	const char *arg = task_id;
+	struct row_arg a;
 	int rc;
 
-	if ((rc = saop__store_tx(s, 1, delete_tx, &arg, e)) != 0)
+	memset(&a, 0, sizeof(a));
+	a.text = task_id;
+	if ((rc = saop__store_tx(s, 1, clear_tx, &a, e)) != 0)
 		return rc;
-	return sqlite3_changes(saop__store_db(s)) > 0 ? 1 : 0;
+	return a.found;
 }
 
 /*
  * Call each for every saved turn (or task_id's), oldest first (see
- * saop.h).  Returns what each returned when not 0, else 0, or a negative
- * code (SAOP_EDB, SAOP_EDATA for a row that is not a JSON object).
+ * saop.h); a row that cannot be read comes with its error.  Returns
+ * what each returned when not 0, else 0, or SAOP_EDB.
  */
 int
 saop_turn_state_each(struct saop_store *s, const char *task_id,
-    int (*each)(void *arg, const char *task_id, json_t *state,
-    const char *saved_at), void *arg, struct saop_err *e)
+    int (*each)(void *arg, const struct saop_turn_row *row), void *arg,
+    struct saop_err *e)
 {
 	sqlite3_stmt *st;
 	sqlite3 *db;
-	json_error_t je;
+	long long now = epoch_ms();
 	int rc, r = 0;
 
 	if ((rc = saop__store_connect(s, e)) != 0)
 		return rc;
 	db = saop__store_db(s);
-	if (sqlite3_prepare_v2(db, "SELECT task_id, turn_state_json,"
-	    " saved_at FROM agent_turn_states WHERE ?1 IS NULL OR"
-	    " task_id = ?1 ORDER BY saved_at, task_id", -1, &st, NULL) !=
-	    SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT task_id, turn, stage,"
+	    " turn_state_json, saved_at, claim_host, claim_pid, claim_start,"
+	    " claim_until FROM agent_turn_states WHERE ?1 IS NULL OR"
+	    " task_id = ?1 ORDER BY saved_at, task_id, turn, stage", -1, &st,
+	    NULL) != SQLITE_OK)
 		return saop__fail_db(e, db, "reading the turn states");
 	if (task_id != NULL)
 		sqlite3_bind_text(st, 1, task_id, -1, SQLITE_STATIC);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *id = (const char *)sqlite3_column_text(st, 0);
-		const char *text = (const char *)sqlite3_column_text(st, 1);
-		const char *at = (const char *)sqlite3_column_text(st, 2);
-		json_t *state;
+		struct saop_turn_row row;
+		struct saop_err pe;
+		struct claim c;
+		const char *text = (const char *)sqlite3_column_text(st, 3);
 
-		state = text != NULL ? json_loads(text, 0, &je) : NULL;
-		if (state == NULL || !json_is_object(state)) {
-			json_decref(state);
-			sqlite3_finalize(st);
-			return saop__fail(e, SAOP_EDATA, 0, "state database: "
-			    "the turn state of task %s is not a JSON object",
-			    id != NULL ? id : "?");
+		memset(&row, 0, sizeof(row));
+		row.key.task_id = (const char *)sqlite3_column_text(st, 0);
+		row.key.turn = (long)sqlite3_column_int64(st, 1);
+		row.key.stage = (const char *)sqlite3_column_text(st, 2);
+		row.saved_at = (const char *)sqlite3_column_text(st, 4);
+		if (row.key.task_id == NULL)
+			row.key.task_id = "";
+		if (row.key.stage == NULL)
+			row.key.stage = "";
+		if (row.saved_at == NULL)
+			row.saved_at = "";
+		c.host = row.claim_host = (const char *)sqlite3_column_text(st,
+		    5);
+		c.pid = row.claim_pid = (long)sqlite3_column_int64(st, 6);
+		c.start = (const char *)sqlite3_column_text(st, 7);
+		c.until = row.claim_until = sqlite3_column_int64(st, 8);
+		row.claim_mine = claim_mine(&c);
+		row.claim_live = claim_live(&c, now);
+		saop_err_clear(&pe);
+		if (text == NULL || state_parse(&row.key, text, (size_t)
+		    sqlite3_column_bytes(st, 3), &row.state, &pe) < 0) {
+			if (pe.code == SAOP_ENOMEM) {
+				r = saop__fail(e, SAOP_ENOMEM, ENOMEM,
+				    "out of memory");
+				break;
+			}
+			row.error = text == NULL ? "the saved turn is empty" :
+			    pe.msg;
 		}
-		r = each(arg, id != NULL ? id : "", state,
-		    at != NULL ? at : "");
-		json_decref(state);
+		r = each(arg, &row);
+		json_decref(row.state);
 		if (r != 0)
 			break;
 	}
-	sqlite3_finalize(st);
 	if (r == 0 && rc != SQLITE_DONE)
-		return saop__fail_db(e, db, "reading the turn states");
+		r = saop__fail_db(e, db, "reading the turn states");
+	sqlite3_finalize(st);
 	return r;
 }
 
-/* saop_turn_state_each() callback of load: keep the state. */
+/* saop_turn_state_each() callback of load: keep the row of arg's key. */
+struct load_arg {
+	const struct saop_turn_key *k;
+	json_t *state;
+	struct saop_err bad;
+	int found;
+};
+
+/* Keep the state of the row of a->k (or its error).  Returns 1 at it. */
 static int
-load_one(void *arg, const char *task_id, json_t *state, const char *at)
+load_one(void *arg, const struct saop_turn_row *row)
 {
-	(void)task_id;
-	(void)at;
-	*(json_t **)arg = json_incref(state);
+	struct load_arg *a = arg;
+
+	if (row->key.turn != a->k->turn || strcmp(row->key.stage,
+	    a->k->stage) != 0)
+		return 0;
+	a->found = 1;
+	if (row->state != NULL)
+		a->state = json_incref(row->state);
+	else
+		saop__fail(&a->bad, SAOP_EDATA, 0, "%s", row->error);
 	return 1;
 }
 
 /*
- * Load task_id's turn state into *state (new reference).  Returns 1, 0
- * when there is none, or a negative code.
+ * Load k's turn state into *state (new reference).  Returns 1, 0 when
+ * there is none, or a negative code.
  */
 int
-saop_turn_state_load(struct saop_store *s, const char *task_id,
+saop_turn_state_load(struct saop_store *s, const struct saop_turn_key *k,
     json_t **state, struct saop_err *e)
 {
+	struct load_arg a;
 	int rc;
 
 	*state = NULL;
-	rc = saop_turn_state_each(s, task_id, load_one, state, e);
-	return rc < 0 ? rc : *state != NULL;
+	memset(&a, 0, sizeof(a));
+	a.k = k;
+	if ((rc = saop_turn_state_each(s, k->task_id, load_one, &a, e)) < 0)
+		return rc;
+	if (a.found && a.state == NULL) {
+		*e = a.bad;
+		return -SAOP_EDATA;
+	}
+	*state = a.state;
+	return a.found;
+}
+
+/*
+ * The task of rec as text (see saop.h).  Returns new text, or NULL when
+ * there is no task_id.
+ */
+char *
+saop_turn_task(const json_t *rec)
+{
+	const json_t *t = json_object_get(rec, "task_id");
+	struct saop_err e;
+	json_t *one;
+	char *text, *p;
+	size_t len;
+
+	if (t == NULL)
+		return NULL;
+	if (json_is_string(t) && !saop_record_verbatim(t))
+		return strdup(json_string_value(t));
+	/* Any other value (verbatim ones too) as its own JSON text. */
+	if ((one = json_pack("{s:O}", "t", t)) == NULL)
+		return NULL;
+	text = saop__record_text(one, &len, &e);
+	json_decref(one);
+	if (text == NULL || len < 6) {
+		free(text);
+		return NULL;
+	}
+	/* {"t":VALUE} -> VALUE */
+	p = text + 5;
+	memmove(text, p, len - 6);
+	text[len - 6] = '\0';
+	return text;
+}
+
+/*
+ * Parse DURATION into ms (see saop.h): a number with ms, s, m, h or no
+ * unit (seconds), or "inf".  Returns 0, or -1.
+ */
+int
+saop_duration_parse(const char *text, long long *ms)
+{
+	static const struct {
+		const char *unit;
+		long long ms;
+	} units[] = { { "", 1000 }, { "ms", 1 }, { "s", 1000 },
+	    { "m", 60000 }, { "h", 3600000 } };
+	char *end;
+	double v;
+	size_t i;
+
+	if (strcmp(text, "inf") == 0 || strcmp(text, "infinity") == 0) {
+		*ms = -1;
+		return 0;
+	}
+	if (*text < '0' || *text > '9')
+		return -1;
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno != 0 || end == text)
+		return -1;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (strcmp(end, units[i].unit) == 0) {
+			if (v * (double)units[i].ms > 9e15)
+				return -1;
+			*ms = (long long)(v * (double)units[i].ms);
+			return 0;
+		}
+	return -1;
 }
 
 /* ---- The connectivity monitor ---- */
@@ -419,31 +1039,97 @@ probe(const struct saop_suspend_opts *o)
 	    o->poll_ms : 3000);
 }
 
+/* Where the monitor's lines go (saop_suspend_set_notice()); NULL: nowhere. */
+static void (*notice_fn)(const char *line);
+
+/* See saop.h: the program's printer of the monitor's lines. */
+void
+saop_suspend_set_notice(void (*say)(const char *line))
+{
+	notice_fn = say;
+}
+
+/* Hand one line of the monitor (printf format) to the program. */
+static void
+say(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	if (notice_fn == NULL)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	notice_fn(line);
+}
+
+/* ms as "1.5 s" / "30 min" / "no limit" in buf (n bytes).  Returns buf. */
+static const char *
+span(long long ms, char *buf, size_t n)
+{
+	if (ms < 0)
+		snprintf(buf, n, "no limit");
+	else if (ms < 1000)
+		snprintf(buf, n, "%lld ms", ms);
+	else if (ms < 120000)
+		snprintf(buf, n, "%.1f s", (double)ms / 1000);
+	else
+		snprintf(buf, n, "%.1f min", (double)ms / 60000);
+	return buf;
+}
+
 /*
  * Wait until the endpoint answers: after first_ms, probe, then probe
- * again every opts->poll_ms, sleeping in between, at most
- * opts->max_resumes probes.  Returns 1 when it answers, 0 when every
- * probe found it down or *opts->stop was set.
+ * again every opts->poll_ms, sleeping in between, for at most
+ * opts->max_wait_ms in all (-1: no end), saying so at each change.
+ * Returns 1 when it answers; 0 with *limit "max-wait" when the wait ran
+ * out, "signal" when *opts->stop was set.
  */
 static int
-wait_for_network(const struct saop_suspend_opts *o, long first_ms)
+wait_for_network(const struct saop_suspend_opts *o, long first_ms,
+    const char *what, const char **limit)
 {
-	int up = 0, down = 0;
+	long long start = now_ms(), left;
+	char a[32], b[32];
+	int up = 0;
 
 	if (o->waiting != NULL)
 		*o->waiting = 1;
+	say("%s: endpoint unreachable; waiting for it (a probe every %s, "
+	    "for %s)", what, span(o->poll_ms, a, sizeof(a)),
+	    span(o->max_wait_ms, b, sizeof(b)));
 	if (first_ms > 0 && sleep_ms(first_ms, o->stop))
 		goto out;
 	while (o->stop == NULL || !*o->stop) {
-		if ((up = probe(o)) == 1 || ++down >= o->max_resumes)
+		if ((up = probe(o)) == 1)
 			break;
-		if (sleep_ms(o->poll_ms, o->stop))
+		left = o->max_wait_ms < 0 ? o->poll_ms : o->max_wait_ms -
+		    (now_ms() - start);
+		if (left <= 0)
+			break;
+		if (sleep_ms(left < o->poll_ms ? (long)left : o->poll_ms,
+		    o->stop))
 			break;
 	}
 out:
 	if (o->waiting != NULL)
 		*o->waiting = 0;
-	return up && (o->stop == NULL || !*o->stop);
+	if (o->stop != NULL && *o->stop) {
+		*limit = "signal";
+		say("%s: stopped by a signal after waiting %s", what,
+		    span(now_ms() - start, a, sizeof(a)));
+		return 0;
+	}
+	if (!up) {
+		*limit = "max-wait";
+		say("%s: endpoint still unreachable after %s: --max-wait "
+		    "reached", what, span(now_ms() - start, a, sizeof(a)));
+		return 0;
+	}
+	say("%s: endpoint reachable again after %s: resuming", what,
+	    span(now_ms() - start, a, sizeof(a)));
+	return 1;
 }
 
 /* ---- One turn ---- */
@@ -451,8 +1137,10 @@ out:
 /* Everything one turn carries between its calls. */
 struct turn {
 	json_t *rec;		/* borrowed: the record */
-	const char *task_id;
+	char *task;		/* its task as text (saop_turn_task()) */
+	const char *task_id;	/* = task */
 	long turn;
+	struct saop_turn_key key;	/* its row: task, turn, stage */
 	char *partial;		/* the answer received so far (malloc) */
 	size_t plen;
 	json_t *tool_call;	/* {id, name} of a tool call in progress */
@@ -467,6 +1155,29 @@ static const char *
 stage_of(const struct saop_suspend_opts *o)
 {
 	return o->stage != NULL ? o->stage : "saop-suspend";
+}
+
+/*
+ * Start t for rec under o: zeroed, its task, turn and row key.  Returns
+ * 0, or -1 when rec has no task_id (or out of memory).
+ */
+static int
+turn_init(struct turn *t, json_t *rec, const struct saop_suspend_opts *o)
+{
+	const json_t *jt = json_object_get(rec, "turn");
+
+	memset(t, 0, sizeof(*t));
+	t->rec = rec;
+	if ((t->task = saop_turn_task(rec)) == NULL)
+		return -1;
+	t->task_id = t->task;
+	t->turn = json_is_integer(jt) && json_integer_value(jt) >= 0 &&
+	    json_integer_value(jt) <= LONG_MAX ?
+	    (long)json_integer_value(jt) : -1;
+	t->key.task_id = t->task;
+	t->key.turn = t->turn;
+	t->key.stage = stage_of(o);
+	return 0;
 }
 
 /* The state to save for t (new reference), or NULL out of memory. */
@@ -488,9 +1199,12 @@ turn_state(const struct turn *t, const struct saop_suspend_opts *o)
 	return st;
 }
 
-/* Save t's state; 0 or the store's code. */
+/*
+ * Save t's state, claimed by this process when claim is 1.  Returns 0 or
+ * the store's code.
+ */
 static int
-save(const struct turn *t, const struct saop_suspend_opts *o,
+save(const struct turn *t, const struct saop_suspend_opts *o, int claim,
     struct saop_err *e)
 {
 	json_t *st;
@@ -498,7 +1212,7 @@ save(const struct turn *t, const struct saop_suspend_opts *o,
 
 	if ((st = turn_state(t, o)) == NULL)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
-	rc = saop_turn_state_save(o->store, t->task_id, st, e);
+	rc = saop_turn_state_save(o->store, &t->key, st, claim, e);
 	json_decref(st);
 	return rc;
 }
@@ -712,9 +1426,13 @@ lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
     struct saop_err *e, struct saop_suspend_outcome *out)
 {
 	struct saop_err loss = *e, se;
+	const char *limit = NULL;
+	char what[300];
+	long long start = now_ms();
 	int rc;
 
-	if ((rc = save(t, o, &se)) != 0 ||
+	/* Saved and held (claimed) while this process waits for it. */
+	if ((rc = save(t, o, 1, &se)) != 0 ||
 	    (rc = set_status(t, o, SAOP_TASK_PAUSED_FOR_INTERVENTION,
 	    SAOP_REASON_NETWORK_LOSS, &se)) != 0) {
 		*e = se;
@@ -723,12 +1441,29 @@ lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
 	event(t, o, SAOP_EVENT_NETWORK_LOST, json_pack("{s:s, s:I, s:i, s:i}",
 	    "error", loss.msg, "received", (json_int_t)t->plen, "http_status",
 	    loss.http_status, "resumes", t->resumes));
-	if (o->no_wait || t->resumes >= o->max_resumes ||
-	    !wait_for_network(o, wait_first)) {
+	key_name(&t->key, what, sizeof(what));
+	if (o->no_wait)
+		limit = "no-wait";
+	else if (t->resumes >= o->max_resumes)
+		limit = "max-resumes";
+	if (limit != NULL || !wait_for_network(o, wait_first, what, &limit)) {
 		char how[64];
 
 		out->suspended = 1;
+		out->limit = limit;
 		*e = loss;
+		/* Saved again, and let go: any resumer may take it now. */
+		if ((rc = save(t, o, 0, &se)) != 0) {
+			*e = se;
+			return rc;
+		}
+		event(t, o, SAOP_EVENT_TURN_SUSPENDED, json_pack("{s:s, s:i, "
+		    "s:I, s:I}", "limit", limit, "resumes", t->resumes,
+		    "received", (json_int_t)t->plen, "waited_ms",
+		    (json_int_t)(now_ms() - start)));
+		json_object_set_new(t->rec, "suspend", json_pack("{s:i, s:I, "
+		    "s:s}", "resumes", t->resumes, "received", (json_int_t)
+		    t->plen, "limit", limit));
 		/* saop-suspend resumes its own turns; the others resume a
 		 * record they are given again. */
 		if (strcmp(stage_of(o), "saop-suspend") == 0)
@@ -738,10 +1473,11 @@ lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
 			    stage_of(o));
 		snprintf(e->msg, sizeof(e->msg), "suspended (%s, %d "
 		    "resumptions): turn saved with %zu bytes received; run "
-		    "%s: %.300s", o->no_wait ? "--no-wait" :
-		    o->stop != NULL && *o->stop ? "stopped while waiting" :
-		    t->resumes >= o->max_resumes ? "resumptions spent" :
-		    "the endpoint stayed down", t->resumes, t->plen, how,
+		    "%s: %.300s", strcmp(limit, "no-wait") == 0 ? "--no-wait" :
+		    strcmp(limit, "signal") == 0 ? "stopped while waiting" :
+		    strcmp(limit, "max-resumes") == 0 ? "resumptions spent: "
+		    "--max-resumes reached" : "the endpoint stayed down: "
+		    "--max-wait reached", t->resumes, t->plen, how,
 		    loss.msg);
 		return 0;
 	}
@@ -806,6 +1542,7 @@ first_wait(const struct saop_suspend_opts *o, const struct saop_err *e)
 static void
 turn_free(struct turn *t)
 {
+	free(t->task);
 	free(t->partial);
 	json_decref(t->tool_call);
 	json_decref(t->tool_calls);
@@ -828,24 +1565,22 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 	int rc, verdict = SAOP_TRUNCATED, cls, again;
 
 	memset(out, 0, sizeof(*out));
-	memset(&t, 0, sizeof(t));
 	saop_err_clear(e);
-	t.rec = rec;
-	t.task_id = json_string_value(json_object_get(rec, "task_id"));
-	t.turn = json_is_integer(json_object_get(rec, "turn")) ?
-	    (long)json_integer_value(json_object_get(rec, "turn")) : -1;
-	t.prompt_tokens = t.completion_tokens = -1;
-	if (t.task_id == NULL)
+	if (turn_init(&t, rec, o) != 0)
 		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
-		    "string task_id");
-	if (!json_is_object(json_object_get(rec, "request")))
+		    "task_id");
+	t.prompt_tokens = t.completion_tokens = -1;
+	if (!json_is_object(json_object_get(rec, "request"))) {
+		turn_free(&t);
 		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
 		    "request object");
+	}
 	if (state != NULL && (rc = restore(&t, state, e)) != 0)
 		goto out;
 	for (;;) {
-		/* Before the call: the turn can be resumed whatever happens. */
-		if ((rc = save(&t, o, e)) != 0 ||
+		/* Before the call: the turn can be resumed whatever happens;
+		 * claimed, so that no other process calls it meanwhile. */
+		if ((rc = save(&t, o, 1, e)) != 0 ||
 		    (rc = set_status(&t, o, SAOP_TASK_IN_PROGRESS, NULL, e)) != 0)
 			goto out;
 		if ((req = next_request(&t, o, e)) == NULL) {
@@ -892,21 +1627,28 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 			}
 		}
 		if (rc == 0) {
+			/* The row stays (claimed) until the caller has
+			 * written the record: saop_suspend_forget(). */
 			rc = finish(&t, &a, out->received, e);
 			saop_llm_answer_free(&a);
-			if (rc == 0 && (rc = saop_turn_state_delete(o->store,
-			    t.task_id, e)) > 0)
-				rc = 0;
 			goto out;
 		}
 		saop_llm_answer_free(&a);
 		if ((cls = wait_out(o, cls, e, out)) == SAOP_SUSPEND_WAIT)
 			continue;	/* a 429 waited out: call again */
 		if (cls != SAOP_SUSPEND_LOST) {
-			/* Refused: waiting will not help; nothing to resume. */
+			/* Refused: waiting will not help.  A turn that holds
+			 * something received, or came from a saved row, stays
+			 * saved (let go) for a --resume once the cause is
+			 * fixed; else the record, written with its error,
+			 * carries all the row held. */
 			struct saop_err ignored;
 
-			saop_turn_state_delete(o->store, t.task_id, &ignored);
+			if (t.plen > 0 || state != NULL)
+				save(&t, o, 0, &ignored);
+			else
+				saop_turn_state_delete(o->store, &t.key,
+				    &ignored);
 			goto out;
 		}
 		if ((again = lost(&t, o, first_wait(o, e), e, out)) < 0) {
@@ -928,26 +1670,22 @@ out:
 /* ---- The policy at the model-call seam ---- */
 
 /*
- * Delete the turn state of task when stage of o saved it (a turn now
- * finished); a turn saved by another program is left.  Returns 0, or a
- * negative code of the store.
+ * Forget rec's saved turn of o's stage: its record is written (see
+ * saop.h).  Returns 1 deleted, 0 none, or a negative code.
  */
-static int
-forget(const struct saop_suspend_opts *o, const char *task,
+int
+saop_suspend_forget(const struct saop_suspend_opts *o, const json_t *rec,
     struct saop_err *e)
 {
-	const char *stage;
-	json_t *st;
-	int rc, ours;
+	struct turn t;
+	int rc;
 
-	if ((rc = saop_turn_state_load(o->store, task, &st, e)) <= 0)
-		return rc;
-	stage = json_string_value(json_object_get(st, "stage"));
-	ours = stage != NULL && strcmp(stage, stage_of(o)) == 0;
-	json_decref(st);
-	if (ours && (rc = saop_turn_state_delete(o->store, task, e)) < 0)
-		return rc;
-	return 0;
+	saop_err_clear(e);
+	if (turn_init(&t, (json_t *)rec, o) != 0)
+		return 0;
+	rc = saop_turn_state_delete(o->store, &t.key, e);
+	turn_free(&t);
+	return rc;
 }
 
 /*
@@ -962,18 +1700,15 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 {
 	struct saop_suspend_guard *g = arg;
 	struct saop_suspend_opts *o = &g->opts;
-	const json_t *jt;
 	struct turn t;
+	int rc = 0;
 
-	memset(&t, 0, sizeof(t));
-	t.rec = g->rec;
-	t.task_id = json_string_value(json_object_get(g->rec, "task_id"));
-	if (t.task_id == NULL)
+	if (turn_init(&t, g->rec, o) != 0) {
+		turn_free(&t);
 		return saop_model_call(&o->model, request, a, e);
-	jt = json_object_get(g->rec, "turn");
-	t.turn = json_is_integer(jt) ? (long)json_integer_value(jt) : -1;
+	}
 	for (;;) {
-		int rc, cls, again;
+		int cls, again;
 
 		g->out.calls++;
 		rc = saop_model_call(&o->model, request, a, e);
@@ -983,8 +1718,8 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 
 			/* A row left behind costs nothing: --list shows it,
 			 * --clear removes it. */
-			forget(o, t.task_id, &ignored);
-			return 0;
+			saop_turn_state_delete(o->store, &t.key, &ignored);
+			break;
 		}
 		cls = wait_out(o, (int)saop_suspend_classify(e), e, &g->out);
 		if (cls == SAOP_SUSPEND_WAIT) {
@@ -992,14 +1727,19 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 			continue;	/* a 429 waited out: call again */
 		}
 		if (cls != SAOP_SUSPEND_LOST)
-			return rc;	/* refused: waiting will not help */
+			break;		/* refused: waiting will not help */
 		/* The protocol keeps its own progress: the turn is saved as
 		 * the record stood when it called, and the same request is
 		 * sent again once the endpoint answers. */
-		if ((again = lost(&t, o, first_wait(o, e), e, &g->out)) <= 0)
-			return again < 0 ? again : rc;
+		if ((again = lost(&t, o, first_wait(o, e), e, &g->out)) <= 0) {
+			if (again < 0)
+				rc = again;
+			break;
+		}
 		saop_llm_answer_free(a);
 	}
+	turn_free(&t);
+	return rc;
 }
 
 /* The model whose calls go through g's policy (see saop.h).  Returns it. */
@@ -1045,6 +1785,7 @@ env_count(const char *name, long def, long min, long max, long *out,
 int
 saop_suspend_opts_from_env(struct saop_suspend_opts *o, struct saop_err *e)
 {
+	const char *v;
 	long n;
 	int rc;
 
@@ -1052,8 +1793,15 @@ saop_suspend_opts_from_env(struct saop_suspend_opts *o, struct saop_err *e)
 	    1000, &n, e)) != 0)
 		return rc;
 	o->max_resumes = (int)n;
-	return env_count("SAOP_NETWORK_POLL_INTERVAL_MS",
-	    SAOP_NETWORK_POLL_INTERVAL_MS, 1, 86400000L, &o->poll_ms, e);
+	if ((rc = env_count("SAOP_NETWORK_POLL_INTERVAL_MS",
+	    SAOP_NETWORK_POLL_INTERVAL_MS, 1, 86400000L, &o->poll_ms, e)) != 0)
+		return rc;
+	o->max_wait_ms = SAOP_MAX_WAIT_MS;
+	if ((v = getenv("SAOP_MAX_WAIT")) != NULL && *v != '\0' &&
+	    saop_duration_parse(v, &o->max_wait_ms) != 0)
+		return saop__fail(e, SAOP_ECONFIG, 0, "SAOP_MAX_WAIT: '%.100s' "
+		    "is not a duration (90s, 30m, 2h, inf)", v);
+	return 0;
 }
 
 /* Set by the signal handler: stop waiting, keep the turn. */

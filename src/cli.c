@@ -2,10 +2,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
@@ -56,6 +59,27 @@ close_stdout(void)
 	}
 }
 
+/* The suspend monitor's lines (saop_suspend_set_notice()): on stderr. */
+static void
+notice(const char *line)
+{
+	cli_warn("%s", line);
+}
+
+/*
+ * No core dump: the environment (and so the memory) of every saop
+ * program may hold an API key.  Also keeps other processes of the user
+ * from attaching to it.
+ */
+static void
+no_core(void)
+{
+	struct rlimit rl = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &rl);
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
 /*
  * Keep the program's name and help texts for later messages and install
  * close_stdout() (see cli.h).  Records go out in 64 KB blocks when stdout
@@ -69,6 +93,8 @@ cli_init(const char *name, const char *synopsis, const char *summary,
 	synopsis_text = synopsis;
 	summary_text = summary;
 	own_help_text = own_help ? own_help : "";
+	no_core();
+	saop_suspend_set_notice(notice);
 	atexit(close_stdout);
 	/* Records out in 64 KB blocks, not stdio's 4 KB: the reader flushes
 	 * before it waits for input, so a record is never held back. */
@@ -493,6 +519,44 @@ record_trouble(struct cli_loop *l, json_t *rec, struct saop_err *e)
 }
 
 /*
+ * Hold SIGINT and SIGTERM back (on 1) or let them through again (on 0):
+ * a record written is then forgotten before the process can die of one.
+ */
+static void
+hold_signals(int on)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(on ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+/*
+ * Write s as one field of a line (see cli.h): control characters as
+ * \xHH, a backslash doubled.  Returns nothing.
+ */
+void
+cli_put_field(FILE *f, const char *s)
+{
+	if (s == NULL) {
+		fputs("-", f);
+		return;
+	}
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\x%02x", c);
+		else if (c == '\\')
+			fputs("\\\\", f);
+		else
+			putc(c, f);
+	}
+}
+
+/*
  * The record loop every program runs (see cli.h for its rules).  Returns
  * the exit status of the run: the worst of the records' statuses, 65 when a
  * line was not a record, and the status of the first failed model call.
@@ -547,12 +611,28 @@ cli_run(struct cli_loop *l)
 		if (saop_store_error(store, &e))
 			rc = cli_worse(rc, record_trouble(l, rec, &e));
 		status = cli_worse(status, rc);
+		if (l->written != NULL)
+			hold_signals(1);
 		if (o->quiet || l->no_write)
 			;
 		else if (o->raw_out && l->raw_out != NULL)
 			l->raw_out(l, rec);
 		else if (!o->raw_out && saop_record_write(stdout, rec, &e) != 0)
 			cli_die(&e);
+		if (l->written != NULL) {
+			/* Out, then forget: flushed before written() runs. */
+			if (fflush(stdout) != 0) {
+				saop_err_clear(&e);
+				e.code = SAOP_EIO;
+				snprintf(e.msg, sizeof(e.msg), "write error: %s",
+				    strerror(errno));
+				cli_die(&e);
+			}
+			if (l->written(l, rec, &e) != 0)
+				status = cli_worse(status, record_trouble(l,
+				    rec, &e));
+			hold_signals(0);
+		}
 		json_decref(rec);
 		cli_progress(o, ++n, 0);
 	}

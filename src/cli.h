@@ -203,6 +203,13 @@ struct cli_loop {
 	int (*record)(struct cli_loop *l, json_t *rec, struct saop_err *e);
 	/* -R: write rec's result text; NULL writes nothing. */
 	void (*raw_out)(const struct cli_loop *l, const json_t *rec);
+	/*
+	 * When not NULL: stdout is flushed after every record, and then
+	 * written(l, rec, e) runs (SIGINT and SIGTERM held back from the
+	 * write to its end): what must happen only once the record is out,
+	 * such as forgetting a saved turn.  Returns 0, or -1 with e.
+	 */
+	int (*written)(struct cli_loop *l, json_t *rec, struct saop_err *e);
 	void *arg;		/* the program's own */
 	int no_write;		/* no records out (--dry-run prints requests) */
 	/* Kept by cli_run(), read by record(): */
@@ -227,5 +234,11 @@ int cli_record_error(json_t *rec, const struct saop_err *e);
 
 /* 1 when e is a failed model call: the run makes no more calls. */
 int cli_call_failed(const struct saop_err *e);
+
+/*
+ * Write s to f as one field of a line: control characters (and DEL) as
+ * \xHH, a backslash as \\, all else as it is; NULL as "-".
+ */
+void cli_put_field(FILE *f, const char *s);
 
 #endif /* SAOP_CLI_H */

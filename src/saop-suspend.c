@@ -4,6 +4,8 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 
 enum {
 	OPT_MAX_RESUMES = CLI_OPT_FIRST_OWN,
+	OPT_MAX_WAIT,
 	OPT_NO_WAIT,
 	OPT_RESUME,
 	OPT_LIST,
@@ -21,18 +24,21 @@ enum {
 static const char own_help[] =
 "      --max-resumes N   automatic resumptions per turn after a lost\n"
 "                        network ($SAOP_MAX_AUTO_RESUME, default 3)\n"
+"      --max-wait DURATION  how long to wait for a lost endpoint (90s,\n"
+"                        30m, 2h, inf; $SAOP_MAX_WAIT, default 30m)\n"
 "      --no-wait         on a lost network save the turn and exit 75\n"
 "      --resume [TASK]   resume the saved turns (or TASK's) and write\n"
 "                        their records\n"
 "      --list            print the saved turns: task, turn, stage,\n"
-"                        saved_at, bytes received\n"
-"      --clear TASK      delete TASK's saved turn\n";
+"                        saved_at, bytes received, claim\n"
+"      --clear TASK      delete TASK's saved turns\n";
 
 /* What the run shares between records. */
 struct suspend_run {
 	struct saop_llm_config cfg;
 	struct saop_suspend_opts so;
 	int resumed;		/* --resume: turns done */
+	int answered;		/* the record at hand was answered */
 	int resume, list;	/* --resume, --list */
 	const char *clear;	/* --clear TASK */
 };
@@ -69,34 +75,45 @@ raw_request(json_t *rec, struct saop_err *e)
 static int
 defer(struct suspend_run *r, json_t *rec, struct saop_err *e)
 {
-	const char *task = json_string_value(json_object_get(rec, "task_id"));
+	const json_t *jt = json_object_get(rec, "turn");
+	struct saop_turn_key k;
+	char *task = saop_turn_task(rec);
 	json_t *have = NULL;
-	int rc;
+	int rc = 0;
 
-	rc = task == NULL ? 0 :
-	    saop_turn_state_load(r->so.store, task, &have, e);
-	if (rc < 0)
-		return -1;
+	k.task_id = task;
+	k.turn = json_is_integer(jt) && json_integer_value(jt) >= 0 &&
+	    json_integer_value(jt) <= LONG_MAX ?
+	    (long)json_integer_value(jt) : -1;
+	k.stage = "saop-suspend";
+	if (task != NULL)
+		rc = saop_turn_state_load(r->so.store, &k, &have, e);
 	json_decref(have);
+	if (rc < 0 && e->code != SAOP_EDATA) {
+		free(task);
+		return -1;
+	}
 	if (rc == 0 && task != NULL) {
 		json_t *st = json_pack("{s:O, s:s, s:i, s:s, s:i}", "record", rec,
 		    "stage", "saop-suspend", "received", 0, "partial", "",
 		    "resumes", 0);
-		if (st == NULL || saop_turn_state_save(r->so.store, task, st,
+		if (st == NULL || saop_turn_state_save(r->so.store, &k, st, 0,
 		    e) != 0) {
 			json_decref(st);
+			free(task);
 			return -1;
 		}
 		json_decref(st);
 	}
+	free(task);
 	saop_record_set_state(rec, SAOP_STATE_PAUSED_FOR_INTERVENTION);
 	saop_err_clear(e);
 	e->code = SAOP_ENETWORK;
-	snprintf(e->msg, sizeof(e->msg), rc == 0 && task != NULL ?
+	snprintf(e->msg, sizeof(e->msg), rc == 0 && k.task_id != NULL ?
 	    "not called after an earlier failure: turn saved for "
 	    "saop-suspend --resume" : "not called after an earlier failure "
-	    "(its task already has a saved turn): the record passes on "
-	    "without a call");
+	    "(the turn is saved already): the record passes on without a "
+	    "call");
 	return -1;
 }
 
@@ -122,11 +139,27 @@ suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		return defer(r, rec, e);
 	if (saop_suspend_turn(rec, NULL, &r->so, &oc, e) != 0)
 		return -1;
+	r->answered = 1;	/* forgotten once written: forget_one() */
 	if (oc.resumes > 0 && l->o->verbose)
 		cli_warn("task %s: turn resumed %d time(s) after a lost "
 		    "network", json_string_value(json_object_get(rec,
 		    "task_id")), oc.resumes);
 	return CLI_OK;
+}
+
+/*
+ * cli_run()'s written(): rec is written and flushed; forget its saved
+ * turn when it was answered.  Returns 0, or -1 with e.
+ */
+static int
+forget_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
+{
+	struct suspend_run *r = l->arg;
+
+	if (!r->answered)
+		return 0;
+	r->answered = 0;
+	return saop_suspend_forget(&r->so, rec, e) < 0 ? -1 : 0;
 }
 
 /* Collects the saved turns for --resume and --list. */
@@ -136,12 +169,24 @@ struct saved {
 
 /* saop_turn_state_each() callback: keep one row. */
 static int
-collect(void *arg, const char *task_id, json_t *state, const char *at)
+collect(void *arg, const struct saop_turn_row *row)
 {
 	struct saved *s = arg;
+	json_t *r;
 
-	return json_array_append_new(s->rows, json_pack("{s:s, s:O, s:s}",
-	    "task", task_id, "state", state, "saved_at", at)) != 0 ? -1 : 0;
+	r = json_pack("{s:s, s:I, s:s, s:s, s:s?, s:I, s:I, s:b, s:b}",
+	    "task", row->key.task_id, "turn", (json_int_t)row->key.turn,
+	    "stage", row->key.stage, "saved_at", row->saved_at, "host",
+	    row->claim_host, "pid", (json_int_t)row->claim_pid, "until",
+	    (json_int_t)row->claim_until, "live", row->claim_live, "mine",
+	    row->claim_mine);
+	if (r == NULL)
+		return -1;
+	if (row->state != NULL)
+		json_object_set(r, "state", row->state);
+	else
+		json_object_set_new(r, "error", json_string(row->error));
+	return json_array_append_new(s->rows, r) != 0 ? -1 : 0;
 }
 
 /* The saved turns (of task, when not NULL) as a new array; exits on error. */
@@ -150,40 +195,94 @@ saved_turns(const struct cli *o, const char *task)
 {
 	struct saved s;
 	struct saop_err e;
+	int rc;
 
 	if ((s.rows = json_array()) == NULL)
-		exit(EX_SOFTWARE);
-	if (saop_turn_state_each(cli_store(o), task, collect, &s, &e) < 0)
+		cli_die_nomem();
+	if ((rc = saop_turn_state_each(cli_store(o), task, collect, &s,
+	    &e)) < 0)
 		cli_die(&e);
+	if (rc != 0)
+		cli_die_nomem();
 	return s.rows;
 }
 
-/* --list: one line per saved turn; returns the exit status (0). */
+/* The key of a row of saved_turns() (borrowed from row). */
+static struct saop_turn_key
+row_key(const json_t *row)
+{
+	struct saop_turn_key k;
+
+	k.task_id = json_string_value(json_object_get(row, "task"));
+	k.turn = (long)json_integer_value(json_object_get(row, "turn"));
+	k.stage = json_string_value(json_object_get(row, "stage"));
+	return k;
+}
+
+/* Say that row cannot be read (it is skipped).  Returns 65. */
+static int
+bad_row(const json_t *row)
+{
+	struct saop_err e;
+
+	saop_err_clear(&e);
+	e.code = SAOP_EDATA;
+	snprintf(e.msg, sizeof(e.msg), "%s (skipped; saop-suspend --clear "
+	    "removes it)", json_string_value(json_object_get(row, "error")));
+	cli_warn_err(&e);
+	return EX_DATAERR;
+}
+
+/*
+ * --list: one line per saved turn (task, turn, stage, saved_at, bytes
+ * received, claim), control characters escaped; an unreadable row is
+ * listed, named on stderr, and makes the status 65.  Returns it.
+ */
 static int
 list_turns(const struct cli *o)
 {
 	json_t *rows = saved_turns(o, NULL), *row;
+	int status = CLI_OK;
 	size_t i;
 
 	json_array_foreach(rows, i, row) {
 		json_t *st = json_object_get(row, "state");
-		json_t *turn = json_object_get(json_object_get(st, "record"),
-		    "turn");
 
-		printf("%s\t", json_string_value(json_object_get(row,
+		cli_put_field(stdout, json_string_value(json_object_get(row,
 		    "task")));
-		if (json_is_integer(turn))
-			printf("%" JSON_INTEGER_FORMAT, json_integer_value(turn));
+		printf("\t");
+		if (json_integer_value(json_object_get(row, "turn")) >= 0)
+			printf("%" JSON_INTEGER_FORMAT, json_integer_value(
+			    json_object_get(row, "turn")));
 		else
 			printf("-");
-		printf("\t%s\t%s\t%" JSON_INTEGER_FORMAT "\n",
-		    json_string_value(json_object_get(st, "stage")) != NULL ?
-		    json_string_value(json_object_get(st, "stage")) : "-",
-		    json_string_value(json_object_get(row, "saved_at")),
-		    json_integer_value(json_object_get(st, "received")));
+		printf("\t");
+		cli_put_field(stdout, json_string_value(json_object_get(row,
+		    "stage")));
+		printf("\t%s\t", json_string_value(json_object_get(row,
+		    "saved_at")));
+		if (st != NULL)
+			printf("%" JSON_INTEGER_FORMAT, json_integer_value(
+			    json_object_get(st, "received")));
+		else {
+			printf("unreadable");
+			status = cli_worse(status, bad_row(row));
+		}
+		printf("\t");
+		if (json_string_value(json_object_get(row, "host")) == NULL)
+			printf("-");
+		else {
+			printf("pid %" JSON_INTEGER_FORMAT "@",
+			    json_integer_value(json_object_get(row, "pid")));
+			cli_put_field(stdout, json_string_value(
+			    json_object_get(row, "host")));
+			printf(json_is_true(json_object_get(row, "live")) ?
+			    " (working)" : " (gone: free to resume)");
+		}
+		printf("\n");
 	}
 	json_decref(rows);
-	return CLI_OK;
+	return status;
 }
 
 /* --clear TASK: 0 when deleted, 1 when TASK had no saved turn. */
@@ -193,7 +292,7 @@ clear_turn(const struct cli *o, const char *task)
 	struct saop_err e;
 	int rc;
 
-	if ((rc = saop_turn_state_delete(cli_store(o), task, &e)) < 0)
+	if ((rc = saop_turn_state_clear(cli_store(o), task, &e)) < 0)
 		cli_die(&e);
 	if (rc == 0) {
 		if (!o->quiet)
@@ -204,8 +303,42 @@ clear_turn(const struct cli *o, const char *task)
 }
 
 /*
- * --resume [TASK]: resume every saved turn (or TASK's) and write its
- * record.  Returns the exit status; with nothing saved says so, 0.
+ * Write rec (resumed) and flush it, then forget its saved turn, with
+ * SIGINT and SIGTERM held back in between: write, then forget.  Exits
+ * 74 when it cannot be written (the turn stays saved).
+ */
+static void
+deliver(const struct cli *o, struct suspend_run *r, json_t *rec)
+{
+	struct saop_err e;
+	sigset_t hold, old;
+
+	sigemptyset(&hold);
+	sigaddset(&hold, SIGINT);
+	sigaddset(&hold, SIGTERM);
+	sigprocmask(SIG_BLOCK, &hold, &old);
+	if (o->quiet)
+		;
+	else if (o->raw_out)
+		cli_raw_out(NULL, rec);
+	else if (saop_record_write(stdout, rec, &e) != 0)
+		cli_die(&e);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		saop_err_clear(&e);
+		e.code = SAOP_EIO;
+		snprintf(e.msg, sizeof(e.msg), "write error: %s (the turn "
+		    "stays saved)", strerror(errno));
+		cli_die(&e);
+	}
+	if (saop_suspend_forget(&r->so, rec, &e) < 0)
+		cli_warn_err(&e);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * --resume [TASK]: resume every saved turn (or TASK's) that no live
+ * process holds: claim it, call, write its record, forget it.  Returns
+ * the exit status; with nothing saved says so, 0.
  */
 static int
 resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
@@ -214,7 +347,7 @@ resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
 	struct saop_suspend_outcome oc;
 	struct saop_err e;
 	size_t i;
-	int status = CLI_OK, failed = 0;
+	int status = CLI_OK, failed = 0, rc;
 
 	if (json_array_size(rows) == 0) {
 		if (!o->quiet)
@@ -226,45 +359,65 @@ resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
 	}
 	r->so.store = cli_store(o);
 	json_array_foreach(rows, i, row) {
-		json_t *st = json_object_get(row, "state"), *rec;
-		const char *stage = json_string_value(json_object_get(st,
-		    "stage"));
+		struct saop_turn_key k = row_key(row);
+		json_t *st = NULL, *rec;
 
-		if (stage != NULL && strcmp(stage, "saop-suspend") != 0) {
+		if (failed)
+			break;		/* the rest stay saved */
+		if (json_object_get(row, "error") != NULL) {
+			status = cli_worse(status, bad_row(row));
+			continue;
+		}
+		if (strcmp(k.stage, "saop-suspend") != 0) {
 			cli_warn("task %s: the turn was saved by %s; resume "
-			    "it with %s", json_string_value(json_object_get(
-			    row, "task")), stage, stage);
+			    "it with %s", k.task_id, k.stage, k.stage);
 			status = cli_worse(status, CLI_FLAGGED);
 			continue;
 		}
-		if ((rec = json_deep_copy(json_object_get(st, "record"))) ==
-		    NULL || !json_is_object(rec)) {
-			json_decref(rec);
-			cli_warn("task %s: the saved turn holds no record",
-			    json_string_value(json_object_get(row, "task")));
-			status = cli_worse(status, EX_DATAERR);
-			continue;
-		}
-		if (failed ||
-		    saop_suspend_turn(rec, st, &r->so, &oc, &e) != 0) {
-			if (!failed) {
+		/* Taken in one transaction: no other resumer calls it. */
+		if ((rc = saop_turn_state_claim(r->so.store, &k, &st, &e)) <=
+		    0) {
+			if (rc == -SAOP_EBUSY) {
+				if (o->verbose)
+					cli_warn_err(&e);
+			} else if (rc < 0) {
 				cli_warn_err(&e);
 				status = cli_worse(status,
 				    saop_err_exit_status(e.code));
-				if (cli_call_failed(&e))
-					failed = 1;	/* the rest stay saved */
+			}
+			continue;	/* 0: done meanwhile */
+		}
+		if ((rec = json_deep_copy(json_object_get(st, "record"))) ==
+		    NULL)
+			cli_die_nomem();
+		if (saop_suspend_turn(rec, st, &r->so, &oc, &e) != 0) {
+			cli_warn_err(&e);
+			status = cli_worse(status,
+			    saop_err_exit_status(e.code));
+			if (cli_call_failed(&e))
+				failed = 1;	/* the rest stay saved */
+			if (!oc.suspended && e.code != SAOP_ENETWORK &&
+			    e.code != SAOP_ERATELIMIT && !o->quiet) {
+				/* Refused: the record with its error; the
+				 * turn stays saved for a later --resume. */
+				if (cli_record_error(rec, &e) != 0)
+					cli_die_nomem();
+				saop_record_set_state(rec,
+				    SAOP_STATE_PAUSED_FOR_INTERVENTION);
+				if (o->raw_out)
+					;
+				else if (saop_record_write(stdout, rec,
+				    &e) != 0 || fflush(stdout) != 0)
+					cli_die(&e);
 			}
 			json_decref(rec);
+			json_decref(st);
 			continue;
 		}
 		r->resumed++;
-		if (o->quiet)
-			;
-		else if (o->raw_out)
-			cli_raw_out(NULL, rec);
-		else if (saop_record_write(stdout, rec, &e) != 0)
-			cli_die(&e);
+		deliver(o, r, rec);
 		json_decref(rec);
+		json_decref(st);
 	}
 	json_decref(rows);
 	if (saop_store_error(r->so.store, &e)) {
@@ -293,6 +446,11 @@ own_opt(void *arg, int ch, const char *val)
 		r->so.max_resumes = (int)cli_count("--max-resumes",
 		    val, 1000);
 		return 1;
+	case OPT_MAX_WAIT:
+		if (saop_duration_parse(val, &r->so.max_wait_ms) != 0)
+			cli_usage_error("--max-wait: '%s' is not a duration "
+			    "(90s, 30m, 2h, inf)", val);
+		return 1;
 	case OPT_NO_WAIT:
 		r->so.no_wait = 1;
 		return 1;
@@ -316,6 +474,7 @@ main(int argc, char *argv[])
 	static const struct option longopts[] = {
 		CLI_LONGOPTS,
 		{ "max-resumes", required_argument, NULL, OPT_MAX_RESUMES },
+		{ "max-wait", required_argument, NULL, OPT_MAX_WAIT },
 		{ "no-wait", no_argument, NULL, OPT_NO_WAIT },
 		{ "resume", no_argument, NULL, OPT_RESUME },
 		{ "list", no_argument, NULL, OPT_LIST },
@@ -328,7 +487,8 @@ main(int argc, char *argv[])
 	struct saop_err e;
 	int status;
 
-	cli_init("saop-suspend", "[-hqRrVv] [--max-resumes n] [--no-wait] "
+	cli_init("saop-suspend", "[-hqRrVv] [--max-resumes n] [--max-wait "
+	    "duration] [--no-wait] "
 	    "[--db path] [--log file] [--task id] [--dry-run] [file] | "
 	    "--resume [task] | --list | --clear task",
 	    "Call the model for each record; on a lost network save the "
@@ -356,6 +516,7 @@ main(int argc, char *argv[])
 		loop.path = optind < argc ? argv[optind] : "-";
 		loop.record = suspend_one;
 		loop.raw_out = cli_raw_out;
+		loop.written = forget_one;
 		loop.no_write = opt.dry_run;
 		loop.arg = &r;
 		status = cli_run(&loop);

@@ -40,7 +40,7 @@ sql "INSERT INTO events (time, task_id, turn, event, data) VALUES
     ('2020-01-01T10:00:06.000Z', 'b', 5, 'NETWORK_LOST', '{}')"
 sql "INSERT INTO tasks VALUES ('b', 'USER_ESCALATION',
     'MAX_RETRIES_EXCEEDED', '2020-01-01T10:00:02.000Z')"
-sql "INSERT INTO agent_turn_states VALUES ('b', '{}', '2020-01-01T10:00:06.000Z')"
+sql "INSERT INTO agent_turn_states (task_id, turn, stage, turn_state_json, saved_at) VALUES ('b', 1, 'saop-suspend', '{}', '2020-01-01T10:00:06.000Z')"
 
 saop-report --json >rep.json
 jqf '[.tasks[].task_id] == ["b", "nightly-build"] and .overall.tasks == 2' rep.json

@@ -1,7 +1,7 @@
 #!/bin/sh
-# saop-suspend: the endpoint goes down for longer than 3 polls: exit 75
-# with the turn saved (and the part received); --list shows it; --resume
-# completes it from that part once the endpoint is back.
+# saop-suspend: the endpoint goes down for longer than --max-wait: exit
+# 75 with the turn saved (and the part received) and the reason; --list
+# shows it; --resume completes it from that part once the endpoint is back.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/suspend-lib.sh"
 
@@ -12,9 +12,12 @@ cut=$(grep -b 'two three' "$tmp/a.sse" | cut -d: -f1)
 # Half an answer, then the server is down (refusing) for a second.
 srv_start "body=@a.sse cut=$cut how=reset" 'down=1' 'body=@b.sse'
 export SAOP_NETWORK_POLL_INTERVAL_MS=50
-record t 7 | expect_status 75 saop-suspend >"$tmp/out" 2>"$tmp/err"
-grep -q 'suspended' "$tmp/err" || fail "stderr: $(cat "$tmp/err")"
-jqf '.state == "PAUSED_FOR_INTERVENTION" and .raw == null' "$tmp/out"
+record t 7 | expect_status 75 saop-suspend --max-wait 300ms >"$tmp/out" 2>"$tmp/err"
+grep -q 'suspended.*--max-wait reached' "$tmp/err" || fail "stderr: $(cat "$tmp/err")"
+grep -q 'endpoint unreachable; waiting' "$tmp/err" || fail "no wait line: $(cat "$tmp/err")"
+jqf '.state == "PAUSED_FOR_INTERVENTION" and .raw == null and .suspend.limit == "max-wait"' "$tmp/out"
+[ "$(sql "SELECT json_extract(data, '\$.limit') FROM events WHERE event = 'TURN_SUSPENDED'")" = max-wait ] ||
+    fail "event: $(sql 'SELECT event, data FROM events')"
 [ "$(sql "SELECT json_extract(turn_state_json, '\$.partial') FROM
     agent_turn_states WHERE task_id = 't'")" = '{"a": "one ' ] ||
     fail "saved partial: $(sql 'SELECT * FROM agent_turn_states')"

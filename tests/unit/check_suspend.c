@@ -4,6 +4,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "saop-private.h"
@@ -67,48 +68,251 @@ query_text(const char *sql)
 	return buf;
 }
 
+/* The key of task, turn, stage. */
+static struct saop_turn_key
+key(const char *task, long turn, const char *stage)
+{
+	struct saop_turn_key k;
+
+	k.task_id = task;
+	k.turn = turn;
+	k.stage = stage;
+	return k;
+}
+
+/* A saved state holding {"v": v}. */
+static json_t *
+vstate(int v)
+{
+	return json_pack("{s:{s:i}, s:i}", "record", "v", v, "v", v);
+}
+
 START_TEST(upsert_twice_overwrites)
 {
 	struct saop_err e;
-	json_t *a = json_pack("{s:i}", "v", 1), *b = json_pack("{s:i}", "v", 2);
+	struct saop_turn_key k = key("t1", 1, "saop-suspend");
+	json_t *a = vstate(1), *b = vstate(2);
 	json_t *got;
 
-	ck_assert_int_eq(saop_turn_state_save(st, "t1", a, &e), 0);
-	ck_assert_int_eq(saop_turn_state_save(st, "t1", b, &e), 0);
+	ck_assert_int_eq(saop_turn_state_save(st, &k, a, 0, &e), 0);
+	ck_assert_int_eq(saop_turn_state_save(st, &k, b, 0, &e), 0);
 	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"),
 	    1);
-	ck_assert_int_eq(saop_turn_state_load(st, "t1", &got, &e), 1);
+	ck_assert_int_eq(saop_turn_state_load(st, &k, &got, &e), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(got, "v")), 2);
 	json_decref(got);
-	ck_assert_int_eq(saop_turn_state_delete(st, "t1", &e), 1);
-	ck_assert_int_eq(saop_turn_state_delete(st, "t1", &e), 0);
+	ck_assert_int_eq(saop_turn_state_delete(st, &k, &e), 1);
+	ck_assert_int_eq(saop_turn_state_delete(st, &k, &e), 0);
 	json_decref(a);
 	json_decref(b);
 }
 END_TEST
 
-/* saop_turn_state_each() callback that counts. */
-static int
-count_each(void *arg, const char *task, json_t *state, const char *at)
+START_TEST(one_row_per_turn_and_stage)
 {
-	(void)task;
-	(void)state;
-	(void)at;
-	(*(int *)arg)++;
+	struct saop_err e;
+	struct saop_turn_key k1 = key("t", 1, "saop-suspend");
+	struct saop_turn_key k2 = key("t", 2, "saop-suspend");
+	struct saop_turn_key k3 = key("t", 1, "saop-resume");
+	json_t *a = vstate(1), *got;
+
+	ck_assert_int_eq(saop_turn_state_save(st, &k1, a, 0, &e), 0);
+	ck_assert_int_eq(saop_turn_state_save(st, &k2, a, 0, &e), 0);
+	ck_assert_int_eq(saop_turn_state_save(st, &k3, a, 0, &e), 0);
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"),
+	    3);
+	ck_assert_int_eq(saop_turn_state_delete(st, &k2, &e), 1);
+	ck_assert_int_eq(saop_turn_state_load(st, &k1, &got, &e), 1);
+	json_decref(got);
+	ck_assert_int_eq(saop_turn_state_load(st, &k3, &got, &e), 1);
+	json_decref(got);
+	ck_assert_int_eq(saop_turn_state_clear(st, "t", &e), 2);
+	json_decref(a);
+}
+END_TEST
+
+START_TEST(a_live_claim_of_another_process_is_respected)
+{
+	struct saop_err e;
+	struct saop_turn_key k = key("t", 1, "saop-suspend");
+	json_t *a = vstate(1), *got;
+
+	ck_assert_int_eq(saop_turn_state_save(st, &k, a, 0, &e), 0);
+	/* Held by another host, lease an hour ahead: not ours. */
+	ck_assert_int_eq(sqlite3_exec(saop__store_db(st), "UPDATE "
+	    "agent_turn_states SET claim_host = 'elsewhere', claim_pid = 1,"
+	    " claim_start = 'x', claim_until = 99999999999999", NULL, NULL,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(saop_turn_state_claim(st, &k, &got, &e), -SAOP_EBUSY);
+	ck_assert_ptr_nonnull(strstr(e.msg, "elsewhere"));
+	ck_assert_int_eq(saop_turn_state_save(st, &k, a, 1, &e), -SAOP_EBUSY);
+	ck_assert_int_eq(saop_turn_state_delete(st, &k, &e), 0);
+	/* Its lease runs out: taken over. */
+	ck_assert_int_eq(sqlite3_exec(saop__store_db(st), "UPDATE "
+	    "agent_turn_states SET claim_until = 1", NULL, NULL, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(saop_turn_state_claim(st, &k, &got, &e), 1);
+	json_decref(got);
+	ck_assert_int_eq(query_int("SELECT claim_pid FROM agent_turn_states"),
+	    getpid());
+	/* Ours now: a second claim by this process holds too. */
+	ck_assert_int_eq(saop_turn_state_claim(st, &k, &got, &e), 1);
+	json_decref(got);
+	ck_assert_int_eq(saop_turn_state_release(st, &k, &e), 0);
+	ck_assert_int_eq(query_int("SELECT claim_host IS NULL FROM "
+	    "agent_turn_states"), 1);
+	json_decref(a);
+}
+END_TEST
+
+START_TEST(a_dead_claimer_on_this_host_is_taken_over)
+{
+	struct saop_err e;
+	struct saop_turn_key k = key("t", 1, "saop-suspend");
+	json_t *a = vstate(1), *got;
+	char host[256], sql[600];
+	pid_t pid;
+
+	ck_assert_int_eq(saop_turn_state_save(st, &k, a, 1, &e), 0);
+	ck_assert_int_eq(gethostname(host, sizeof(host)), 0);
+	host[255] = '\0';
+	/* A child that is gone by now holds it, lease an hour ahead. */
+	if ((pid = fork()) == 0)
+		_exit(0);
+	ck_assert_int_gt(pid, 0);
+	waitpid(pid, NULL, 0);
+	snprintf(sql, sizeof(sql), "UPDATE agent_turn_states SET claim_pid ="
+	    " %ld, claim_until = 99999999999999", (long)pid);
+	ck_assert_int_eq(sqlite3_exec(saop__store_db(st), sql, NULL, NULL,
+	    NULL), SQLITE_OK);
+	ck_assert_int_eq(saop_turn_state_claim(st, &k, &got, &e), 1);
+	json_decref(got);
+	/* A live process (pid 1) with another start: a reused pid. */
+	ck_assert_int_eq(sqlite3_exec(saop__store_db(st), "UPDATE "
+	    "agent_turn_states SET claim_pid = 1, claim_start = 'not-1'",
+	    NULL, NULL, NULL), SQLITE_OK);
+	ck_assert_int_eq(saop_turn_state_claim(st, &k, &got, &e), 1);
+	json_decref(got);
+	json_decref(a);
+}
+END_TEST
+
+/* saop_turn_state_each() callback that counts readable and bad rows. */
+static int
+count_each(void *arg, const struct saop_turn_row *row)
+{
+	int *n = arg;
+
+	if (row->state != NULL)
+		n[0]++;
+	else
+		n[1]++;
 	return 0;
 }
+
+START_TEST(a_bad_row_is_that_rows_trouble)
+{
+	struct saop_err e;
+	struct saop_turn_key k = key("t", 1, "saop-suspend");
+	json_t *a = vstate(1), *got;
+	int n[2] = { 0, 0 };
+
+	ck_assert_int_eq(saop_turn_state_save(st, &k, a, 0, &e), 0);
+	ck_assert_int_eq(sqlite3_exec(saop__store_db(st), "INSERT INTO "
+	    "agent_turn_states (task_id, turn, stage, turn_state_json, "
+	    "saved_at) VALUES ('bad', 1, 'saop-suspend', '{\"record\": ', "
+	    "'x'), ('bad', 2, 'saop-suspend', '[]', 'y')", NULL, NULL, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(saop_turn_state_each(st, NULL, count_each, n, &e), 0);
+	ck_assert_int_eq(n[0], 1);
+	ck_assert_int_eq(n[1], 2);
+	k.task_id = "bad";
+	ck_assert_int_eq(saop_turn_state_claim(st, &k, &got, &e),
+	    -SAOP_EDATA);
+	ck_assert_ptr_nonnull(strstr(e.msg, "task bad turn 1"));
+	json_decref(a);
+}
+END_TEST
+
+START_TEST(values_jansson_cannot_hold_read_back_byte_for_byte)
+{
+	static const char line[] = "{\"task_id\":\"t\",\"n\":"
+	    "123456789012345678901234567890,\"s\":\"a\\u0000b\","
+	    "\"k\\u0000\":1}";
+	struct saop_err e;
+	struct saop_turn_key k = key("t", 1, "saop-suspend");
+	json_t *r, *state, *got;
+	char *text;
+	size_t len;
+
+	ck_assert_int_eq(saop__record_parse(line, strlen(line), &r, &e), 1);
+	state = json_pack("{s:O, s:s}", "record", r, "stage", "saop-suspend");
+	ck_assert_int_eq(saop_turn_state_save(st, &k, state, 0, &e), 0);
+	ck_assert_int_eq(saop_turn_state_load(st, &k, &got, &e), 1);
+	text = saop__record_text(json_object_get(got, "record"), &len, &e);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_str_eq(text, line);
+	free(text);
+	json_decref(got);
+	json_decref(state);
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(task_keys_of_every_kind)
+{
+	json_t *r = json_pack("{s:i}", "task_id", 42);
+	char *t;
+
+	t = saop_turn_task(r);
+	ck_assert_str_eq(t, "42");
+	free(t);
+	json_object_set_new(r, "task_id", json_null());
+	t = saop_turn_task(r);
+	ck_assert_str_eq(t, "null");
+	free(t);
+	json_object_set_new(r, "task_id", json_string("x"));
+	t = saop_turn_task(r);
+	ck_assert_str_eq(t, "x");
+	free(t);
+	json_object_del(r, "task_id");
+	ck_assert_ptr_null(saop_turn_task(r));
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(durations)
+{
+	long long ms;
+
+	ck_assert_int_eq(saop_duration_parse("30m", &ms), 0);
+	ck_assert_int_eq(ms, 1800000);
+	ck_assert_int_eq(saop_duration_parse("90", &ms), 0);
+	ck_assert_int_eq(ms, 90000);
+	ck_assert_int_eq(saop_duration_parse("250ms", &ms), 0);
+	ck_assert_int_eq(ms, 250);
+	ck_assert_int_eq(saop_duration_parse("2h", &ms), 0);
+	ck_assert_int_eq(ms, 7200000);
+	ck_assert_int_eq(saop_duration_parse("inf", &ms), 0);
+	ck_assert_int_eq(ms, -1);
+	ck_assert_int_eq(saop_duration_parse("-1s", &ms), -1);
+	ck_assert_int_eq(saop_duration_parse("5 min", &ms), -1);
+	ck_assert_int_eq(saop_duration_parse("", &ms), -1);
+}
+END_TEST
 
 START_TEST(resume_with_no_row_returns_nothing)
 {
 	struct saop_err e;
 	json_t *got = json_true();	/* a singleton: nothing to free */
-	int n = 0;
+	struct saop_turn_key k = key("nope", 1, "saop-suspend");
+	int n[2] = { 0, 0 };
 
-	ck_assert_int_eq(saop_turn_state_load(st, "nope", &got, &e), 0);
+	ck_assert_int_eq(saop_turn_state_load(st, &k, &got, &e), 0);
 	ck_assert_ptr_null(got);
-	ck_assert_int_eq(saop_turn_state_each(st, NULL, count_each, &n, &e),
+	ck_assert_int_eq(saop_turn_state_each(st, NULL, count_each, n, &e),
 	    0);
-	ck_assert_int_eq(n, 0);
+	ck_assert_int_eq(n[0] + n[1], 0);
 }
 END_TEST
 
@@ -234,6 +438,7 @@ opts(struct saop_suspend_opts *o, const struct step *steps, int n)
 	o->stage = "saop-suspend";
 	o->max_resumes = 3;
 	o->poll_ms = 1;
+	o->max_wait_ms = 60000;
 	o->form = SAOP_RESUME_USER;
 	o->model.call = fake_call;
 	o->model.arg = &sc;
@@ -259,7 +464,7 @@ events(void)
 	    "event FROM events ORDER BY id)");
 }
 
-START_TEST(saved_before_the_call_deleted_after)
+START_TEST(saved_before_the_call_forgotten_when_written)
 {
 	static const struct step s[] = { { 0, 0, -1, "{\"a\": 1}" } };
 	struct saop_suspend_opts o;
@@ -271,6 +476,10 @@ START_TEST(saved_before_the_call_deleted_after)
 	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e), 0);
 	ck_assert_int_eq(sc.row_before[0], 1);
 	ck_assert_str_eq(sc.status_before[0], "IN_PROGRESS");
+	/* Kept, claimed, until the record is out. */
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states "
+	    "WHERE claim_pid IS NOT NULL"), 1);
+	ck_assert_int_eq(saop_suspend_forget(&o, r, &e), 1);
 	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"),
 	    0);
 	ck_assert_str_eq(json_string_value(json_object_get(r, "raw")),
@@ -314,8 +523,7 @@ START_TEST(cut_answer_continues_from_where_it_stopped)
 	    "TURN_RESUMED");
 	ck_assert_str_eq(query_text("SELECT status FROM tasks"),
 	    "IN_PROGRESS");
-	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"),
-	    0);
+	ck_assert_int_eq(saop_suspend_forget(&o, r, &e), 1);
 	json_decref(r);
 }
 END_TEST
@@ -328,6 +536,7 @@ START_TEST(resumptions_are_bounded_and_the_state_kept)
 	struct saop_suspend_outcome out;
 	struct saop_err e;
 	json_t *r = rec(), *state;
+	struct saop_turn_key tk = key("t", 4, "saop-suspend");
 
 	opts(&o, s, 1);
 	o.max_resumes = 2;
@@ -341,13 +550,19 @@ START_TEST(resumptions_are_bounded_and_the_state_kept)
 	    "PAUSED_FOR_INTERVENTION");
 	ck_assert_str_eq(query_text("SELECT status || ' ' || reason FROM "
 	    "tasks"), "PAUSED_FOR_INTERVENTION NETWORK_LOSS");
-	ck_assert_int_eq(saop_turn_state_load(st, "t", &state, &e), 1);
+	ck_assert_int_eq(saop_turn_state_load(st, &tk, &state, &e), 1);
 	ck_assert_int_eq(json_integer_value(json_object_get(state,
 	    "resumes")), 2);
 	ck_assert_str_eq(json_string_value(json_object_get(state, "stage")),
 	    "saop-suspend");
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
 	    state, "record"), "turn")), 4);
+	/* Let go: any resumer may take it. */
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states "
+	    "WHERE claim_host IS NULL"), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r,
+	    "suspend"), "limit")), "max-resumes");
+	ck_assert_str_eq(out.limit, "max-resumes");
 	json_decref(state);
 	json_decref(r);
 }
@@ -361,6 +576,7 @@ START_TEST(no_wait_suspends_without_probing)
 	struct saop_suspend_outcome out;
 	struct saop_err e;
 	json_t *r = rec(), *state;
+	struct saop_turn_key tk = key("t", 4, "saop-suspend");
 
 	opts(&o, s, 1);
 	o.no_wait = 1;
@@ -368,7 +584,7 @@ START_TEST(no_wait_suspends_without_probing)
 	    -SAOP_ENETWORK);
 	ck_assert_int_eq(out.calls, 1);
 	ck_assert_int_eq(sc.probes, 0);
-	ck_assert_int_eq(saop_turn_state_load(st, "t", &state, &e), 1);
+	ck_assert_int_eq(saop_turn_state_load(st, &tk, &state, &e), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(state, "partial")),
 	    "[1, ");
 	ck_assert_int_eq(json_integer_value(json_object_get(state,
@@ -386,8 +602,8 @@ START_TEST(a_saved_state_resumes_from_its_partial)
 	struct saop_err e;
 	json_t *r = rec(), *state;
 
-	state = json_pack("{s:s, s:s, s:i, s:i}", "stage", "saop-suspend",
-	    "partial", "[1, ", "received", 4, "resumes", 3);
+	state = json_pack("{s:O, s:s, s:s, s:i, s:i}", "record", r, "stage",
+	    "saop-suspend", "partial", "[1, ", "received", 4, "resumes", 3);
 	opts(&o, s, 1);
 	ck_assert_int_eq(saop_suspend_turn(r, state, &o, &out, &e), 0);
 	ck_assert_str_eq(json_string_value(json_object_get(r, "raw")),
@@ -412,9 +628,34 @@ START_TEST(refusal_gives_up_at_once)
 	ck_assert_int_eq(out.calls, 1);
 	ck_assert_int_eq(sc.probes, 0);
 	ck_assert_int_eq(out.suspended, 0);
+	/* Nothing received: the record (with its request) carries all. */
 	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"),
 	    0);
 	ck_assert_str_eq(events(), "");
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(refusal_keeps_a_turn_that_holds_something)
+{
+	static const struct step s[] = {
+		{ SAOP_ENETWORK, 0, -1, "[1, " },
+		{ SAOP_EREFUSED, 403, -1, "" } };
+	struct saop_suspend_opts o;
+	struct saop_suspend_outcome out;
+	struct saop_err e;
+	json_t *r = rec(), *state;
+	struct saop_turn_key tk = key("t", 4, "saop-suspend");
+
+	opts(&o, s, 2);
+	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e),
+	    -SAOP_EREFUSED);
+	ck_assert_int_eq(saop_turn_state_load(st, &tk, &state, &e), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(state, "partial")),
+	    "[1, ");
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states "
+	    "WHERE claim_host IS NULL"), 1);
+	json_decref(state);
 	json_decref(r);
 }
 END_TEST
@@ -457,12 +698,13 @@ START_TEST(stop_while_waiting_keeps_the_state)
 	ck_assert_int_eq(out.suspended, 1);
 	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"),
 	    1);
-	ck_assert_str_eq(events(), "NETWORK_LOST");
+	ck_assert_str_eq(out.limit, "signal");
+	ck_assert_str_eq(events(), "NETWORK_LOST,TURN_SUSPENDED");
 	json_decref(r);
 }
 END_TEST
 
-START_TEST(the_monitor_gives_up_after_max_resumes_polls)
+START_TEST(the_monitor_waits_past_max_resumes_polls_until_max_wait)
 {
 	static const struct step s[] = { { SAOP_ENETWORK, 0, -1, "" } };
 	struct saop_suspend_opts o;
@@ -471,10 +713,16 @@ START_TEST(the_monitor_gives_up_after_max_resumes_polls)
 	json_t *r = rec();
 
 	opts(&o, s, 1);
-	sc.up_after = 1000;
+	sc.up_after = 100000;
+	o.poll_ms = 2;
+	o.max_wait_ms = 60;
 	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e),
 	    -SAOP_ENETWORK);
-	ck_assert_int_eq(sc.probes, 3);
+	/* Far more probes than --max-resumes: the wait is its own limit. */
+	ck_assert_int_gt(sc.probes, 3);
+	ck_assert_str_eq(out.limit, "max-wait");
+	ck_assert_ptr_nonnull(strstr(e.msg, "--max-wait reached"));
+	ck_assert_str_eq(events(), "NETWORK_LOST,TURN_SUSPENDED");
 	ck_assert_int_eq(out.calls, 1);
 	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"),
 	    1);
@@ -553,6 +801,7 @@ START_TEST(no_wait_through_the_guard_keeps_the_turn_of_its_stage)
 	struct saop_resume_outcome out;
 	struct saop_err e;
 	json_t *r = trunc_rec(), *state;
+	struct saop_turn_key tk = key("t", 4, "saop-resume");
 
 	guard_for(&g, s, 1, "saop-resume");
 	g.opts.no_wait = 1;
@@ -569,7 +818,7 @@ START_TEST(no_wait_through_the_guard_keeps_the_turn_of_its_stage)
 	ck_assert_int_eq(out.status, SAOP_RESUME_SUSPENDED);
 	ck_assert_str_eq(json_string_value(json_object_get(r, "raw")),
 	    "{\"a\": [1, 2, ");
-	ck_assert_int_eq(saop_turn_state_load(st, "t", &state, &e), 1);
+	ck_assert_int_eq(saop_turn_state_load(st, &tk, &state, &e), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(state, "stage")),
 	    "saop-resume");
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
@@ -588,10 +837,11 @@ START_TEST(guard_leaves_a_turn_another_stage_saved)
 	struct saop_llm_answer a;
 	struct saop_model m;
 	struct saop_err e;
-	json_t *r = rec(), *other = json_pack("{s:s}", "stage",
-	    "saop-suspend");
+	json_t *r = rec(), *other = json_pack("{s:O, s:s}", "record", r,
+	    "stage", "saop-suspend");
+	struct saop_turn_key tk = key("t", 4, "saop-suspend");
 
-	ck_assert_int_eq(saop_turn_state_save(st, "t", other, &e), 0);
+	ck_assert_int_eq(saop_turn_state_save(st, &tk, other, 0, &e), 0);
 	guard_for(&g, s, 1, "saop-validate");
 	g.rec = r;
 	m = saop_suspend_model(&g);
@@ -655,9 +905,17 @@ main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, upsert_twice_overwrites);
+	tcase_add_test(tc, one_row_per_turn_and_stage);
+	tcase_add_test(tc, a_live_claim_of_another_process_is_respected);
+	tcase_add_test(tc, a_dead_claimer_on_this_host_is_taken_over);
+	tcase_add_test(tc, a_bad_row_is_that_rows_trouble);
+	tcase_add_test(tc, values_jansson_cannot_hold_read_back_byte_for_byte);
+	tcase_add_test(tc, task_keys_of_every_kind);
+	tcase_add_test(tc, durations);
+	tcase_add_test(tc, refusal_keeps_a_turn_that_holds_something);
 	tcase_add_test(tc, resume_with_no_row_returns_nothing);
 	tcase_add_test(tc, failure_classification_table);
-	tcase_add_test(tc, saved_before_the_call_deleted_after);
+	tcase_add_test(tc, saved_before_the_call_forgotten_when_written);
 	tcase_add_test(tc, cut_answer_continues_from_where_it_stopped);
 	tcase_add_test(tc, resumptions_are_bounded_and_the_state_kept);
 	tcase_add_test(tc, no_wait_suspends_without_probing);
@@ -665,7 +923,8 @@ main(void)
 	tcase_add_test(tc, refusal_gives_up_at_once);
 	tcase_add_test(tc, rate_limit_is_waited_out_not_a_loss);
 	tcase_add_test(tc, stop_while_waiting_keeps_the_state);
-	tcase_add_test(tc, the_monitor_gives_up_after_max_resumes_polls);
+	tcase_add_test(tc,
+	    the_monitor_waits_past_max_resumes_polls_until_max_wait);
 	tcase_add_test(tc, probe_of_a_closed_port_says_down);
 	tcase_add_test(tc,
 	    resume_protocol_pauses_and_resumes_through_the_guard);

@@ -1,0 +1,45 @@
+#!/bin/sh
+# saop-suspend: waiting is separate from resuming.  An outage of 40 poll
+# intervals is waited out and the turn resumed by itself (one resumption,
+# a line on stderr at each change); an endpoint that comes back and
+# drops again four times ends in 75 after the third resumption
+# (--max-resumes), with every byte received kept in the saved turn.
+. "$top_srcdir/tests/cli/lib.sh"
+. "$top_srcdir/tests/cli/suspend-lib.sh"
+
+export SAOP_NETWORK_POLL_INTERVAL_MS=50
+sse_openai "$tmp/a.sse" '{"a": 1}'
+# 1. Down for 2 s = 40 polls of 50 ms: far past 3 polls.
+srv_start 'down=2' 'body=@a.sse'
+record o 1 | saop-suspend >"$tmp/out" 2>"$tmp/err" || fail "exit $?: $(cat "$tmp/err")"
+jqf '.raw == "{\"a\": 1}" and .suspend.resumes == 1' "$tmp/out"
+grep -q 'endpoint unreachable; waiting for it (a probe every 50 ms, for 30.0 min)' "$tmp/err" ||
+    fail "no waiting line: $(cat "$tmp/err")"
+grep -q 'endpoint reachable again after [0-9.]* s: resuming' "$tmp/err" ||
+    fail "no reachable line: $(cat "$tmp/err")"
+waited=$(sed -n 's/.*reachable again after \([0-9]*\)\..*/\1/p' "$tmp/err")
+[ "$waited" -ge 1 ] || fail "waited only $waited s: $(cat "$tmp/err")"
+[ "$(sql 'SELECT count(*) FROM agent_turn_states')" -eq 0 ] || fail "row kept"
+
+# 2. Four drops, each after a piece of the answer: resumed three times,
+# then 75 with all four pieces saved.
+rm -f "$SAOP_DB"*
+steps="" n=0
+for p in '{"a": "one ' 'two ' 'three ' 'four '; do
+	n=$((n + 1))
+	sse_openai "$tmp/p$n.sse" "$p" -- length
+	cut=$(grep -b '^data: ' "$tmp/p$n.sse" | sed -n 2p | cut -d: -f1)
+	steps="$steps 'body=@p$n.sse cut=$cut how=reset'"
+done
+eval "srv_start $steps"
+record d 2 | expect_status 75 saop-suspend >"$tmp/out" 2>"$tmp/err"
+grep -q 'resumptions spent: --max-resumes reached, 3 resumptions' "$tmp/err" ||
+    fail "stderr: $(cat "$tmp/err")"
+[ "$(srv_requests)" -eq 4 ] || fail "$(srv_requests) calls"
+jqf '.suspend.limit == "max-resumes" and .suspend.resumes == 3' "$tmp/out"
+[ "$(sql "SELECT json_extract(turn_state_json, '\$.partial') FROM agent_turn_states")" = \
+    '{"a": "one two three four ' ] ||
+    fail "kept: $(sql 'SELECT turn_state_json FROM agent_turn_states')"
+[ "$(sql "SELECT json_extract(data, '\$.limit') FROM events WHERE event = 'TURN_SUSPENDED'")" = max-resumes ] ||
+    fail "events: $(sql 'SELECT event, data FROM events')"
+exit 0
