@@ -78,7 +78,8 @@ property(char *out, char p, const char *name, size_t len)
 
 /*
  * Translate the ECMA-262 pattern src to PCRE2 and compile it into re.
- * Returns 0, or -1 with a message in msg (msglen bytes).
+ * Returns 0, or -1 (not a pattern) or SCH_RE_NOMEM with a message in msg
+ * (msglen bytes).
  */
 int
 saop__sch_regex(struct sch_re *re, const char *src, char *msg, size_t msglen)
@@ -93,7 +94,7 @@ saop__sch_regex(struct sch_re *re, const char *src, char *msg, size_t msglen)
 	re->code = NULL;
 	if ((buf = malloc(n * (sizeof(ECMA_WS) + 4) + 16)) == NULL) {
 		snprintf(msg, msglen, "out of memory");
-		return -1;
+		return SCH_RE_NOMEM;
 	}
 	for (i = 0; i < n; i++) {
 		char ch = src[i];
@@ -165,13 +166,23 @@ saop__sch_regex(struct sch_re *re, const char *src, char *msg, size_t msglen)
 	}
 	buf[o] = '\0';
 #ifdef PCRE2_EXTRA_ALT_BSUX
-	if ((cctx = pcre2_compile_context_create(NULL)) != NULL)
-		pcre2_set_compile_extra_options(cctx, PCRE2_EXTRA_ALT_BSUX);
+	/* Without its context the pattern would compile, meaning another
+	 * thing (\u...): out of memory. */
+	if ((cctx = pcre2_compile_context_create(NULL)) == NULL) {
+		free(buf);
+		snprintf(msg, msglen, "out of memory");
+		return SCH_RE_NOMEM;
+	}
+	pcre2_set_compile_extra_options(cctx, PCRE2_EXTRA_ALT_BSUX);
 #endif
 	re->code = pcre2_compile((PCRE2_SPTR)buf, o, PCRE2_UTF |
 	    PCRE2_DOLLAR_ENDONLY | PCRE2_ALT_BSUX, &errcode, &erroff, cctx);
 	pcre2_compile_context_free(cctx);
 	free(buf);
+	if (re->code == NULL && errcode == PCRE2_ERROR_HEAP_FAILED) {
+		snprintf(msg, msglen, "out of memory");
+		return SCH_RE_NOMEM;
+	}
 	if (re->code == NULL) {
 		PCRE2_UCHAR text[160];
 

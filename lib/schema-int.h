@@ -212,8 +212,9 @@ char *saop__sch_strdup(struct saop_schema *s, const char *str);
 
 /*
  * Translate an ECMA-262 pattern to PCRE2 and compile it into re.  Returns
- * 0, or -1 with a message in msg.
+ * 0, or -1 (not a pattern) or SCH_RE_NOMEM with a message in msg.
  */
+#define SCH_RE_NOMEM	(-2)
 int saop__sch_regex(struct sch_re *re, const char *src, char *msg,
     size_t msglen);
 

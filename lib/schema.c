@@ -1077,7 +1077,7 @@ compile_node(struct cc *cc, struct sch_node *n)
 	size_t nkw = 0, cap = 0, i;
 	json_t *js = n->js, *v, *x;
 	const char *key, *where = NULL;
-	int d7 = n->draft == SCH_D7, valid = !n->novalidation, rc = -1;
+	int d7 = n->draft == SCH_D7, valid = !n->novalidation, rc = -1, rx;
 
 	n->compiled = 1;
 	if (n->boolv >= 0)
@@ -1191,9 +1191,13 @@ compile_node(struct cc *cc, struct sch_node *n)
 		if (!json_is_string(v))
 			BAD("pattern", "must be a string");
 		ADD(KW_PATTERN, "pattern");
-		if (saop__sch_regex(&k->u.re, json_string_value(v), msg,
-		    sizeof(msg)) != 0) {
+		if ((rx = saop__sch_regex(&k->u.re, json_string_value(v), msg,
+		    sizeof(msg))) != 0) {
 			nkw--;
+			if (rx == SCH_RE_NOMEM) {
+				NOMEM(cc);
+				goto out;
+			}
 			BAD("pattern", msg);
 		}
 	}
@@ -1416,9 +1420,13 @@ compile_node(struct cc *cc, struct sch_node *n)
 					    [k->u.props.npats];
 					char msg[256];
 
-					if (saop__sch_regex(&p->re, key, msg,
-					    sizeof(msg)) != 0)
+					if ((rx = saop__sch_regex(&p->re, key,
+					    msg, sizeof(msg))) == SCH_RE_NOMEM) {
+						NOMEM(cc);
+						goto out;
+					} else if (rx != 0) {
 						BAD("patternProperties", msg);
+					}
 					k->u.props.npats++;
 					if ((p->node = sub(cc, n, x,
 					    "patternProperties", key, -1)) ==

@@ -2,7 +2,7 @@
 # saop-detect -R: all of the input is the raw text of one record.
 . "$top_srcdir/tests/cli/lib.sh"
 
-printf '{"a":' | saop-detect -R --task T >"$tmp/out" && fail "exit 0 on a truncation" || true
+printf '{"a":' | expect_status 1 saop-detect -R --task T >"$tmp/out"
 jqf '.task_id == "T" and .raw == "{\"a\":" and .state == "TRUNCATED"' "$tmp/out"
 jqf '.detect.closing == "}" and .detect.close_index == 1 and .detect.expected == "a value"' "$tmp/out"
 jqf '.detect.truncation_index == 5 and .detect.resume_index == 5' "$tmp/out"
@@ -68,5 +68,5 @@ jqf '.raw == "\"a\u0000b\u0001\tc\"" and .detect.error.offset == 2' "$tmp/nul"
 jqf '.detect.error.message | test("control character 0x00")' "$tmp/nul"
 
 # Whitespace only: truncated and empty.
-printf ' \n\t' | saop-detect -R >"$tmp/ws" && fail "whitespace is not OK" || true
+printf ' \n\t' | expect_status 1 saop-detect -R >"$tmp/ws"
 jqf '.detect.empty and .detect.truncated and .detect.closing == null and .detect.close_index == null' "$tmp/ws"

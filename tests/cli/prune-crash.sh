@@ -11,17 +11,24 @@ kit="${SAOP_SHARED:-/nonexistent}/kit"
 "$py" "$helper" big 12 6 200000 >"$tmp/in.ndjson"
 prog=$(command -v saop-prune)
 
-# Random moments: kill after 0 to 400 ms, 15 times.
-i=0
+# Random moments: kill after 0 to 400 ms.  A kill counts only when it
+# found the program still running with its database made (a load that
+# slows the start, or a run that ends first, checks nothing): the loop
+# goes on until 10 such kills were checked, and fails past 60 tries.
+floor=10
+i=0 checked=0
 seed=$(( $$ % 1000 ))
-while [ "$i" -lt 15 ]; do
+while [ "$checked" -lt "$floor" ]; do
 	i=$((i + 1))
+	[ "$i" -le 60 ] ||
+	    fail "only $checked kills of 60 hit a running prune (at least $floor wanted)"
 	rm -f "$tmp"/db* "$tmp/out"
 	ms=$(( (seed * 7919 + i * 104729) % 400 ))
 	SAOP_DB="$tmp/db" "$prog" <"$tmp/in.ndjson" >"$tmp/out" 2>/dev/null &
 	pid=$!
 	sleep "$(printf '0.%03d' "$ms")"
-	kill -9 "$pid" 2>/dev/null || true
+	hit=0
+	kill -9 "$pid" 2>/dev/null && hit=1
 	wait "$pid" 2>/dev/null || true
 	[ -e "$tmp/db" ] || continue
 	mkdir -p "$tmp/raw"
@@ -29,7 +36,9 @@ while [ "$i" -lt 15 ]; do
 	    --partial >/dev/null || fail "after a kill at ${ms} ms"
 	[ "$(sqlite3 "$tmp/db" 'PRAGMA integrity_check')" = ok ] ||
 	    fail "database damaged by a kill at ${ms} ms"
+	checked=$((checked + hit))
 done
+echo "random kills: $checked of $i runs killed mid-prune and checked" >&2
 
 # Every write and sync: crash-loop kills at sampled calls, when strace works.
 # (LeakSanitizer cannot run under ptrace: off for these runs in ASan builds.)
@@ -41,7 +50,11 @@ if [ -x "$kit/crash-loop.sh" ] && "$kit/syscall-fault.sh" check 2>/dev/null; the
 	    -- sh -c "ASAN_OPTIONS='${ASAN_OPTIONS:-}:detect_leaks=0' SAOP_DB='$tmp/cl.db' '$prog' <'$tmp/in2.ndjson' >'$tmp/cl.out'" \
 	    >"$tmp/crash.log" 2>&1 || fail "crash-loop: $(tail -5 "$tmp/crash.log")"
 	tail -1 "$tmp/crash.log" >&2
+	# At least 10 crash points checked (80 calls, every 5th, 3 calls).
+	n=$(sed -n 's/^crash-loop: \([0-9]*\) passed.*/\1/p' "$tmp/crash.log" | tail -1)
+	[ "${n:-0}" -ge 10 ] ||
+	    fail "crash-loop checked ${n:-no} crash points (at least 10 wanted): $(tail -3 "$tmp/crash.log")"
 else
-	echo "SKIP (part): no strace-based crash-loop here" >&2
+	skip_part "no strace-based crash-loop here (strace, ptrace allowed)"
 fi
 exit 0

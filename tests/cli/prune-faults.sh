@@ -44,11 +44,11 @@ chmod 0644 "$db"
 
 # 2. A read-only filesystem and a full disk (a small tmpfs; root only).
 if [ ! -x "$kit/fs-fault.sh" ]; then
-	echo "SKIP (part): no $kit/fs-fault.sh for the full-disk case" >&2
+	skip_part "no $kit/fs-fault.sh for the full-disk case"
 	exit 0
 fi
 if ! "$kit/fs-fault.sh" check 2>"$tmp/why"; then
-	echo "SKIP (part): full disk: $(cat "$tmp/why")" >&2
+	skip_part "full disk: $(cat "$tmp/why")"
 	exit 0
 fi
 fs="$tmp/fs"

@@ -92,7 +92,7 @@ check "$tmp/out" pipeline
 # The issue's own case: 5 records in, 5 out.
 printf '{"raw":"{}"}\n{"task_id":"noraw"}\n{"raw":"[1]"}\n{"raw":5}\n{"raw":"{\\"b\\":1}"}\n' |
     saop-detect 2>/dev/null | saop-resume 2>/dev/null |
-    saop-validate --no-retry 2>/dev/null >"$tmp/out" || true
+    expect_status 1 saop-validate --no-retry 2>/dev/null >"$tmp/out"
 [ "$(wc -l <"$tmp/out")" -eq 5 ] || fail "5 records in, $(wc -l <"$tmp/out") out"
 
 # -R input that is not UTF-8 names the byte.

@@ -53,7 +53,7 @@ sed -n 2p "$tmp/out" | jq -e '.action == null' >/dev/null ||
 
 # --no-repair: the fenced record is invalid now.
 expect_status 1 saop-validate -q --no-repair "$in"
-sed -n 2p "$in" | saop-validate --no-repair 2>/dev/null >"$tmp/out" || true
+sed -n 2p "$in" | expect_status 1 saop-validate --no-repair 2>/dev/null >"$tmp/out"
 jqf '.state == "INVALID" and .validate.repairs == []' "$tmp/out"
 
 # All valid: exit 0.

@@ -1449,7 +1449,7 @@ main(void)
 		    parsing_dir);
 		return 1;
 	} else {
-		fprintf(stderr, "SKIP (corpora part): no %s: set SAOP_SHARED "
+		fprintf(stderr, "SKIP-PART: no %s: set SAOP_SHARED "
 		    "to the shared corpora\n", parsing_dir);
 	}
 	sr = srunner_create(s);

@@ -1000,14 +1000,17 @@ START_TEST(dns_failure_is_a_network_failure)
 	struct saop_err e;
 	json_t *req = simple_request();
 
-	cfg.base = (char *)"http://saop-test.invalid:8/v1";
+	/* A label of 64 bytes: the resolver refuses the name itself, asking
+	 * no server (no lookup beyond this machine). */
+	cfg.base = (char *)"http://saop-test-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.invalid:8/v1";
 	cfg.key = (char *)KEY;
 	cfg.model = (char *)"m";
 	cfg.stream = 1;
 	cfg.timeout_ms = 5000;
 	cfg.connect_timeout_ms = 3000;
 	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ENETWORK);
-	ck_assert_ptr_nonnull(strstr(e.msg, "saop-test.invalid"));
+	ck_assert_ptr_nonnull(strstr(e.msg, "aaaa.invalid"));
 	saop_llm_answer_free(&a);
 	json_decref(req);
 }

@@ -1,0 +1,596 @@
+/*
+ * check_cov_oom.c: every allocation of a call made to fail in turn (the
+ * 1st, the 2nd, ... until the call makes no more), the way SQLite tests
+ * its malloc failures (issue 25): only that allocation fails.  Whatever fails, the call must not
+ * crash, must return what it documents (its result, or -SAOP_ENOMEM with
+ * e saying "out of memory" for the calls that say so), and must leave its
+ * out-parameters clean.  The allocations are counted by replacing malloc,
+ * calloc and realloc (glibc's __libc_ functions do the work); under ASan,
+ * which owns malloc, only jansson's allocations are failed (through
+ * json_set_alloc_funcs()).
+ */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "saop-private.h"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#endif
+
+/* The allocation that fails (only that one: the clean-up after it gets
+ * its memory, as after a passing shortage), 0 for none. */
+static long fail_at, allocs;
+
+/* Count an allocation; 1 when it is to fail. */
+static int
+failing(void)
+{
+	if (fail_at == 0)
+		return 0;
+	return ++allocs == fail_at;
+}
+
+/* The least runs a call's loop must make: under ASan only jansson's
+ * allocations are counted, and some calls make one or none. */
+#ifdef SANITIZED
+#define RUNS(n)	0
+#else
+#define RUNS(n)	(n)
+#endif
+
+#ifndef SANITIZED
+void *__libc_malloc(size_t);
+void *__libc_calloc(size_t, size_t);
+void *__libc_realloc(void *, size_t);
+
+/* malloc() that fails from the fail_at-th call on.  Returns the block. */
+void *
+malloc(size_t n)
+{
+	if (failing()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_malloc(n);
+}
+
+/* calloc(), failing as malloc() does.  Returns the block. */
+void *
+calloc(size_t n, size_t m)
+{
+	if (failing()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_calloc(n, m);
+}
+
+/* realloc(), failing as malloc() does.  Returns the block. */
+void *
+realloc(void *p, size_t n)
+{
+	if (failing()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_realloc(p, n);
+}
+#else
+/* jansson's allocator under ASan: malloc(), failing from fail_at on. */
+static void *
+json_failing_malloc(size_t n)
+{
+	return failing() ? NULL : malloc(n);
+}
+#endif
+
+/* Start failing allocations from the n-th on (n 0: none). */
+static void
+arm(long n)
+{
+	allocs = 0;
+	fail_at = n;
+}
+
+/* Stop failing.  Returns 1 when an allocation was failed. */
+static int
+disarm(void)
+{
+	int hit = fail_at != 0 && allocs >= fail_at;
+
+	fail_at = 0;
+	return hit;
+}
+
+/*
+ * Run f(arg, n) for n = 1, 2, ... (f arms n around its call) until a run
+ * fails no allocation, then once with none failing (n 0: what the runs
+ * before left behind must not fail it); f checks its own outcome and
+ * returns whether an allocation failed.  Returns the runs made.
+ */
+static long
+each_failure(int (*f)(void *arg, long n), void *arg)
+{
+	long n;
+
+	for (n = 1; n < 200000 && f(arg, n); n++)
+		;
+	ck_assert_int_eq(f(arg, 0), 0);
+	return n;
+}
+
+static const char envelope[] = "Here it is:\n```json\n{\"saop\": \"1.0\", "
+    "\"turn_index\": 0, \"agent_role\": \"developer\", \"thought\": "
+    "\"List the files first.\", \"action\": {\"tool\": \"ls\", "
+    "\"parameters\": {\"path\": \".\",},},}\n```\n";
+
+/* saop_validate_text() on a fenced envelope with trailing commas. */
+static int
+validate_text(void *arg, long n)
+{
+	struct saop_err e;
+	json_t *v = NULL, *errors = NULL, *repairs = NULL;
+	int rc, hit;
+
+	saop_err_clear(&e);
+	arm(n);
+	rc = saop_validate_text(arg, 0, envelope, strlen(envelope), &v,
+	    &errors, &repairs, &e);
+	hit = disarm();
+	if (rc < 0) {
+		ck_assert_int_eq(rc, -SAOP_ENOMEM);
+		ck_assert_int_eq(e.code, SAOP_ENOMEM);
+		ck_assert_ptr_null(v);
+	} else {
+		/* jansson's own failure reads as a syntax error: invalid. */
+		ck_assert(rc == 1 || (rc == 0 && hit));
+		ck_assert_ptr_nonnull(errors);
+		ck_assert_ptr_nonnull(repairs);
+	}
+	if (!hit)
+		ck_assert_int_eq(rc, 1);
+	json_decref(v);
+	json_decref(errors);
+	json_decref(repairs);
+	return hit;
+}
+
+START_TEST(validate_text_survives_every_failed_allocation)
+{
+	struct saop_err e;
+	struct saop_schema *s = saop_schema_envelope_v1(&e);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_gt(each_failure(validate_text, s), RUNS(10));
+	saop_schema_free(s);
+}
+END_TEST
+
+/* saop_validate_record() with no model: a record to repair, one invalid. */
+static int
+validate_record(void *arg, long n)
+{
+	struct saop_validate_opts o;
+	struct saop_err e;
+	json_t *good, *bad;
+	int rc1, rc2, hit;
+
+	memset(&o, 0, sizeof(o));
+	o.schema = arg;
+	good = json_pack("{s:s, s:i, s:s}", "task_id", "t", "turn", 1, "raw",
+	    envelope);
+	bad = json_pack("{s:s, s:i, s:s}", "task_id", "t", "turn", 2, "raw",
+	    "{\"saop\": \"1.0\"}");
+	ck_assert_ptr_nonnull(good);
+	ck_assert_ptr_nonnull(bad);
+	saop_err_clear(&e);
+	arm(n);
+	rc1 = saop_validate_record(good, &o, &e);
+	rc2 = saop_validate_record(bad, &o, &e);
+	hit = disarm();
+	ck_assert_msg(rc1 == 0 || rc1 == 1 || rc1 == -SAOP_ENOMEM, "%d", rc1);
+	ck_assert_msg(rc2 == 1 || rc2 == -SAOP_ENOMEM, "%d", rc2);
+	if (!hit) {
+		ck_assert_int_eq(rc1, 0);
+		ck_assert_int_eq(rc2, 1);
+		ck_assert_str_eq(json_string_value(json_object_get(bad,
+		    "state")), "INVALID");
+	}
+	json_decref(good);
+	json_decref(bad);
+	return hit;
+}
+
+START_TEST(validate_record_survives_every_failed_allocation)
+{
+	struct saop_err e;
+	struct saop_schema *s = saop_schema_envelope_v1(&e);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_gt(each_failure(validate_record, s), RUNS(10));
+	saop_schema_free(s);
+}
+END_TEST
+
+/* saop_correction_request() for an invalid answer. */
+static int
+correction(void *arg, long n)
+{
+	struct saop_err e;
+	json_t *req, *errors, *out;
+	int hit;
+
+	(void)arg;
+	req = json_pack("{s:[{s:s, s:s}]}", "messages", "role", "user",
+	    "content", "JSON please");
+	errors = json_pack("[{s:s, s:s, s:s}]", "path", "/a", "keyword",
+	    "required", "message", "required property 'a' is missing");
+	ck_assert_ptr_nonnull(req);
+	ck_assert_ptr_nonnull(errors);
+	arm(n);
+	out = saop_correction_request(req, "{\"b\": 1}", 8, errors, &e);
+	hit = disarm();
+	if (out == NULL)
+		ck_assert_int_eq(e.code, SAOP_ENOMEM);
+	else
+		ck_assert_uint_eq(json_array_size(json_object_get(out,
+		    "messages")), 3);
+	ck_assert(hit || out != NULL);
+	json_decref(out);
+	json_decref(req);
+	json_decref(errors);
+	return hit;
+}
+
+START_TEST(correction_request_survives_every_failed_allocation)
+{
+	ck_assert_int_gt(each_failure(correction, NULL), RUNS(3));
+}
+END_TEST
+
+/* The store of prune_store() (opened once: migrations are not in the loop). */
+static struct saop_store *store;
+
+/* saop_prune_messages() with --dry-run (arg NULL: nothing stored) or
+ * storing in store. */
+static int
+prune(void *arg, long n)
+{
+	struct saop_prune_opts o;
+	struct saop_prune_stats st;
+	struct saop_err e;
+	json_t *msgs;
+	char *big = arg;
+	int rc, hit;
+
+	saop_prune_opts_init(&o);
+	o.dry_run = store == NULL;
+	o.store = store;
+	o.task_id = "t";
+	o.threshold = 10;
+	memset(&st, 0, sizeof(st));
+	msgs = json_pack("[{s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:[{s:s, s:s}]},"
+	    " {s:s, s:s}, {s:s, s:s}]",
+	    "role", "user", "content", "go",
+	    "role", "tool", "tool_call_id", "a", "content", big,
+	    "role", "tool", "content", "type", "text", "text", big,
+	    "role", "assistant", "content", "x",
+	    "role", "assistant", "content", "y");
+	ck_assert_ptr_nonnull(msgs);
+	saop_err_clear(&e);
+	arm(n);
+	rc = saop_prune_messages(msgs, &o, &st, &e);
+	hit = disarm();
+	ck_assert_msg(rc == 0 || rc == -SAOP_ENOMEM ||
+	    (store != NULL && rc == -SAOP_EDB), "%d: %s", rc, e.msg);
+	if (!hit) {
+		ck_assert_msg(rc == 0, "%d: %s", rc, e.msg);
+		ck_assert_uint_eq(st.outputs, 2);
+	}
+	json_decref(msgs);
+	return hit;
+}
+
+START_TEST(prune_survives_every_failed_allocation)
+{
+	char big[200];
+
+	memset(big, 'z', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_gt(each_failure(prune, big), RUNS(3));
+}
+END_TEST
+
+START_TEST(prune_store_survives_every_failed_allocation)
+{
+	char big[200], path[] = "/tmp/saop-cov-oom.XXXXXX", db[64];
+	struct saop_err e;
+	int fd;
+
+	memset(big, 'y', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	close(fd);
+	snprintf(db, sizeof(db), "%s.db", path);
+	ck_assert_ptr_nonnull(store = saop_store_open(db, &e));
+	/* Migrations applied first, then the same output reused. */
+	ck_assert_int_eq(prune(big, 0), 0);
+	ck_assert_int_gt(each_failure(prune, big), RUNS(3));
+	saop_store_close(store);
+	store = NULL;
+	unlink(db);
+	unlink(path);
+}
+END_TEST
+
+/* saop_resume_merge() of a cut object and its continuation. */
+static int
+merge(void *arg, long n)
+{
+	static const char prefix[] = "{\"a\": [1, 2, \"thr";
+	static const char cont[] = "ee\", 4], \"b\": null}";
+	struct saop_detect_result res;
+	struct saop_err e;
+	char *out = NULL;
+	size_t outlen = 0;
+	int rc, hit;
+
+	(void)arg;
+	memset(&res, 0, sizeof(res));
+	arm(n);
+	rc = saop_resume_merge(prefix, strlen(prefix), cont, strlen(cont), 64,
+	    &out, &outlen, &res, &e);
+	hit = disarm();
+	if (rc < 0) {
+		ck_assert_int_eq(rc, -SAOP_ENOMEM);
+		ck_assert_ptr_null(out);
+	} else if (!hit) {
+		ck_assert_int_eq(rc, 0);
+		ck_assert_int_eq(res.verdict, SAOP_COMPLETE);
+		ck_assert_str_eq(out, "{\"a\": [1, 2, \"three\", 4], "
+		    "\"b\": null}");
+	}
+	free(out);
+	saop_detect_result_free(&res);
+	return hit;
+}
+
+START_TEST(resume_merge_survives_every_failed_allocation)
+{
+	ck_assert_int_gt(each_failure(merge, NULL), RUNS(3));
+}
+END_TEST
+
+/* saop_repair() of near-JSON needing several repairs. */
+static int
+repair(void *arg, long n)
+{
+	static const char text[] = "Sure! ```json\n{'a': 1, b: [1, 2,], "
+	    "\"c\": True, // note\n}\n```";
+	struct saop_err e;
+	json_t *repairs = NULL;
+	char *out = NULL;
+	size_t outlen = 0;
+	int rc, hit;
+
+	(void)arg;
+	arm(n);
+	rc = saop_repair(text, strlen(text), &out, &outlen, &repairs, &e);
+	hit = disarm();
+	if (rc < 0) {
+		ck_assert_int_eq(rc, -SAOP_ENOMEM);
+	} else if (!hit) {
+		ck_assert_ptr_nonnull(out);
+		ck_assert_int_gt(json_array_size(repairs), 2);
+	}
+	free(out);
+	json_decref(repairs);
+	return hit;
+}
+
+START_TEST(repair_survives_every_failed_allocation)
+{
+	ck_assert_int_gt(each_failure(repair, NULL), RUNS(3));
+}
+END_TEST
+
+
+/* A schema with most keywords of 2020-12, and a value breaking many. */
+static const char rich_schema[] = "{\"$schema\": "
+    "\"https://json-schema.org/draft/2020-12/schema\", \"$id\": "
+    "\"urn:cov\", \"$defs\": {\"pos\": {\"type\": \"integer\", "
+    "\"exclusiveMinimum\": 0}, \"node\": {\"type\": \"object\", "
+    "\"properties\": {\"next\": {\"$ref\": \"#/$defs/node\"}}}}, "
+    "\"type\": \"object\", \"required\": [\"a\", \"b\"], \"properties\": "
+    "{\"a\": {\"$ref\": \"#/$defs/pos\"}, \"b\": {\"type\": \"array\", "
+    "\"items\": {\"type\": \"string\", \"minLength\": 2, \"maxLength\": 4, "
+    "\"pattern\": \"^[a-z]+$\"}, \"minItems\": 1, \"maxItems\": 3, "
+    "\"uniqueItems\": true, \"contains\": {\"const\": \"ok\"}}, \"c\": "
+    "{\"enum\": [1, \"two\", null]}, \"d\": {\"oneOf\": [{\"type\": "
+    "\"number\", \"multipleOf\": 3}, {\"type\": \"string\", \"format\": "
+    "\"date\"}]}, \"e\": {\"anyOf\": [{\"maximum\": 5}, {\"minimum\": "
+    "10}]}, \"f\": {\"allOf\": [{\"type\": \"object\"}, {\"not\": "
+    "{\"required\": [\"x\"]}}], \"dependentRequired\": {\"y\": [\"z\"]}, "
+    "\"minProperties\": 1, \"maxProperties\": 2, \"propertyNames\": "
+    "{\"maxLength\": 1}}, \"g\": {\"if\": {\"type\": \"string\"}, "
+    "\"then\": {\"minLength\": 3}, \"else\": {\"type\": \"number\"}}, "
+    "\"h\": {\"prefixItems\": [{\"type\": \"boolean\"}], \"items\": "
+    "false}, \"n\": {\"$ref\": \"#/$defs/node\"}}, "
+    "\"patternProperties\": {\"^p_\": {\"type\": \"null\"}}, "
+    "\"additionalProperties\": false, \"unevaluatedProperties\": false}";
+static const char rich_bad[] = "{\"a\": 0, \"b\": [\"x\", \"x\", \"TOOLONG\"],"
+    " \"c\": 4, \"d\": \"2024-02-30\", \"e\": 7, \"f\": {\"x\": 1, \"y\": "
+    "2, \"zz\": 3}, \"g\": \"ab\", \"h\": [true, 1], \"n\": {\"next\": "
+    "{\"next\": 5}}, \"p_q\": 1, \"other\": 1}";
+
+/* Compile the rich schema and collect every error of rich_bad. */
+static int
+schema(void *arg, long n)
+{
+	struct saop_schema_opts so = { NULL, 1 };
+	struct saop_schema *s;
+	struct saop_err e;
+	json_t *doc, *bad, *errors = NULL;
+	int rc = 0, hit;
+
+	(void)arg;
+	doc = json_loads(rich_schema, 0, NULL);
+	bad = json_loads(rich_bad, 0, NULL);
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_ptr_nonnull(bad);
+	saop_err_clear(&e);
+	arm(n);
+	s = saop_schema_compile(doc, NULL, &so, &e);
+	if (s != NULL)
+		rc = saop_schema_validate(s, bad, &errors, &e);
+	hit = disarm();
+	if (s == NULL)
+		ck_assert_msg(e.code == SAOP_ENOMEM, "%d: %s", e.code, e.msg);
+	else
+		ck_assert_msg(rc == 0 || rc == -SAOP_ENOMEM, "%d", rc);
+	if (!hit) {
+		ck_assert_ptr_nonnull(s);
+		ck_assert_int_eq(rc, 0);
+		ck_assert_int_gt(json_array_size(errors), 12);
+	}
+	json_decref(errors);
+	saop_schema_free(s);
+	json_decref(doc);
+	json_decref(bad);
+	return hit;
+}
+
+START_TEST(schema_survives_every_failed_allocation)
+{
+	ck_assert_int_gt(each_failure(schema, NULL), RUNS(50));
+}
+END_TEST
+
+/* The scanner, and the record's "detect" object. */
+static int
+detect(void *arg, long n)
+{
+	static const char text[] = "\xef\xbb\xbf{\"a\": [1, {\"b\": \"c\\u00e9";
+	struct saop_detect_result res;
+	json_t *j = NULL;
+	int rc, hit;
+
+	(void)arg;
+	memset(&res, 0, sizeof(res));
+	arm(n);
+	rc = saop_detect_buffer(text, strlen(text), 64, &res);
+	if (rc == 0)
+		j = saop_detect_result_json(&res);
+	hit = disarm();
+	ck_assert(rc == 0 || rc == -SAOP_ENOMEM);
+	if (!hit) {
+		ck_assert_int_eq(res.verdict, SAOP_TRUNCATED);
+		ck_assert_ptr_nonnull(j);
+	}
+	json_decref(j);
+	saop_detect_result_free(&res);
+	return hit;
+}
+
+START_TEST(detect_survives_every_failed_allocation)
+{
+	ck_assert_int_gt(each_failure(detect, NULL), RUNS(2));
+}
+END_TEST
+
+/* A request with most of what the wire formats translate. */
+static const char rich_request[] = "{\"model\": \"m\", \"system\": "
+    "\"Be brief.\", \"max_tokens\": 100, \"temperature\": 0.5, \"top_p\": "
+    "0.9, \"stop\": [\"END\"], \"tool_choice\": {\"type\": \"function\", "
+    "\"function\": {\"name\": \"ls\"}}, \"tools\": [{\"type\": "
+    "\"function\", \"function\": {\"name\": \"ls\", \"description\": "
+    "\"list\", \"parameters\": {\"type\": \"object\"}}}, {\"name\": "
+    "\"cat\", \"input_schema\": {\"type\": \"object\"}}], \"messages\": "
+    "[{\"role\": \"system\", \"content\": \"And exact.\"}, {\"role\": "
+    "\"user\", \"content\": [{\"type\": \"text\", \"text\": \"go\"}]}, "
+    "{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{\"id\": "
+    "\"c1\", \"type\": \"function\", \"function\": {\"name\": \"ls\", "
+    "\"arguments\": \"{\\\"p\\\": 1}\"}}]}, {\"role\": \"tool\", "
+    "\"tool_call_id\": \"c1\", \"content\": \"a b\"}, {\"role\": "
+    "\"assistant\", \"content\": \"{\\\"a\\\": \"}]}";
+
+/* --dry-run of the rich request to /dev/null, provider arg. */
+static int
+dry_run(void *arg, long n)
+{
+	struct saop_llm_config cfg;
+	struct saop_err e;
+	json_t *req = json_loads(rich_request, 0, NULL);
+	FILE *f = fopen("/dev/null", "w");
+	int rc, hit;
+
+	ck_assert_ptr_nonnull(req);
+	ck_assert_ptr_nonnull(f);
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.provider = *(const enum saop_provider *)arg;
+	cfg.base = (char *)"http://user:pw@127.0.0.1:9/v1?key=k";
+	cfg.key = (char *)"sk-test-0123456789abcdef";
+	cfg.model = (char *)"m";
+	cfg.stream = 1;
+	saop_err_clear(&e);
+	arm(n);
+	rc = saop_llm_dry_run(f, &cfg, req, &e);
+	hit = disarm();
+	ck_assert_msg(rc == 0 || rc == -SAOP_ENOMEM, "%d: %s", rc, e.msg);
+	if (!hit)
+		ck_assert_int_eq(rc, 0);
+	fclose(f);
+	json_decref(req);
+	return hit;
+}
+
+START_TEST(request_bodies_survive_every_failed_allocation)
+{
+	enum saop_provider p = SAOP_PROVIDER_OPENAI;
+
+	ck_assert_int_gt(each_failure(dry_run, &p), RUNS(20));
+	p = SAOP_PROVIDER_ANTHROPIC;
+	ck_assert_int_gt(each_failure(dry_run, &p), RUNS(20));
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *s = suite_create("cov_oom");
+	TCase *tc = tcase_create("oom");
+	SRunner *sr;
+	int failed;
+
+#ifdef SANITIZED
+	json_set_alloc_funcs(json_failing_malloc, free);
+#endif
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, validate_text_survives_every_failed_allocation);
+	tcase_add_test(tc, validate_record_survives_every_failed_allocation);
+	tcase_add_test(tc, correction_request_survives_every_failed_allocation);
+	tcase_add_test(tc, prune_survives_every_failed_allocation);
+	tcase_add_test(tc, prune_store_survives_every_failed_allocation);
+	tcase_add_test(tc, resume_merge_survives_every_failed_allocation);
+	tcase_add_test(tc, repair_survives_every_failed_allocation);
+	tcase_add_test(tc, schema_survives_every_failed_allocation);
+	tcase_add_test(tc, detect_survives_every_failed_allocation);
+	tcase_add_test(tc, request_bodies_survive_every_failed_allocation);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
