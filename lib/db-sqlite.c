@@ -412,11 +412,9 @@ lite_run(struct saop__db *db, const char *sql, const struct saop__db_val *p,
 		if ((out = row(arg, &r)) != 0)
 			break;
 	}
-	if (out == 0 && rc != SQLITE_DONE) {
-		l->last = rc;
-		out = saop__fail(e, SAOP_EDB, 0, "state database: %s",
-		    sqlite3_errmsg(l->h));
-	} else if (changes != NULL)
+	if (out == 0 && rc != SQLITE_DONE)
+		out = fail(l, "a statement", e);
+	else if (changes != NULL)
 		*changes = sqlite3_changes(l->h);
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);

@@ -40,6 +40,8 @@ fi
 mkdir "$tmp/ro" "$tmp/rodir"
 saop-detect --db "$tmp/ro/state.sqlite" "$tmp/in" >/dev/null || true
 [ -s "$tmp/ro/state.sqlite" ] || fail "setup: no database"
+# The files are the runner's own: another's would be refused as such.
+[ -z "$as" ] || chown -R 65534:65534 "$tmp/ro" "$tmp/rodir"
 chmod 0755 "$tmp/ro"
 chmod 0444 "$tmp/ro/state.sqlite"
 db_fault "$tmp/ro/state.sqlite" "cannot write $tmp/ro/state.sqlite: read-only; make $tmp/ro/state.sqlite writable" $as

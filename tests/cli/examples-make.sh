@@ -31,7 +31,9 @@ for n in 1 2 3 4; do
 done
 fake_llm_start "$@"
 mk() {
-	make -f "$top_srcdir/examples/Makefile" -j4 "$@" >make.log 2>&1
+	# The example as a user runs it: not a submake of make check's
+	# (whose -s would hide "Nothing to be done").
+	MAKEFLAGS= MFLAGS= MAKELEVEL= make -f "$top_srcdir/examples/Makefile" -j4 "$@" >make.log 2>&1
 }
 mk || fail "make -j4 failed: $(cat make.log)"
 for n in 1 2 3 4; do

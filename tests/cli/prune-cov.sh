@@ -27,7 +27,7 @@ printf '[1]' | expect_status 65 saop-prune --raw-input >"$tmp/out" 2>"$tmp/err"
 
 # Usage errors.
 expect_status 64 saop-prune --entries --raw-output </dev/null 2>"$tmp/err"
-grep -q -- '-R does not apply to --entries' "$tmp/err" || fail "$(cat "$tmp/err")"
+grep -q -- '-r does not apply to --entries' "$tmp/err" || fail "$(cat "$tmp/err")"
 expect_status 64 saop-prune --get 0 2>"$tmp/err"
 grep -q 'ids start at 1' "$tmp/err" || fail "$(cat "$tmp/err")"
 expect_status 64 saop-prune --get-latest '' 2>"$tmp/err"

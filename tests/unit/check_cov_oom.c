@@ -314,15 +314,15 @@ END_TEST
 
 START_TEST(prune_store_survives_every_failed_allocation)
 {
+	/* In a directory of its own: a state database directly in a
+	 * world-writable directory is refused. */
 	char big[200], path[] = "/tmp/saop-cov-oom.XXXXXX", db[64];
 	struct saop_err e;
-	int fd;
 
 	memset(big, 'y', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	ck_assert_int_ge(fd = mkstemp(path), 0);
-	close(fd);
-	snprintf(db, sizeof(db), "%s.db", path);
+	ck_assert_ptr_nonnull(mkdtemp(path));
+	snprintf(db, sizeof(db), "%s/state.sqlite", path);
 	ck_assert_ptr_nonnull(store = saop_store_open(db, &e));
 	/* Migrations applied first, then the same output reused. */
 	ck_assert_int_eq(prune(big, 0), 0);
@@ -330,7 +330,11 @@ START_TEST(prune_store_survives_every_failed_allocation)
 	saop_store_close(store);
 	store = NULL;
 	unlink(db);
-	unlink(path);
+	snprintf(db, sizeof(db), "%s/state.sqlite-wal", path);
+	unlink(db);
+	snprintf(db, sizeof(db), "%s/state.sqlite-shm", path);
+	unlink(db);
+	rmdir(path);
 }
 END_TEST
 
