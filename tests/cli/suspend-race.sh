@@ -34,6 +34,16 @@ calls() {
 # nothing left saved.
 check_delivered() {
 	cat "$@" | jq -r 'select(.raw == "{\"ok\": true}") | .turn' | sort -n >"$tmp/turns"
+	if [ -n "${again:-}" ]; then
+		# The documented window: killed after its record was written,
+		# before its row's deletion was committed: that one turn may
+		# come twice (once when the deletion reached the log).
+		[ "$(grep -c -x -- "$again" "$tmp/turns")" -le 2 ] ||
+		    fail "turn $again more than twice"
+		awk -v t="$again" '$0 == t && seen++ { next } { print }' \
+		    "$tmp/turns" >"$tmp/turns.1"
+		mv "$tmp/turns.1" "$tmp/turns"
+	fi
 	[ "$(wc -l <"$tmp/turns")" -eq "$N" ] ||
 	    fail "$(wc -l <"$tmp/turns") records for $N turns"
 	[ -z "$(uniq -d "$tmp/turns")" ] || fail "twice: $(uniq -d "$tmp/turns" | tr '\n' ' ')"
@@ -77,13 +87,30 @@ until [ "$(sql "SELECT count(*) FROM agent_turn_states WHERE claim_pid = $victim
 	[ "$i" -lt 400 ] || fail "the resumer never claimed a turn"
 	sleep 0.01
 done
+# Stopped first, so that what it holds and what it wrote are seen at the
+# moment it dies.
+kill -STOP "$victim"
+held=$(sql "SELECT turn FROM agent_turn_states WHERE claim_pid = $victim")
 kill -9 "$victim"
 wait "$victim" 2>/dev/null || true
+again=
+for t in $held; do
+	# A turn it held whose record it had already written (and flushed)
+	# is the window saop-suspend(1) documents: written, not yet
+	# forgotten.  Any other turn twice is a failure.
+	if jq -e --argjson t "$t" 'select(.turn == $t and .raw == "{\"ok\": true}")' \
+	    "$tmp/k.1" >/dev/null 2>&1; then
+		[ -z "$again" ] || fail "two turns written and not forgotten: $again $t"
+		again=$t
+		echo "suspend-race: killed between writing turn $t and forgetting it" >&2
+	fi
+done
 wait "$p2" || fail "resumer 2 failed"
 wait "$p3" || fail "resumer 3 failed"
 # Whatever the dead one held is free again: a last --resume takes it.
 saop-suspend --resume >"$tmp/k.4" 2>"$tmp/k.err" || fail "$(cat "$tmp/k.err")"
 check_delivered "$tmp/k.1" "$tmp/k.2" "$tmp/k.3" "$tmp/k.4"
+again=
 # The killed resumer's call may have been answered before it died: one
 # call more at most, never a turn twice.
 [ "$(calls)" -le $((N + 1)) ] || fail "killed resumer: $(calls) calls"
