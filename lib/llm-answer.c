@@ -407,6 +407,13 @@ openai_choice(struct saop__llm_parser *p, struct saop__llm_parser *t,
 
 	if (openai_choice_ok(p, ch) != 0)
 		return;
+	/*
+	 * A choice ends at its finish_reason: what a server sends for it
+	 * afterwards is not read, so that an answer cut just after its finish
+	 * reads as the whole one does (a fuzz finding).
+	 */
+	if (t->finish[0] != '\0')
+		return;
 	if ((d = json_object_get(ch, "delta")) == NULL)
 		d = json_object_get(ch, "message");
 	openai_content(t, json_object_get(d, "content"));

@@ -107,6 +107,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size > 1 << 16)
 		return 0;
+	/*
+	 * The reader marks a value jansson cannot hold with a NUL, a name
+	 * and 64 random bits made once per process (lib/record.c), never
+	 * written out: no saved text can hold this process's mark, but
+	 * libFuzzer's comparison tracing learns it from inside the process.
+	 * Such an input is not one the reader can meet.
+	 */
+	if (memmem(data, size, "saop-verbatim:", 14) != NULL)
+		return 0;
 	db = saop__store_db(s);
 	FUZZ_CHECK(sqlite3_exec(db, "DELETE FROM agent_turn_states", NULL,
 	    NULL, NULL) == SQLITE_OK);
