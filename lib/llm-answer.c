@@ -916,7 +916,7 @@ static void
 gemini_candidate(struct saop__llm_parser *p, struct saop__llm_parser *t,
     const json_t *c)
 {
-	json_t *parts, *x, *fr;
+	json_t *parts, *x, *fr, *args;
 	struct tool *tl;
 	size_t i;
 	char *s;
@@ -950,9 +950,14 @@ gemini_candidate(struct saop__llm_parser *p, struct saop__llm_parser *t,
 				continue;
 			tool_str(&tl->id, json_object_get(fc, "id"));
 			tool_str(&tl->name, json_object_get(fc, "name"));
-			x = json_object_get(fc, "args");
-			s = json_dumps(x != NULL ? x : json_object(),
-			    JSON_COMPACT | JSON_ENCODE_ANY);
+			/* A call without "args" has none: {} (a fuzz
+			 * finding: the {} made for it was leaked). */
+			args = json_object_get(fc, "args");
+			if (args == NULL)
+				s = strdup("{}");
+			else
+				s = json_dumps(args, JSON_COMPACT |
+				    JSON_ENCODE_ANY);
 			if (s == NULL)
 				t->fail = SAOP_ENOMEM;
 			else if (saop__buf_append_max(&tl->args, s, strlen(s),
