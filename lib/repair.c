@@ -24,41 +24,54 @@
 #include "saop-private.h"
 #include "schema-int.h"
 
+/* A set of repairs: bit k is repair_names[k]. */
+typedef uint64_t repairs_t;
+
 /* The repairs, in the order validate.repairs lists them. */
-enum {
-	R_BOM = 1u << 0,
-	R_THINK = 1u << 1,
-	R_CODE_FENCE = 1u << 2,
-	R_PROSE = 1u << 3,
-	R_JSONP = 1u << 4,
-	R_COMMENT = 1u << 5,
-	R_TRAILING_COMMA = 1u << 6,
-	R_EXTRA_COMMA = 1u << 7,
-	R_MISSING_COMMA = 1u << 8,
-	R_MISSING_COLON = 1u << 9,
-	R_SINGLE_QUOTES = 1u << 10,
-	R_TYPO_QUOTES = 1u << 11,
-	R_BACKTICKS = 1u << 12,
-	R_MISSING_CLOSE = 1u << 13,
-	R_MISSING_OPEN = 1u << 14,
-	R_UNESCAPED_QUOTE = 1u << 15,
-	R_UNQUOTED_KEY = 1u << 16,
-	R_UNQUOTED_STRING = 1u << 17,
-	R_PYTHON_LITERAL = 1u << 18,
-	R_LITERAL_CASE = 1u << 19,
-	R_NOT_JSON_VALUE = 1u << 20,
-	R_INVALID_ESCAPE = 1u << 21,
-	R_NUMBER_FORM = 1u << 22,
-	R_CONTROL_CHARACTER = 1u << 23,
-	R_UNICODE_SPACE = 1u << 24,
-	R_MISMATCHED_BRACKET = 1u << 25,
-	R_SURPLUS_BRACKET = 1u << 26,
-	R_STRING_CONCAT = 1u << 27,
-	R_CONCATENATED = 1u << 28,
-	R_SCHEMA_CHOICE = 1u << 29,
-	R_CLOSED = 1u << 30,
-	R_ELLIPSIS = 1u << 31
-};
+#define R_BOM	((repairs_t)1 << 0)
+#define R_THINK	((repairs_t)1 << 1)
+#define R_CODE_FENCE	((repairs_t)1 << 2)
+#define R_PROSE	((repairs_t)1 << 3)
+#define R_JSONP	((repairs_t)1 << 4)
+#define R_COMMENT	((repairs_t)1 << 5)
+#define R_TRAILING_COMMA	((repairs_t)1 << 6)
+#define R_EXTRA_COMMA	((repairs_t)1 << 7)
+#define R_MISSING_COMMA	((repairs_t)1 << 8)
+#define R_MISSING_COLON	((repairs_t)1 << 9)
+#define R_SINGLE_QUOTES	((repairs_t)1 << 10)
+#define R_TYPO_QUOTES	((repairs_t)1 << 11)
+#define R_BACKTICKS	((repairs_t)1 << 12)
+#define R_MISSING_CLOSE	((repairs_t)1 << 13)
+#define R_MISSING_OPEN	((repairs_t)1 << 14)
+#define R_UNESCAPED_QUOTE	((repairs_t)1 << 15)
+#define R_UNQUOTED_KEY	((repairs_t)1 << 16)
+#define R_UNQUOTED_STRING	((repairs_t)1 << 17)
+#define R_PYTHON_LITERAL	((repairs_t)1 << 18)
+#define R_LITERAL_CASE	((repairs_t)1 << 19)
+#define R_NOT_JSON_VALUE	((repairs_t)1 << 20)
+#define R_INVALID_ESCAPE	((repairs_t)1 << 21)
+#define R_NUMBER_FORM	((repairs_t)1 << 22)
+#define R_CONTROL_CHARACTER	((repairs_t)1 << 23)
+#define R_UNICODE_SPACE	((repairs_t)1 << 24)
+#define R_MISMATCHED_BRACKET	((repairs_t)1 << 25)
+#define R_SURPLUS_BRACKET	((repairs_t)1 << 26)
+#define R_STRING_CONCAT	((repairs_t)1 << 27)
+#define R_CONCATENATED	((repairs_t)1 << 28)
+#define R_SCHEMA_CHOICE	((repairs_t)1 << 29)
+#define R_CLOSED	((repairs_t)1 << 30)
+#define R_ELLIPSIS	((repairs_t)1 << 31)
+#define R_PYTHON_TUPLE	((repairs_t)1 << 32)
+#define R_SHELL_WRAPPER	((repairs_t)1 << 33)
+#define R_STRINGIFIED	((repairs_t)1 << 34)
+
+/*
+ * The open containers on the stack: '{', '[', and what stands for an
+ * array or for no container at all: a Python tuple before its first comma
+ * (a group when it closes so), one after it, a MongoDB shell wrapper.
+ */
+#define TUPLE		'('
+#define TUPLE_COMMA	')'
+#define WRAPPER		'w'
 
 static const char *const repair_names[] = {
 	"bom", "think_block", "code_fence", "prose", "jsonp", "comment",
@@ -69,7 +82,7 @@ static const char *const repair_names[] = {
 	"not_json_value", "invalid_escape", "number_form", "control_character",
 	"unicode_space", "mismatched_bracket", "surplus_bracket",
 	"string_concatenation", "concatenated_values", "schema_choice", "closed",
-	"ellipsis"
+	"ellipsis", "python_tuple", "shell_wrapper", "stringified_json"
 };
 
 #define MAX_READINGS	8	/* distinct readings kept at the least cost */
@@ -82,7 +95,7 @@ static const char *const repair_names[] = {
 struct reading {
 	char *text;
 	size_t len;
-	unsigned repairs;
+	repairs_t repairs;
 	size_t cost;
 	int truncated;		/* cut: to be closed */
 	size_t nvals;		/* top-level values (concatenated) */
@@ -96,7 +109,7 @@ struct lex {
 	size_t n;
 	size_t i;		/* next byte to read */
 	struct saop__buf *out;
-	unsigned repairs;
+	repairs_t repairs;
 	size_t cost;		/* repairs made (each counted) */
 	size_t best;		/* the least cost of a reading found */
 	size_t tokens;		/* tokens read after the first bracket */
@@ -107,7 +120,8 @@ struct lex {
 	int last_string;	/* the last token was a string */
 	int doubt;		/* this pass took a doubtful reading */
 	size_t doubt_best;	/* the least cost of a doubtful one */
-	char *stack;		/* open containers: '{' or '[' */
+	char *stack;		/* open containers: '{' '[' TUPLE... */
+	size_t *opened;		/* where each one opened in out */
 	size_t depth;
 	size_t stack_cap;
 	/* The search: the choices of this pass, replayed then extended. */
@@ -149,7 +163,7 @@ putc_(struct lex *lx, char c)
  * reading found already (it cannot be one of the least-cost readings).
  */
 static int
-fix(struct lex *lx, unsigned r)
+fix(struct lex *lx, repairs_t r)
 {
 	lx->repairs |= r;
 	/* Moving where a string ends weighs more than any other repair. */
@@ -903,11 +917,13 @@ bare_string(struct lex *lx)
 
 /*
  * A value that starts as a number but is none (a date, a version, a
- * fraction, an id): one word with no space, up to ',' '}' ']' (white
- * space before it allowed), holding a letter no number holds (not a hex
- * digit, x or _: 0x1F, 1e, 1_000 stay refused), a ':' or '/', a '-' after
- * its start, or more than one '.'; written as a string
- * ("unquoted_string").  Returns 0, or -1 when there is none.
+ * fraction, an id, a code with leading zeros): one word with no space, up
+ * to ',' '}' ']' (white space before it allowed), holding a letter no
+ * number holds (not a hex digit, x or _: 0x1F, 1e, 1_000 stay refused), a
+ * ':' or '/', a '-' after its start, more than one '.', or starting with
+ * a 0 and a digit (0789, 007: kept as written, since a number would lose
+ * the zeros); written as a string ("unquoted_string").  Returns 0, or -1
+ * when there is none.
  */
 static int
 word_string(struct lex *lx)
@@ -937,6 +953,9 @@ word_string(struct lex *lx)
 	k = next_nonspace(s, lx->n, i);
 	if (k >= lx->n || strchr(",}]", s[k]) == NULL)
 		return -1;
+	k = lx->i + (s[lx->i] == '-');
+	if (k + 1 < i && s[k] == '0' && is_digit((unsigned char)s[k + 1]))
+		other = 1;
 	if (!other && dash < 2 && dot < 2 && !(dash == 1 && dot == 0))
 		return -1;
 	if (fix(lx, R_UNQUOTED_STRING) != 0 || putc_(lx, '"') != 0 ||
@@ -948,8 +967,9 @@ word_string(struct lex *lx)
 }
 
 /*
- * Open a container c ('{' or '[') and write it: 0, or -1 past
- * SAOP_MAX_DEPTH or with no memory (lx->nomem set).
+ * Open a container c ('{', '[', TUPLE or WRAPPER) and write it ('[' for
+ * a tuple, nothing for a wrapper): 0, or -1 past SAOP_MAX_DEPTH or with
+ * no memory (lx->nomem set).
  */
 static int
 push(struct lex *lx, char c)
@@ -959,16 +979,83 @@ push(struct lex *lx, char c)
 	if (lx->depth == lx->stack_cap) {
 		size_t cap = lx->stack_cap ? lx->stack_cap * 2 : 64;
 		char *p;
+		size_t *o;
 
 		if ((p = realloc(lx->stack, cap)) == NULL) {
 			lx->nomem = 1;
 			return -1;
 		}
 		lx->stack = p;
+		if ((o = realloc(lx->opened, cap * sizeof(*o))) == NULL) {
+			lx->nomem = 1;
+			return -1;
+		}
+		lx->opened = o;
 		lx->stack_cap = cap;
 	}
+	lx->opened[lx->depth] = lx->out->len;
 	lx->stack[lx->depth++] = c;
-	return putc_(lx, c);
+	if (c == WRAPPER)
+		return 0;
+	return putc_(lx, c == TUPLE ? '[' : c);
+}
+
+/* Is the innermost open container a tuple?  1 or 0. */
+static int
+in_tuple(const struct lex *lx)
+{
+	return lx->depth > 0 && (lx->stack[lx->depth - 1] == TUPLE ||
+	    lx->stack[lx->depth - 1] == TUPLE_COMMA);
+}
+
+/*
+ * Close the tuple or wrapper on top at the ')' at lx->i: a tuple with a
+ * comma is an array, one with none a group (its value alone: (1) is 1),
+ * a wrapper leaves its value.  Returns 0, or -1.
+ */
+static int
+close_paren(struct lex *lx)
+{
+	char c = lx->stack[--lx->depth];
+	size_t at = lx->opened[lx->depth];
+
+	lx->i++;
+	if (c == TUPLE_COMMA)
+		return putc_(lx, ']');
+	if (c == TUPLE) {	/* take the '[' out */
+		memmove(lx->out->data + at, lx->out->data + at + 1,
+		    lx->out->len - at - 1);
+		lx->out->data[--lx->out->len] = '\0';
+	}
+	return 0;
+}
+
+/*
+ * A MongoDB shell wrapper at lx->i: ObjectId, ISODate, NumberLong,
+ * NumberInt, NumberDecimal or UUID, then '(' (white space aside), its one
+ * value to be kept ("shell_wrapper").  Skips past the '(' and opens it:
+ * 1, 0 when there is none, -1 on failure.
+ */
+static int
+shell_wrapper(struct lex *lx)
+{
+	static const char *const names[] = { "ObjectId", "ISODate",
+	    "NumberLong", "NumberInt", "NumberDecimal", "UUID" };
+	size_t n = ident_len(lx), k, j;
+
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (n == strlen(names[k]) &&
+		    memcmp(lx->s + lx->i, names[k], n) == 0)
+			break;
+	if (k == sizeof(names) / sizeof(names[0]))
+		return 0;
+	j = next_nonspace(lx->s, lx->n, lx->i + n);
+	if (j >= lx->n || lx->s[j] != '(')
+		return 0;
+	lx->i = j + 1;
+	if (fix(lx, R_SHELL_WRAPPER) != 0 || push(lx, WRAPPER) != 0)
+		return -1;
+	return 1;
 }
 
 /* Is "..." at lx->i (an elision)?  Then skip it: 1, else 0. */
@@ -1053,6 +1140,21 @@ item_starts(const struct lex *lx, size_t i)
 }
 
 /*
+ * Is there a line end in the white space right before lx->i (an array's
+ * items one a line, a bare word starting the next)?  1 or 0.
+ */
+static int
+line_before(const struct lex *lx)
+{
+	size_t i = lx->i;
+
+	while (i > 0 && is_space((unsigned char)lx->s[i - 1]))
+		if (lx->s[--i] == '\n')
+			return 1;
+	return 0;
+}
+
+/*
  * The index of the first byte at or after i that is neither white space
  * nor inside a // or block comment (a comment there is counted).
  */
@@ -1083,7 +1185,7 @@ after_plus(struct lex *lx, size_t i)
 static int
 plus_follows(struct lex *lx)
 {
-	unsigned r = lx->repairs;
+	repairs_t r = lx->repairs;
 	size_t i = after_plus(lx, lx->i);
 
 	lx->repairs = r;
@@ -1124,7 +1226,15 @@ value(struct lex *lx)
 			lx->last_string = 0;
 		switch (st) {
 		case VALUE_OR_END:
-			if (c == ']') {
+			if (c == ')' && in_tuple(lx)) {		/* () */
+				lx->i++;
+				lx->depth--;
+				if (putc_(lx, ']') != 0)
+					return -1;
+				st = AFTER;
+				break;
+			}
+			if (c == ']' && !in_tuple(lx)) {
 				lx->i++;
 				lx->depth--;
 				if (putc_(lx, ']') != 0)
@@ -1143,7 +1253,7 @@ value(struct lex *lx)
 			if (lx->depth > 0 && ellipsis(lx)) {
 				if (fix(lx, R_ELLIPSIS) != 0)
 					return -1;
-				st = lx->stack[lx->depth - 1] == '[' ?
+				st = lx->stack[lx->depth - 1] != '{' ?
 				    VALUE_OR_END : KEY_OR_END;
 				if (skip_space(lx) != 0)
 					return -1;
@@ -1156,9 +1266,10 @@ value(struct lex *lx)
 			}
 			if (c == ']' || c == '}') {
 				/* [} or {]: the wrong bracket closes it. */
-				if (st != VALUE_OR_END && !(st == VALUE &&
+				if ((st != VALUE_OR_END && !(st == VALUE &&
 				    lx->depth > 0 && lx->stack[lx->depth - 1] ==
-				    '['))
+				    '[')) || (lx->depth > 0 && strchr("{[",
+				    lx->stack[lx->depth - 1]) == NULL))
 					return -1;
 				if (wrong_bracket(lx, c) != 0)
 					return -1;
@@ -1175,6 +1286,14 @@ value(struct lex *lx)
 			if (c == '[') {
 				lx->i++;
 				if (push(lx, '[') != 0)
+					return -1;
+				st = VALUE_OR_END;
+				break;
+			}
+			if (c == '(') {		/* (1, 2): a Python tuple */
+				lx->i++;
+				if (fix(lx, R_PYTHON_TUPLE) != 0 ||
+				    push(lx, TUPLE) != 0)
 					return -1;
 				st = VALUE_OR_END;
 				break;
@@ -1196,6 +1315,12 @@ value(struct lex *lx)
 				}
 			} else if ((k = literal(lx)) < 0) {
 				return -1;
+			} else if (k == 0 && !lx->prefix &&
+			    (k = shell_wrapper(lx)) != 0) {
+				if (k < 0)
+					return -1;
+				st = VALUE;	/* its one value */
+				break;
 			} else if (k == 0 && (lx->depth == 0 || lx->prefix ||
 			    bare_string(lx) != 0)) {
 				return -1;
@@ -1316,6 +1441,19 @@ value(struct lex *lx)
 					return 0;
 				break;
 			}
+			if (strchr("{[", lx->stack[lx->depth - 1]) == NULL) {
+				/* A tuple or wrapper: ')' closes it. */
+				if (c == ')') {
+					if (close_paren(lx) != 0)
+						return -1;
+					break;
+				}
+				if (c == '}' || c == ']' || (c == ',' &&
+				    lx->stack[lx->depth - 1] == WRAPPER))
+					return -1;
+				if (lx->stack[lx->depth - 1] == TUPLE)
+					lx->stack[lx->depth - 1] = TUPLE_COMMA;
+			}
 			if (c == ',') {
 				lx->i++;
 				comma = lx->out->len;
@@ -1336,7 +1474,8 @@ value(struct lex *lx)
 						return -1;
 				}
 				if (lx->i < lx->n && (s[lx->i] == '}' ||
-				    s[lx->i] == ']')) {
+				    s[lx->i] == ']' || (s[lx->i] == ')' &&
+				    in_tuple(lx)))) {
 					/* A trailing comma: take it out. */
 					memmove(lx->out->data + comma,
 					    lx->out->data + comma + 1,
@@ -1367,8 +1506,10 @@ value(struct lex *lx)
 					return -1;
 				break;
 			}
-			if (lx->stack[lx->depth - 1] == '{' ?
-			    key_starts(lx, lx->i) : item_starts(lx, lx->i)) {
+			if (lx->stack[lx->depth - 1] != WRAPPER &&
+			    (lx->stack[lx->depth - 1] == '{' ?
+			    key_starts(lx, lx->i) : item_starts(lx, lx->i) ||
+			    (is_ident_start(c) && line_before(lx)))) {
 				if (fix(lx, R_MISSING_COMMA) != 0 ||
 				    putc_(lx, ',') != 0)
 					return -1;
@@ -1429,6 +1570,10 @@ one_pass(struct lex *lx)
 		size_t start = lx->out->len;
 
 		if (value(lx) != 0)
+			return -1;
+		/* A cut (1 is a group or a tuple: which? */
+		if (lx->truncated && lx->depth > 0 &&
+		    memchr(lx->stack, TUPLE, lx->depth) != NULL)
 			return -1;
 		if (lx->nvals < MAX_VALUES) {
 			lx->vals[2 * lx->nvals] = start;
@@ -1642,7 +1787,7 @@ json_like_at(const char *s, size_t n, size_t i)
  * single block, -1 on no memory.
  */
 static int
-from_fences(struct lex *lx, const char *s, size_t n, unsigned *extra)
+from_fences(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
 	size_t i = 0, at = 0, len = 0;
 	int found = 0, blocks = 0, rc, outside = 0;
@@ -1712,7 +1857,7 @@ prose_looks_json(const char *s, size_t n, int before)
  * with its readings in lx->rd, 0 or -1 as from_fences.
  */
 static int
-from_prose(struct lex *lx, const char *s, size_t n, unsigned *extra)
+from_prose(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
 	size_t i = 0, at = 0, end = 0, k;
 	int found = 0, rc;
@@ -1952,7 +2097,7 @@ struct cand {
 	char *text;
 	size_t len;
 	json_t *v;
-	unsigned repairs;
+	repairs_t repairs;
 };
 
 /* Free the candidates c[0..n). */
@@ -1974,7 +2119,7 @@ cands_free(struct cand *c, size_t n)
  */
 static int
 cand_add(struct cand *c, size_t *nc, size_t max, const char *t, size_t len,
-    unsigned repairs)
+    repairs_t repairs)
 {
 	json_error_t je;
 	json_t *v;
@@ -2164,14 +2309,14 @@ schema_pick(const struct saop_schema *s, struct cand *c, size_t n)
 
 /* The names of the repairs in r as a new array, or NULL. */
 static json_t *
-names(unsigned r)
+names(repairs_t r)
 {
 	json_t *a = json_array();
 	size_t k;
 
 	for (k = 0; a != NULL && k < sizeof(repair_names) /
 	    sizeof(repair_names[0]); k++)
-		if ((r & (1u << k)) && json_array_append_new(a,
+		if ((r & ((repairs_t)1 << k)) && json_array_append_new(a,
 		    json_string(repair_names[k])) != 0) {
 			json_decref(a);
 			return NULL;
@@ -2180,14 +2325,62 @@ names(unsigned r)
 }
 
 /*
+ * Stringified JSON: s[0..n) starts (white space aside) with \" or with
+ * '{' or '[' and then \" (the inside of a JSON string holding JSON).
+ * Takes one level of escapes off into out: \" \\ \/ \b \f \n \r \t
+ * become what they stand for, \uXXXX stays (the same character inside
+ * the strings within), a '"' with no backslash stays.  Returns 1, 0 when
+ * s is not such a text or has an escape with no single reading (another
+ * one, \u0022 or \u005c, a backslash at the end), -1 out of memory.
+ */
+static int
+unstringify(const char *s, size_t n, struct saop__buf *out)
+{
+	static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+	size_t i = next_nonspace(s, n, 0);
+
+	if (i < n && (s[i] == '{' || s[i] == '['))
+		i = next_nonspace(s, n, i + 1);
+	if (i + 1 >= n || s[i] != '\\' || s[i + 1] != '"')
+		return 0;
+	out->len = 0;
+	for (i = 0; i < n; i++) {
+		const char *p;
+		char c = s[i];
+
+		if (c == '\\') {
+			if (++i >= n)
+				return 0;
+			if (s[i] == 'u') {
+				if (i + 5 > n || strncasecmp(s + i + 1, "0022", 4)
+				    == 0 || strncasecmp(s + i + 1, "005c", 4) == 0)
+					return 0;
+				if (saop__buf_putc(out, '\\') != 0)
+					return -1;
+				c = 'u';
+			} else if ((p = strchr(from, s[i])) != NULL &&
+			    s[i] != '\0') {
+				c = to[p - from];
+			} else {
+				return 0;
+			}
+		}
+		if (saop__buf_putc(out, c) != 0)
+			return -1;
+	}
+	return 1;
+}
+
+/*
  * The readings of text without its BOM (s[0..n)), by the rules in order:
- * a whole value, a JSONP wrapper, the one fenced block, the one value in
- * prose; each after a <think> block.  Returns 1 with readings in lx->rd
+ * a whole value, a JSONP wrapper, stringified JSON, the one fenced block,
+ * the one value in prose; each after a <think> block.  Returns 1 with readings in lx->rd
  * and the repairs of the wrapping in *extra, 0 for none, -1 no memory.
  */
 static int
-read_all(struct lex *lx, const char *s, size_t n, unsigned *extra)
+read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
+	struct saop__buf un = { NULL, 0, 0 };
 	size_t t = think_len(s, n), at, len;
 	int rc;
 
@@ -2206,6 +2399,17 @@ read_all(struct lex *lx, const char *s, size_t n, unsigned *extra)
 			*extra |= R_JSONP;
 			return rc < 0 ? -1 : 1;
 		}
+	}
+	if ((rc = unstringify(s, n, &un)) != 0) {
+		if (rc > 0)
+			rc = search(lx, un.data, un.len);
+		free(un.data);
+		if (rc != 0) {
+			*extra |= R_STRINGIFIED;
+			return rc < 0 ? -1 : 1;
+		}
+	} else {
+		free(un.data);
 	}
 	if ((rc = from_fences(lx, s, n, extra)) != 0)
 		return rc;
@@ -2226,7 +2430,7 @@ saop_repair_with(const char *text, size_t len,
 	struct cand c[MAX_READINGS * 2];
 	const char *s = text;
 	size_t n = len, nc = 0, k;
-	unsigned bom = 0, extra = 0, r = 0;
+	repairs_t bom = 0, extra = 0, r = 0;
 	int rc, pick = -1, pass;
 
 	memset(&lx, 0, sizeof(lx));
@@ -2304,6 +2508,7 @@ saop_repair_with(const char *text, size_t len,
 	cands_free(c, nc);
 	readings_clear(&lx);
 	free(lx.stack);
+	free(lx.opened);
 	free(lx.dec);
 	free(lx.opts);
 	if (r == 0) {
@@ -2323,6 +2528,7 @@ oom:
 	cands_free(c, nc);
 	readings_clear(&lx);
 	free(lx.stack);
+	free(lx.opened);
 	free(lx.dec);
 	free(lx.opts);
 	if (readings != NULL) {
