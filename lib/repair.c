@@ -665,13 +665,46 @@ string(struct lex *lx, int key, int cont)
 }
 
 /*
+ * The end of the digits at s[i]: a '_' between two digits goes on them
+ * (1_000, as in Python and JavaScript).  Returns the index after them.
+ */
+static size_t
+digits(const char *s, size_t n, size_t i)
+{
+	while (i < n && (is_digit((unsigned char)s[i]) || (s[i] == '_' &&
+	    i > 0 && is_digit((unsigned char)s[i - 1]) && i + 1 < n &&
+	    is_digit((unsigned char)s[i + 1]))))
+		i++;
+	return i;
+}
+
+/*
+ * Write the number p[0..len), its '_' separators taken out
+ * ("number_form"): 0, or -1.
+ */
+static int
+put_digits(struct lex *lx, const char *p, size_t len)
+{
+	size_t k;
+
+	if (memchr(p, '_', len) == NULL)
+		return put(lx, p, len);
+	if (fix(lx, R_NUMBER_FORM) != 0)
+		return -1;
+	for (k = 0; k < len; k++)
+		if (p[k] != '_' && putc_(lx, p[k]) != 0)
+			return -1;
+	return 0;
+}
+
+/*
  * A number cut at the end of the input, s[d..i): written as it is, for
  * the scanner to drop its dangling '.', 'e' or sign.  Returns 0, or -1.
  */
 static int
 cut_number(struct lex *lx, size_t d, size_t i)
 {
-	if (put(lx, lx->s + d, i - d) != 0)
+	if (put_digits(lx, lx->s + d, i - d) != 0)
 		return -1;
 	lx->i = i;
 	lx->truncated = 1;
@@ -723,8 +756,7 @@ number(struct lex *lx)
 		return -1;			/* 01: octal or a slip? */
 	}
 	d = i;
-	while (i < n && is_digit((unsigned char)s[i]))
-		i++;
+	i = digits(s, n, i);
 	if (i < n && s[i] == '.') {
 		i++;
 		if (i >= n || !is_digit((unsigned char)s[i])) {
@@ -734,14 +766,13 @@ number(struct lex *lx)
 			if (i < n && (is_ident((unsigned char)s[i]) ||
 			    s[i] == '.'))
 				return -1;
-			if (put(lx, s + d, i - d) != 0 ||
+			if (put_digits(lx, s + d, i - d) != 0 ||
 			    fix(lx, R_NUMBER_FORM) != 0 || putc_(lx, '0') != 0)
 				return -1;
 			lx->i = i;
 			return 0;
 		}
-		while (i < n && is_digit((unsigned char)s[i]))
-			i++;
+		i = digits(s, n, i);
 	}
 	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
 		i++;
@@ -751,15 +782,14 @@ number(struct lex *lx)
 			return cut_number(lx, d, i);
 		if (i >= n || !is_digit((unsigned char)s[i]))
 			return -1;
-		while (i < n && is_digit((unsigned char)s[i]))
-			i++;
+		i = digits(s, n, i);
 	}
 	/* 1.2.3, 2024-10-18, 1/3, 12:30: no number. */
 	if (i < n && (is_ident((unsigned char)s[i]) || s[i] == '.' ||
 	    s[i] == '-' || s[i] == ':' || (s[i] == '/' && !(i + 1 < n &&
 	    (s[i + 1] == '*' || s[i + 1] == '/')))))
 		return -1;
-	if (put(lx, s + d, i - d) != 0)
+	if (put_digits(lx, s + d, i - d) != 0)
 		return -1;
 	lx->i = i;
 	return 0;
@@ -856,7 +886,8 @@ literal(struct lex *lx)
  * A string value with no quotes, up to the next ',' '}' ']' line end or
  * comment ("unquoted_string"); a '"' right before that end is a missing
  * opening quote ("missing_opening_quote").  Only inside a container, never
- * holding a bracket or a quote.  Returns 0, or -1.
+ * holding a bracket or a quote; cut by the end of the input, only with
+ * close (then it is cut there).  Returns 0, or -1.
  */
 static int
 bare_string(struct lex *lx)
@@ -879,10 +910,11 @@ bare_string(struct lex *lx)
 			break;
 		i++;
 	}
-	if (i >= lx->n)
-		return -1;		/* cut or not, no end is known */
+	/* Cut: with close, it ends there as a cut string would. */
+	if (i >= lx->n && !lx->close)
+		return -1;
 	end = i;
-	if (s[i] == '"') {
+	if (i < lx->n && s[i] == '"') {
 		k = next_nonspace(s, lx->n, i + 1);
 		if (k < lx->n && strchr(",}]", s[k]) == NULL)
 			return -1;
@@ -912,6 +944,8 @@ bare_string(struct lex *lx)
 	}
 	lx->i = i;
 	lx->last_string = 1;
+	if (i >= lx->n)
+		lx->truncated = 1;
 	return putc_(lx, '"');
 }
 
@@ -919,7 +953,7 @@ bare_string(struct lex *lx)
  * A value that starts as a number but is none (a date, a version, a
  * fraction, an id, a code with leading zeros): one word with no space, up
  * to ',' '}' ']' (white space before it allowed), holding a letter no
- * number holds (not a hex digit, x or _: 0x1F, 1e, 1_000 stay refused), a
+ * number holds (not a hex digit, x or _: 0x1F, 1e stay refused), a
  * ':' or '/', a '-' after its start, more than one '.', or starting with
  * a 0 and a digit (0789, 007: kept as written, since a number would lose
  * the zeros); written as a string ("unquoted_string").  Returns 0, or -1
