@@ -91,6 +91,8 @@ static const char *const repair_names[] = {
 #define MAX_RUNS	1024	/* passes it may make at most */
 #define SEARCH_BYTES	((size_t)8 << 20)	/* else: bytes it may scan */
 
+#define QDOUBT	2	/* a doubt on where a string ends */
+
 /* One reading: strict JSON text and how it was reached. */
 struct reading {
 	char *text;
@@ -118,7 +120,10 @@ struct lex {
 	int truncated;		/* it did */
 	int prefix;		/* one value at the start; the rest is not ours */
 	int last_string;	/* the last token was a string */
-	int doubt;		/* this pass took a doubtful reading */
+	int doubt;		/* this pass took a doubtful reading: 1, or
+				   QDOUBT where a string ends (the schema,
+				   when there is one, judges that) */
+	const struct saop_schema *schema;	/* NULL: none */
 	size_t doubt_best;	/* the least cost of a doubtful one */
 	char *stack;		/* open containers: '{' '[' TUPLE... */
 	size_t *opened;		/* where each one opened in out */
@@ -517,7 +522,7 @@ string(struct lex *lx, int key, int cont)
 			if (k == 1 && ((j < n && (s[j] == '}' || s[j] == ']' ||
 			    (s[j] == '"' && j > lx->i + 1))) ||
 			    !inner_quote_ok(s, start, lx->i)))
-				lx->doubt = 1;
+				lx->doubt |= QDOUBT;
 			if (k == 0) {
 				lx->i += typo != 0 ? 3 : c == '`' || c == '\'' ||
 				    c == '"' ? 1 : 2;
@@ -562,7 +567,7 @@ string(struct lex *lx, int key, int cont)
 			if (k == 1) {
 				if (comma || ends_badly(s, start + 1, lx->i) ||
 				    is_space((unsigned char)s[lx->i - 1]))
-					lx->doubt = 1;
+					lx->doubt |= QDOUBT;
 				if (fix(lx, R_MISSING_CLOSE) != 0)
 					return -1;
 				break;
@@ -656,7 +661,7 @@ string(struct lex *lx, int key, int cont)
 		}
 	}
 	if ((inside & 2) && !odd_ok)
-		lx->doubt = 1;
+		lx->doubt |= QDOUBT;
 	/* "key:" "value": the quote after the colon is missing. */
 	if (key && lx->out->data[lx->out->len - 1] == ':')
 		return -1;
@@ -1662,18 +1667,52 @@ readings_clear(struct lex *lx)
 	lx->overflow = 0;
 }
 
+static int anchored(const struct saop_schema *s, const json_t *v);
+
+/*
+ * The schema anchors strings: a reading of one whole value that moved
+ * where a string ends (a quote read inside, a quote missing) must have
+ * its strings end before a key the schema knows (anchored()).  Judged
+ * here, during the search, so that a reading the schema rules out never
+ * makes a reading it keeps look too costly.  Returns 1 anchored, 0 ruled
+ * out, 2 when there is nothing to judge (no schema, no such repair, a
+ * cut or several values, or a text jansson cannot hold).
+ */
+static int
+anchor_check(const struct lex *lx, const struct saop__buf *out)
+{
+	json_error_t je;
+	json_t *v;
+	int a;
+
+	if (lx->schema == NULL || lx->truncated || lx->nvals != 1 ||
+	    !(lx->repairs & (R_UNESCAPED_QUOTE | R_MISSING_CLOSE |
+	    R_MISSING_OPEN)))
+		return 2;
+	if ((v = json_loadb(out->data, out->len, JSON_DECODE_ANY |
+	    JSON_ALLOW_NUL, &je)) == NULL)
+		return 2;
+	a = anchored(lx->schema, v);
+	json_decref(v);
+	return a;
+}
+
 /*
  * Keep the reading the pass just made (out), when it costs no more than
- * those kept: a cheaper one replaces them.  Returns 0, or -1 out of
- * memory.
+ * those kept: a cheaper one replaces them.  A reading the schema does not
+ * anchor is not kept; one it anchors is no longer doubtful for where its
+ * strings end.  Returns 0, or -1 out of memory.
  */
 static int
 keep(struct lex *lx, struct saop__buf *out)
 {
 	struct reading *r;
 	size_t k;
+	int a = anchor_check(lx, out);
 
-	if (lx->doubt) {
+	if (a == 0)
+		return 0;
+	if (lx->doubt && !(lx->doubt == QDOUBT && a == 1)) {
 		if (lx->cost < lx->doubt_best)
 			lx->doubt_best = lx->cost;
 		return 0;
@@ -2468,6 +2507,7 @@ saop_repair_with(const char *text, size_t len,
 	int rc, pick = -1, pass;
 
 	memset(&lx, 0, sizeof(lx));
+	lx.schema = o != NULL ? o->schema : NULL;
 	*out = NULL;
 	*out_len = 0;
 	*repairs = NULL;

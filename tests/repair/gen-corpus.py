@@ -422,6 +422,18 @@ ok("closed", "[truee", ["truee"], close=True)
 ok("closed", "{\"a\": some words  ", {"a": "some words"}, close=True)
 no("closed", "{\"a\": some words")
 no("closed", "{\"a\": tr", close=False)
+# The schema anchors strings during the search: a string ends only where a
+# key the schema knows (or the closing brace) follows.
+ENV_PRE = "{\"saop\": \"1.0\", \"turn_index\": 0, \"agent_role\": \"reviewer\", \"thought\": \""
+for t in ["the \"x\", \"y\" flags", "say \"hi\", then \"bye\"", "he said \"}\" there", "x\", \"y", "a \"quoted\" word, and \"another\""]:
+    plain = no if "quoted" not in t else (lambda kind, text: ok(kind, text, dict(ENV_NULL, thought=t)))
+    ok("schema_anchor", ENV_PRE + t + "\", \"action\": null}", dict(ENV_NULL, thought=t), schema="envelope")
+    ok("schema_anchor", ENV_PRE + t + "\", \"action\": {\"tool\": \"sh\", \"parameters\": {\"cmd\": \"ls\"}}}", dict(ENV_NULL, thought=t, action={"tool": "sh", "parameters": {"cmd": "ls"}}), schema="envelope")
+    plain("schema_anchor", ENV_PRE + t + "\", \"action\": null}")
+no("schema_anchor", ENV_PRE + "use \"a\": yes\", \"action\": null}", schema="envelope")
+no("schema_anchor", ENV_PRE + "a \"b\" c, \"extra\": \"d\", \"action\": null}", schema="envelope")
+ok("schema_anchor", ENV_PRE + "x, y, \"action\": null}", dict(ENV_NULL, thought="x, y"), schema="envelope")
+no("schema_anchor", ENV_PRE + "x, y, \"action\": null}")
 
 # ---- --close: cut answers closed locally. ----
 ok("closed", "{\"a\": \"cut", {"a": "cut"}, close=True)
