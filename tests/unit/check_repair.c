@@ -302,7 +302,9 @@ END_TEST
 
 START_TEST(numbers_that_json_does_not_allow)
 {
-	UNCHANGED("[01]");
+	REPAIRED("[01]", "[\"01\"]", "unquoted_string");
+	REPAIRED("[1_000, 2.5_0]", "[1000, 2.50]", "number_form");
+	UNCHANGED("[1__0]");
 	REPAIRED("[.5]", "[0.5]", "number_form");
 	REPAIRED("[+1]", "[1]", "number_form");
 	REPAIRED("[1.]", "[1.0]", "number_form");
@@ -316,6 +318,55 @@ START_TEST(bad_escapes)
 	    "invalid_escape");
 	UNCHANGED("{\"a\": \"\\u12\"}");
 	UNCHANGED("{\"a\": \"\\q\"}");
+}
+END_TEST
+
+START_TEST(python_tuples_are_arrays_and_a_group_its_value)
+{
+	REPAIRED("{'t': (1, 2)}", "{\"t\": [1, 2]}",
+	    "single_quotes,python_tuple");
+	REPAIRED("[(), (1,)]", "[[], [1]]", "trailing_comma,python_tuple");
+	REPAIRED("{\"g\": (1)}", "{\"g\": 1}", "python_tuple");
+	REPAIRED("((\"a\", 2), (3, 4))", "[[\"a\", 2], [3, 4]]",
+	    "python_tuple");
+	UNCHANGED("{\"t\": (1, 2]}");
+	UNCHANGED("{\"t\": [1, 2)}");
+	UNCHANGED("{\"t\": (1, 2}");
+	UNCHANGED("[(1 ");
+}
+END_TEST
+
+START_TEST(mongodb_shell_wrappers_leave_their_value)
+{
+	REPAIRED("{\"_id\": ObjectId(\"ab\"), \"n\": NumberLong( 7 )}",
+	    "{\"_id\": \"ab\", \"n\":  7 }", "shell_wrapper");
+	REPAIRED("[ISODate('2024-01-01')]", "[\"2024-01-01\"]",
+	    "single_quotes,shell_wrapper");
+	UNCHANGED("{\"a\": ObjectId()}");
+	UNCHANGED("{\"a\": ObjectId(\"x\", \"y\")}");
+	UNCHANGED("{\"a\": ObjectId(\"x\" \"y\")}");
+	UNCHANGED("{\"a\": ObjectId(\"x\"]}");
+	UNCHANGED("{\"a\": ObjectId(\"x\"}");
+}
+END_TEST
+
+START_TEST(stringified_json_loses_one_level_of_escapes)
+{
+	REPAIRED("{\\\"a\\\": \\\"x\\\\\\\"y\\\"}",
+	    "{\"a\": \"x\\\"y\"}", "stringified_json");
+	REPAIRED("  [\\\"a\\\",\\n1]", "  [\"a\",\n1]", "stringified_json");
+	UNCHANGED("{\\\"a\\\": \\\"\\u0022\\\"}");
+	UNCHANGED("{\\\"a\\\": \\\"\\q\\\"}");
+	UNCHANGED("\\\"a\\");
+	UNCHANGED("{\\\"a\\\": \\\"\\u00");
+}
+END_TEST
+
+START_TEST(one_bare_word_a_line_is_one_item)
+{
+	REPAIRED("[a\nb]", "[\"a\"\n,\"b\"]",
+	    "missing_comma,unquoted_string");
+	REPAIRED("[a b]", "[\"a b\"]", "unquoted_string");
 }
 END_TEST
 
@@ -470,13 +521,63 @@ enum { SLIP_FENCE, SLIP_PROSE, SLIP_THINK, SLIP_JSONP, SLIP_BOM,
 	SLIP_TRAILING, SLIP_EXTRA_COMMA, SLIP_COMMENT, SLIP_HASH, SLIP_NBSP,
 	SLIP_MISSING_COMMA, SLIP_PY_LITERAL, SLIP_LITERAL_CASE,
 	SLIP_SURPLUS, SLIP_MISSING_CLOSE, SLIP_UNQUOTED_KEY, SLIP_SINGLE,
-	SLIP_MISSING_COLON, NSLIPS };
+	SLIP_MISSING_COLON, SLIP_TUPLE, SLIP_WRAPPER, SLIP_STRINGIFIED,
+	SLIP_UNDERSCORE, NSLIPS };
 
 static const char *const slip_names[] = { "fence", "prose", "think",
 	"jsonp", "bom", "trailing_comma", "extra_comma", "comment", "hash",
 	"nbsp", "missing_comma", "python_literal", "literal_case",
 	"surplus_bracket", "missing_closing_quote", "unquoted_key",
-	"single_quotes", "missing_colon" };
+	"single_quotes", "missing_colon", "python_tuple", "shell_wrapper",
+	"stringified_json", "number_underscore" };
+
+/*
+ * The index of the end of the string that opens at t[i] (its closing
+ * quote).
+ */
+static size_t
+string_end(const char *t, size_t i)
+{
+	for (i++; t[i] != '"'; i++)
+		if (t[i] == '\\')
+			i++;
+	return i;
+}
+
+/*
+ * t with its first array that has more than one item or none written as
+ * a Python tuple (new string), or NULL when it has none.
+ */
+static char *
+tuple_slip(const char *t)
+{
+	size_t at[256], n, k, i, depth, commas;
+	char *o;
+
+	n = outside(t, '[', at, 256);
+	for (k = 0; k < n; k++) {
+		for (i = at[k] + 1, depth = 1, commas = 0; depth > 0; i++) {
+			if (t[i] == '"')
+				i = string_end(t, i);
+			else if (t[i] == '[' || t[i] == '{')
+				depth++;
+			else if (t[i] == ']' || t[i] == '}')
+				depth--;
+			else if (t[i] == ',' && depth == 1)
+				commas++;
+		}
+		i--;		/* the closing ']' */
+		if (commas > 0 || t[at[k] + 1 + strspn(t + at[k] + 1,
+		    " \n")] == ']') {
+			o = strdup(t);
+			ck_assert_ptr_nonnull(o);
+			o[at[k]] = '(';
+			o[i] = ')';
+			return o;
+		}
+	}
+	return NULL;
+}
 
 /*
  * The valid JSON text t with one slip of kind k put in (new string), or
@@ -593,6 +694,47 @@ slip(const char *t, int k)
 		if ((n = outside(t, ':', at, 256)) == 0)
 			return NULL;
 		return splice(t, at[rnd((unsigned)n)], 1, " ");
+	case SLIP_TUPLE:
+		return tuple_slip(t);
+	case SLIP_WRAPPER:
+		/* A member's string value in ObjectId(...). */
+		if ((n = outside(t, ':', at, 256)) == 0)
+			return NULL;
+		i = at[rnd((unsigned)n)] + 1;
+		i += strspn(t + i, " ");
+		if (t[i] != '"')
+			return NULL;
+		{
+			size_t e = string_end(t, i);
+			char *o2 = splice(t, e + 1, 0, ")");
+
+			o = splice(o2, i, 0, "ObjectId(");
+			free(o2);
+			return o;
+		}
+	case SLIP_STRINGIFIED:
+		/* The whole text as the inside of a JSON string. */
+		if ((t[0] != '{' && t[0] != '[') || t[1] != '"')
+			return NULL;
+		o = malloc(2 * len + 1);
+		ck_assert_ptr_nonnull(o);
+		for (i = 0, n = 0; i < len; i++) {
+			if (t[i] == '"' || t[i] == '\\')
+				o[n++] = '\\';
+			o[n++] = t[i];
+		}
+		o[n] = '\0';
+		return o;
+	case SLIP_UNDERSCORE:
+		/* 1_000: a '_' between two digits of a number. */
+		for (i = 0; i + 1 < len; i++) {
+			if (t[i] == '"')
+				i = string_end(t, i);
+			else if (t[i] >= '0' && t[i] <= '9' &&
+			    t[i + 1] >= '0' && t[i + 1] <= '9')
+				return splice(t, i + 1, 0, "_");
+		}
+		return NULL;
 	default:
 		return NULL;
 	}
@@ -692,6 +834,10 @@ repair_suite(void)
 	tcase_add_test(tc, prose_without_json_is_left_as_it_is);
 	tcase_add_test(tc, trailing_commas_are_removed);
 	tcase_add_test(tc, doubled_or_leading_commas_are_dropped);
+	tcase_add_test(tc, python_tuples_are_arrays_and_a_group_its_value);
+	tcase_add_test(tc, mongodb_shell_wrappers_leave_their_value);
+	tcase_add_test(tc, stringified_json_loses_one_level_of_escapes);
+	tcase_add_test(tc, one_bare_word_a_line_is_one_item);
 	tcase_add_test(tc, comments_are_removed);
 	tcase_add_test(tc, single_quoted_strings_become_double_quoted);
 	tcase_add_test(tc, an_apostrophe_in_single_quotes_has_one_reading);
