@@ -52,6 +52,39 @@ expect_repair(const char *in, size_t len, const char *want,
 }
 
 #define REPAIRED(in, want, names) expect_repair(in, strlen(in), want, names)
+
+/*
+ * Repair in (with close when asked); expect the value of the JSON text
+ * want (NULL: refused).
+ */
+static void
+expect_value(const char *in, const char *want, int close)
+{
+	struct saop_repair_opts o = { NULL, 0 };
+	struct saop_err e;
+	json_error_t je;
+	json_t *rep = NULL, *got, *w;
+	char *out = NULL;
+	size_t len;
+	int rc;
+
+	o.close = close;
+	rc = saop_repair_with(in, strlen(in), &o, &out, &len, &rep, NULL, &e);
+	if (want == NULL) {
+		ck_assert_msg(rc == 0, "'%s' was repaired into '%s'", in, out);
+		return;
+	}
+	ck_assert_msg(rc == 1, "'%s' was not repaired", in);
+	got = json_loadb(out, len, JSON_DECODE_ANY, &je);
+	w = json_loads(want, JSON_DECODE_ANY, &je);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_msg(got != NULL && json_equal(got, w), "'%s' became '%s', "
+	    "not '%s'", in, out, want);
+	json_decref(got);
+	json_decref(w);
+	json_decref(rep);
+	free(out);
+}
 #define UNCHANGED(in) expect_repair(in, strlen(in), NULL, NULL)
 
 START_TEST(valid_json_comes_back_unchanged_with_no_repairs)
@@ -367,6 +400,51 @@ START_TEST(one_bare_word_a_line_is_one_item)
 	REPAIRED("[a\nb]", "[\"a\"\n,\"b\"]",
 	    "missing_comma,unquoted_string");
 	REPAIRED("[a b]", "[\"a b\"]", "unquoted_string");
+}
+END_TEST
+
+START_TEST(the_rarer_forms_of_each_rule)
+{
+	/* Unicode white space of each kind outside strings. */
+	expect_value("{\"a\":\xe1\xa0\x8e" "1,\xe2\x81\x9f\"b\":\xe3\x80\x80"
+	    "2,\xef\xbb\xbf\"c\"\xe2\x80\xa9:\xe2\x80\xaf" "3}",
+	    "{\"a\": 1, \"b\": 2, \"c\": 3}", 0);
+	/* Escapes kept, \x, \', raw \r and \x01. */
+	expect_value("{\"a\": \"\\u0041\\/\\n\\x42\\'\r\x01\"}",
+	    "{\"a\": \"A/\\nB'\\r\\u0001\"}", 0);
+	expect_value("['it\\'s', `x\xc2\xb4, \xe2\x80\x98y\xe2\x80\x99]",
+	    "[\"it's\", \"x\", \"y\"]", 0);
+	expect_value("[-Infinity, Infinity, -1e5, 1E+2, 2.]",
+	    "[null, null, -1e5, 1e2, 2.0]", 0);
+	UNCHANGED("[1e]");
+	expect_value("[Infinityx]", "[\"Infinityx\"]", 0);
+	/* An elision among members; {] and ellipses at the ends. */
+	expect_value("{\"a\": 1, ..., \"b\": 2}", "{\"a\": 1, \"b\": 2}", 0);
+	expect_value("{...}", "{}", 0);
+	expect_value("[..., 1]", "[1]", 0);
+	expect_value("{]", "{}", 0);
+	UNCHANGED("{... \"a\": 1}");
+	UNCHANGED("[... 1]");
+	/* JSONP with white space and ';'. */
+	expect_value("  cb.x ( [1] ) ;  ", "[1]", 0);
+	UNCHANGED("cb();");
+	/* A bare word before a comment; unquoted keys of digits. */
+	expect_value("{\"a\": hello // c\n, 2: x}", "{\"a\": \"hello\", "
+	    "\"2\": \"x\"}", 0);
+	/* Cut: a sign, an exponent, a point, a literal, an escape. */
+	expect_value("[1, -", "[1]", 1);
+	expect_value("[1e", "[1]", 1);
+	expect_value("[1.", "[1]", 1);
+	expect_value("[nu", "[null]", 1);
+	expect_value("[\"a\\u00", "[\"a\"]", 1);
+	expect_value("[\"a\\", "[\"a\"]", 1);
+	expect_value("{\"a\": (1, 2", "{\"a\": [1, 2]}", 1);
+	expect_value("{\"a\" ", "{}", 1);
+	expect_value("{\"tool_calls\": [{\"function\": 1}, 2", NULL, 1);
+	/* Stringified JSON with \u005c, or a bad escape. */
+	expect_value("{\\\"a\\\": \\\"\\u005c\\\"}", NULL, 0);
+	expect_value("[\\\"a\\\", \\\"\\b\\f\\r\\t\\/\\\"]",
+	    "[\"a\", \"\\b\\f\\r\\t/\"]", 0);
 }
 END_TEST
 
@@ -956,6 +1034,7 @@ repair_suite(void)
 	tcase_add_test(tc, trailing_commas_are_removed);
 	tcase_add_test(tc, doubled_or_leading_commas_are_dropped);
 	tcase_add_test(tc, python_tuples_are_arrays_and_a_group_its_value);
+	tcase_add_test(tc, the_rarer_forms_of_each_rule);
 	tcase_add_test(tc, mongodb_shell_wrappers_leave_their_value);
 	tcase_add_test(tc, stringified_json_loses_one_level_of_escapes);
 	tcase_add_test(tc, one_bare_word_a_line_is_one_item);
