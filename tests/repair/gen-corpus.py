@@ -434,6 +434,14 @@ no("schema_anchor", ENV_PRE + "use \"a\": yes\", \"action\": null}", schema="env
 no("schema_anchor", ENV_PRE + "a \"b\" c, \"extra\": \"d\", \"action\": null}", schema="envelope")
 ok("schema_anchor", ENV_PRE + "x, y, \"action\": null}", dict(ENV_NULL, thought="x, y"), schema="envelope")
 no("schema_anchor", ENV_PRE + "x, y, \"action\": null}")
+# The examples of saop-validate(1), REPAIRS.
+ok("python_tuple", "{\"p\": (1, 2), \"q\": (3,), \"r\": (4)}", {"p": [1, 2], "q": [3], "r": 4})
+ok("shell_wrapper", "{\"_id\": ObjectId(\"5f1d\")}", {"_id": "5f1d"})
+ok("stringified_json", "{\\\"a\\\": \\\"b\\\"}", {"a": "b"})
+ok("missing_comma", "[red\n green]", ["red", "green"])
+ok("unquoted_string", "{\"zip\": 01234}", {"zip": "01234"})
+ok("number_form", "[1_000]", [1000])
+ok("schema_anchor", ENV_PRE + "the \"x\", \"y\" flags\", \"action\": null}", dict(ENV_NULL, thought="the \"x\", \"y\" flags"), schema="envelope")
 
 # ---- --close: cut answers closed locally. ----
 ok("closed", "{\"a\": \"cut", {"a": "cut"}, close=True)
