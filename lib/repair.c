@@ -1158,6 +1158,23 @@ key_starts(const struct lex *lx, size_t i)
 	return k < lx->n && lx->s[k] == ':';
 }
 
+/*
+ * Does a literal JSON does not have (NaN, Infinity, undefined, TRUE...)
+ * start at lx->i?  1 or 0.
+ */
+static int
+literal_at(const struct lex *lx)
+{
+	static const char *const words[] = { "nan", "infinity", "undefined",
+	    "true", "false", "null", "none" };
+	size_t n = ident_len(lx), k;
+
+	for (k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+		if (same_word(lx->s + lx->i, n, words[k]))
+			return 1;
+	return 0;
+}
+
 /* Can an array item (not a bare string) start at s[i]?  1 or 0. */
 static int
 item_starts(const struct lex *lx, size_t i)
@@ -1625,7 +1642,10 @@ one_pass(struct lex *lx)
 			return -1;
 		if (lx->i >= lx->n)
 			break;
-		if (lx->s[lx->i] == '{' || lx->s[lx->i] == '[') {
+		/* {...}{...}, or one value a line (NDJSON of scalars too). */
+		if (lx->s[lx->i] == '{' || lx->s[lx->i] == '[' ||
+		    (line_before(lx) && (item_starts(lx, lx->i) ||
+		    literal_at(lx)))) {
 			if ((lx->nvals == 1 && fix(lx, R_CONCATENATED) != 0) ||
 			    putc_(lx, '\n') != 0)
 				return -1;

@@ -442,6 +442,14 @@ ok("missing_comma", "[red\n green]", ["red", "green"])
 ok("unquoted_string", "{\"zip\": 01234}", {"zip": "01234"})
 ok("number_form", "[1_000]", [1000])
 ok("schema_anchor", ENV_PRE + "the \"x\", \"y\" flags\", \"action\": null}", dict(ENV_NULL, thought="the \"x\", \"y\" flags"), schema="envelope")
+# NDJSON of scalars: one value a line, as concatenated_values (the schema picks).
+ok("concatenated_values", "1\n2\n3", [1, 2, 3], schema={"type": "array"})
+ok("concatenated_values", "\"a\"\n{\"b\": 1}", {"b": 1}, schema={"type": "object"})
+ok("concatenated_values", "3\n\"x\"\nnull", "x", schema={"type": "string"})
+ok("concatenated_values", "true\ntrue", True)
+no("concatenated_values", "1\n2\n3")
+no("concatenated_values", "1 2", schema={"type": "array"})
+no("concatenated_values", "\"a\"\n\"b\"", schema={"type": "string"})
 
 # ---- --close: cut answers closed locally. ----
 ok("closed", "{\"a\": \"cut", {"a": "cut"}, close=True)
