@@ -449,6 +449,24 @@ cut_badly(const char *s, size_t a, size_t b)
 	return b > a && strchr("}]'`+", s[b - 1]) != NULL;
 }
 
+static int key_starts(const struct lex *lx, size_t i);
+static int item_starts(const struct lex *lx, size_t i);
+
+/*
+ * Could a member (in an object) or an item (in an array) start after the
+ * ',' at s[i] in a string: could the string have ended there?  1 or 0.
+ */
+static int
+member_after(const struct lex *lx, size_t i)
+{
+	size_t j = next_nonspace(lx->s, lx->n, i + 1);
+
+	if (j >= lx->n || lx->depth == 0)
+		return 1;
+	return lx->stack[lx->depth - 1] == '{' ? key_starts(lx, j) :
+	    item_starts(lx, j) || is_ident_start((unsigned char)lx->s[j]);
+}
+
 /*
  * A string opened at lx->i by a quote ('"', '\'', '`', typographic),
  * written out with double quotes; with cont, the string already written
@@ -554,8 +572,9 @@ string(struct lex *lx, int key, int cont)
 		}
 		/*
 		 * A missing closing quote: not in a key, not at the top, not
-		 * after a quote read inside.  After a ',' in the string
-		 * (which one was the end?), or leaving the string empty or
+		 * after a quote read inside.  After a ',' in the string that
+		 * a member or item could follow (which one was the end?),
+		 * or leaving the string empty or
 		 * ending in ',' '+' ':' or white space (was it the value's?),
 		 * a doubtful reading.
 		 */
@@ -573,7 +592,7 @@ string(struct lex *lx, int key, int cont)
 				break;
 			}
 		}
-		if (c == ',')
+		if (c == ',' && member_after(lx, lx->i))
 			comma = 1;
 		if (c == '"') {			/* inside '...' or typographic */
 			if (put(lx, "\\\"", 2) != 0)

@@ -433,7 +433,15 @@ for t in ["the \"x\", \"y\" flags", "say \"hi\", then \"bye\"", "he said \"}\" t
 no("schema_anchor", ENV_PRE + "use \"a\": yes\", \"action\": null}", schema="envelope")
 no("schema_anchor", ENV_PRE + "a \"b\" c, \"extra\": \"d\", \"action\": null}", schema="envelope")
 ok("schema_anchor", ENV_PRE + "x, y, \"action\": null}", dict(ENV_NULL, thought="x, y"), schema="envelope")
-no("schema_anchor", ENV_PRE + "x, y, \"action\": null}")
+ok("schema_anchor", ENV_PRE + "x, y, \"action\": null}", dict(ENV_NULL, thought="x, y"))
+no("schema_anchor", ENV_PRE + "x, y: z, \"action\": null}")
+# A comma in a string that no member or item could follow was not its end.
+ok("missing_closing_quote", "{\"a\": \"b,c,\"d\": \"e\"}", {"a": "b,c", "d": "e"})
+ok("missing_closing_quote", "{\"a\": \"Hello, world, \"b\": 1}", {"a": "Hello, world", "b": 1})
+no("missing_closing_quote", "[\"one, two, \"three\"]")
+no("missing_closing_quote", "{\"a\": \"x, y: 2, \"b\": 1}")
+no("missing_closing_quote", "[\"a, \"b\", c]")
+no("missing_closing_quote", "[\"a, 2, \"b\"]")
 # The examples of saop-validate(1), REPAIRS.
 ok("python_tuple", "{\"p\": (1, 2), \"q\": (3,), \"r\": (4)}", {"p": [1, 2], "q": [3], "r": 4})
 ok("shell_wrapper", "{\"_id\": ObjectId(\"5f1d\")}", {"_id": "5f1d"})
