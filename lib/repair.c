@@ -1230,6 +1230,29 @@ line_before(const struct lex *lx)
 }
 
 /*
+ * Does a member come after the '}' at lx->i: a ',' and a quoted or bare
+ * key with its ':' (then that '}' may be a stray one)?  1 or 0.
+ */
+static int
+member_follows(const struct lex *lx)
+{
+	const char *s = lx->s;
+	size_t n = lx->n, j = next_nonspace(s, n, lx->i + 1);
+
+	if (j >= n || s[j] != ',')
+		return 0;
+	j = next_nonspace(s, n, j + 1);
+	if (j < n && s[j] == '"') {
+		for (j++; j < n && s[j] != '"'; j++)
+			if (s[j] == '\\')
+				j++;
+		j = next_nonspace(s, n, j + 1);
+		return j < n && s[j] == ':';
+	}
+	return key_starts(lx, j) && !quote_at(s, n, j);
+}
+
+/*
  * The index of the first byte at or after i that is neither white space
  * nor inside a // or block comment (a comment there is counted).
  */
@@ -1563,6 +1586,22 @@ value(struct lex *lx)
 				st = lx->stack[lx->depth - 1] == '{' ? KEY :
 				    VALUE;
 				break;
+			}
+			if (c == '}' && lx->depth == 1 && !lx->close &&
+			    member_follows(lx)) {
+				/*
+				 * {"a": 1}, "b": 2}: a stray '}' closing the
+				 * whole too soon?  (Deeper, a surplus '}' at
+				 * the end would read as well: no.)
+				 */
+				if ((k = choose(lx, 2)) < 0)
+					return -1;
+				if (k == 1) {
+					lx->i++;
+					if (fix(lx, R_SURPLUS_BRACKET) != 0)
+						return -1;
+					break;
+				}
 			}
 			if (c == (unsigned char)closer(lx)) {
 				lx->i++;
