@@ -907,6 +907,25 @@ literal(struct lex *lx)
 }
 
 /*
+ * Is there a quoted key and its ':' at s[i] (a '"', no backslash before
+ * the next '"', then white space and ':')?  1 or 0.
+ */
+static int
+quoted_key_at(const struct lex *lx, size_t i)
+{
+	const char *s = lx->s;
+	size_t n = lx->n, j;
+
+	for (j = i + 1; j < n && s[j] != '"'; j++)
+		if (s[j] == '\\' || s[j] == '\n')
+			return 0;
+	if (j >= n || j == i + 1)
+		return 0;
+	j = next_nonspace(s, n, j + 1);
+	return j < n && s[j] == ':';
+}
+
+/*
  * A string value with no quotes, up to the next ',' '}' ']' line end or
  * comment ("unquoted_string"); a '"' right before that end is a missing
  * opening quote ("missing_opening_quote").  Only inside a container, never
@@ -938,7 +957,12 @@ bare_string(struct lex *lx)
 	if (i >= lx->n && !lx->close)
 		return -1;
 	end = i;
-	if (i < lx->n && s[i] == '"') {
+	/*
+	 * {"a": hello "b": 1}: the quote starts the next member (its comma
+	 * missing), else it is the closing one of a string not opened.
+	 */
+	if (i < lx->n && s[i] == '"' && !(lx->stack[lx->depth - 1] == '{' &&
+	    quoted_key_at(lx, i))) {
 		k = next_nonspace(s, lx->n, i + 1);
 		if (k < lx->n && strchr(",}]", s[k]) == NULL)
 			return -1;

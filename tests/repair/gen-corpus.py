@@ -464,6 +464,12 @@ ok("concatenated_values", "true\ntrue", True)
 no("concatenated_values", "1\n2\n3")
 no("concatenated_values", "1 2", schema={"type": "array"})
 no("concatenated_values", "\"a\"\n\"b\"", schema={"type": "string"})
+# A bare value ends before the next member when its comma is missing.
+ok("unquoted_string", "{\"key\":value \"key2\":\"value2\" }", {"key": "value", "key2": "value2"})
+ok("unquoted_string", "{\"a\": some words \"b\": 1}", {"a": "some words", "b": 1})
+ok("unquoted_string", "{\"a\": x \"b\" : [1]}", {"a": "x", "b": [1]})
+no("unquoted_string", "{\"a\": x \"b\"}")
+no("unquoted_string", "[a \"b\": 1]")
 
 # ---- --close: cut answers closed locally. ----
 ok("closed", "{\"a\": \"cut", {"a": "cut"}, close=True)
