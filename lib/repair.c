@@ -925,6 +925,17 @@ quoted_key_at(const struct lex *lx, size_t i)
 	return j < n && s[j] == ':';
 }
 
+/* Is there a ':' right before lx->i (white space aside)?  1 or 0. */
+static int
+after_colon(const struct lex *lx)
+{
+	size_t i = lx->i;
+
+	while (i > 0 && is_space((unsigned char)lx->s[i - 1]))
+		i--;
+	return i > 0 && lx->s[i - 1] == ':';
+}
+
 /*
  * A string value with no quotes, up to the next ',' '}' ']' line end or
  * comment ("unquoted_string"); a '"' right before that end is a missing
@@ -959,10 +970,11 @@ bare_string(struct lex *lx)
 	end = i;
 	/*
 	 * {"a": hello "b": 1}: the quote starts the next member (its comma
-	 * missing), else it is the closing one of a string not opened.
+	 * missing; only after a ':' written, not one put back), else it is
+	 * the closing one of a string not opened.
 	 */
 	if (i < lx->n && s[i] == '"' && !(lx->stack[lx->depth - 1] == '{' &&
-	    quoted_key_at(lx, i))) {
+	    after_colon(lx) && quoted_key_at(lx, i))) {
 		k = next_nonspace(s, lx->n, i + 1);
 		if (k < lx->n && strchr(",}]", s[k]) == NULL)
 			return -1;

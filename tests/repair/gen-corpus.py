@@ -470,6 +470,8 @@ ok("unquoted_string", "{\"a\": some words \"b\": 1}", {"a": "some words", "b": 1
 ok("unquoted_string", "{\"a\": x \"b\" : [1]}", {"a": "x", "b": [1]})
 no("unquoted_string", "{\"a\": x \"b\"}")
 no("unquoted_string", "[a \"b\": 1]")
+no("unquoted_string", "{\"k\"e\"y\": \"value\"}")
+no("unquoted_string", "{\"a\": 1, b c \"d\": 2}")
 
 # ---- --close: cut answers closed locally. ----
 ok("closed", "{\"a\": \"cut", {"a": "cut"}, close=True)
