@@ -1360,15 +1360,8 @@ value(struct lex *lx)
 			lx->last_string = 0;
 		switch (st) {
 		case VALUE_OR_END:
-			if (c == ')' && in_tuple(lx)) {		/* () */
-				lx->i++;
-				lx->depth--;
-				if (putc_(lx, ']') != 0)
-					return -1;
-				st = AFTER;
-				break;
-			}
-			if (c == ']' && !in_tuple(lx)) {
+			/* [] or () */
+			if (c == (in_tuple(lx) ? ')' : ']')) {
 				lx->i++;
 				lx->depth--;
 				if (putc_(lx, ']') != 0)
