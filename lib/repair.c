@@ -1133,15 +1133,15 @@ close_paren(struct lex *lx)
 static int
 shell_wrapper(struct lex *lx)
 {
-	static const char *const names[] = { "ObjectId", "ISODate",
+	static const char *const wrappers[] = { "ObjectId", "ISODate",
 	    "NumberLong", "NumberInt", "NumberDecimal", "UUID" };
 	size_t n = ident_len(lx), k, j;
 
-	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
-		if (n == strlen(names[k]) &&
-		    memcmp(lx->s + lx->i, names[k], n) == 0)
+	for (k = 0; k < sizeof(wrappers) / sizeof(wrappers[0]); k++)
+		if (n == strlen(wrappers[k]) &&
+		    memcmp(lx->s + lx->i, wrappers[k], n) == 0)
 			break;
-	if (k == sizeof(names) / sizeof(names[0]))
+	if (k == sizeof(wrappers) / sizeof(wrappers[0]))
 		return 0;
 	j = next_nonspace(lx->s, lx->n, lx->i + n);
 	if (j >= lx->n || lx->s[j] != '(')
@@ -2525,10 +2525,11 @@ unstringify(const char *s, size_t n, struct saop__buf *out)
 		return 0;
 	out->len = 0;
 	for (i = 0; i < n; i++) {
-		const char *p;
 		char c = s[i];
 
 		if (c == '\\') {
+			const char *p;
+
 			if (++i >= n)
 				return 0;
 			if (s[i] == 'u') {
