@@ -1815,9 +1815,12 @@ keep(struct lex *lx, struct saop__buf *out)
 {
 	struct reading *r;
 	size_t k;
-	int a = anchor_check(lx, out);
+	int a;
 
-	if (a == 0)
+	/* Nothing written (a wrapper's name, then the cut): no value. */
+	if (out->len == 0)
+		return 0;
+	if ((a = anchor_check(lx, out)) == 0)
 		return 0;
 	if (lx->doubt && !(lx->doubt == QDOUBT && a == 1)) {
 		if (lx->cost < lx->doubt_best)
