@@ -616,7 +616,7 @@ saop_schema_note(struct saop_schema_guard *g, json_t *rec,
 {
 	static const char *const modes[] = { "native", "prompt", "off" };
 	const struct saop_llm_config *cfg = g->cfg;
-	const json_t *req = json_object_get(rec, "request");
+	const json_t *req = saop_record_request(rec);
 	json_t *note;
 	int own = has_own(req);
 
@@ -634,7 +634,7 @@ saop_schema_note(struct saop_schema_guard *g, json_t *rec,
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	}
 	/* set_new takes note even when it fails; rec holds it after. */
-	if (json_object_set_new(rec, "structured_output", note) != 0)
+	if (saop_record_set_structured_output(rec, note) != 0)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	g->sent = 0;
 	if (!g->refused)

@@ -324,8 +324,9 @@ int
 saop_report_add_record(json_t *report, const json_t *rec, const char *task,
     struct saop_err *e)
 {
-	const char *id = json_string_value(json_object_get(rec, "task_id"));
-	const char *state = json_string_value(json_object_get(rec, "state"));
+	const char *state = saop_record_state_word(rec);
+	char buf[32];
+	const char *id = saop_record_task_id(rec, buf);
 	json_t *t, *rep, *k;
 	size_t i;
 	int rc;
@@ -338,7 +339,7 @@ saop_report_add_record(json_t *report, const json_t *rec, const char *task,
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	rc = add(t, "records", 1) |
 	    add(json_object_get(t, "states"), state ? state : "NONE", 1);
-	rep = json_object_get(json_object_get(rec, "validate"), "repairs");
+	rep = json_object_get(saop_record_validate(rec), "repairs");
 	json_array_foreach(rep, i, k)
 		if (json_is_string(k))
 			rc |= add(json_object_get(t, "repairs"),

@@ -732,7 +732,7 @@ saop_turn_state_load(struct saop_store *s, const struct saop_turn_key *k,
 char *
 saop_turn_task(const json_t *rec)
 {
-	const json_t *t = json_object_get(rec, "task_id");
+	const json_t *t = saop_record_task_id_value(rec);
 	struct saop_err e;
 	json_t *one;
 	char *text, *p;
@@ -1112,7 +1112,8 @@ struct turn {
 	char *text;		/* the prose received beside a call, or of a
 				   cut answer that is not JSON (malloc) */
 	size_t tlen;
-	json_t *extra;		/* choices, server_tools of the answer */
+	json_t *choices;	/* the answer's other choices, or NULL */
+	json_t *server_tools;	/* the tools the provider ran, or NULL */
 	long prompt_tokens, completion_tokens;
 	int resumes;
 	int discarded;		/* partial text not JSON: asked again */
@@ -1132,16 +1133,12 @@ stage_of(const struct saop_suspend_opts *o)
 static int
 turn_init(struct turn *t, json_t *rec, const struct saop_suspend_opts *o)
 {
-	const json_t *jt = json_object_get(rec, "turn");
-
 	memset(t, 0, sizeof(*t));
 	t->rec = rec;
 	if ((t->task = saop_turn_task(rec)) == NULL)
 		return -1;
 	t->task_id = t->task;
-	t->turn = json_is_integer(jt) && json_integer_value(jt) >= 0 &&
-	    json_integer_value(jt) <= LONG_MAX ?
-	    (long)json_integer_value(jt) : -1;
+	t->turn = saop_record_turn(rec);
 	t->key.task_id = t->task;
 	t->key.turn = t->turn;
 	t->key.stage = stage_of(o);
@@ -1152,21 +1149,11 @@ turn_init(struct turn *t, json_t *rec, const struct saop_suspend_opts *o)
 static json_t *
 turn_state(const struct turn *t, const struct saop_suspend_opts *o)
 {
-	json_t *rec, *st, *v;
-	const char *k;
-	size_t kl;
+	json_t *rec, *st;
 
-	/* The record without its verdict, its members shared; keys by
-	 * their length: jansson's copies cut a key at a \u0000. */
-	if ((rec = json_object()) == NULL)
+	/* The record without its verdict, its members shared. */
+	if ((rec = saop__record_unjudged(t->rec)) == NULL)
 		return NULL;
-	json_object_keylen_foreach((json_t *)t->rec, k, kl, v)
-		if (!(kl == 5 && (memcmp(k, "state", 5) == 0 ||
-		    memcmp(k, "error", 5) == 0)) &&
-		    json_object_setn(rec, k, kl, v) != 0) {
-			json_decref(rec);
-			return NULL;
-		}
 	st = json_pack("{s:o, s:s, s:I, s:s%, s:i}", "record", rec, "stage",
 	    stage_of(o), "received",
 	    (json_int_t)t->plen, "partial", t->partial != NULL ? t->partial :
@@ -1242,9 +1229,10 @@ answer_text(struct turn *t, const struct saop_llm_answer *a, size_t *len)
 	json_t *c = json_array_get(a->tool_calls, ix), *fn, *args;
 
 	if (a->choices != NULL || a->server_tools != NULL) {
-		json_decref(t->extra);
-		t->extra = json_pack("{s:O?, s:O?}", "choices", a->choices,
-		    "server_tools", a->server_tools);
+		json_decref(t->choices);
+		json_decref(t->server_tools);
+		t->choices = json_incref(a->choices);
+		t->server_tools = json_incref(a->server_tools);
 	}
 	if (c == NULL) {
 		*len = a->raw_len;
@@ -1376,7 +1364,7 @@ static json_t *
 next_request(struct turn *t, struct saop_suspend_opts *o,
     struct saop_err *e)
 {
-	const json_t *req = json_object_get(t->rec, "request");
+	const json_t *req = saop_record_request(t->rec);
 	struct saop_detect_result r;
 	enum saop_resume_form form = o->form;
 	json_t *cont;
@@ -1405,16 +1393,15 @@ next_request(struct turn *t, struct saop_suspend_opts *o,
 static int
 answer_extras(const struct turn *t, json_t *rec, int all)
 {
-	const char *k;
-	json_t *v;
 	int bad = 0;
 
 	if (t->tlen > 0 && (all || t->tool_call != NULL))
-		bad |= json_object_set_new(rec, "text", json_stringn(t->text,
-		    t->tlen));
-	json_object_foreach(t->extra, k, v)
-		if (!json_is_null(v))
-			bad |= json_object_set(rec, k, v);
+		bad |= saop_record_set_text(rec, t->text, t->tlen);
+	if (t->choices != NULL)
+		bad |= saop_record_set_choices(rec, json_incref(t->choices));
+	if (t->server_tools != NULL)
+		bad |= saop_record_set_server_tools(rec,
+		    json_incref(t->server_tools));
 	return bad ? -1 : 0;
 }
 
@@ -1430,10 +1417,9 @@ refused_answer(const struct turn *t, const struct saop_llm_answer *a)
 
 	if (strcmp(a->finish_reason, "refusal") != 0)
 		return 0;
-	bad |= json_object_set_new(t->rec, "finish_reason",
-	    json_string("refusal"));
-	bad |= json_object_set_new(t->rec, "refusal", json_string(
-	    a->refusal != NULL ? a->refusal : ""));
+	bad |= saop_record_set_finish_reason(t->rec, "refusal");
+	bad |= saop_record_set_refusal(t->rec, a->refusal != NULL ?
+	    a->refusal : "");
 	bad |= answer_extras(t, t->rec, 0);
 	bad |= saop_record_set_state(t->rec, SAOP_STATE_USER_ESCALATION);
 	return bad ? -1 : 0;
@@ -1447,13 +1433,12 @@ finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
 	json_t *rec = t->rec;
 	int bad = 0;
 
-	bad |= json_object_set_new(rec, "raw", json_stringn(t->partial,
-	    t->plen));
+	bad |= saop_record_set_raw(rec, t->partial, t->plen);
 	/* A tool call continued as text is still a tool call. */
-	bad |= json_object_set_new(rec, "finish_reason", a == NULL ||
-	    a->finish_reason[0] == '\0' ? json_null() : t->tool_call != NULL &&
-	    strcmp(a->finish_reason, "stop") == 0 ? json_string("tool_calls") :
-	    json_string(a->finish_reason));
+	bad |= saop_record_set_finish_reason(rec, a == NULL ||
+	    a->finish_reason[0] == '\0' ? NULL : t->tool_call != NULL &&
+	    strcmp(a->finish_reason, "stop") == 0 ? "tool_calls" :
+	    a->finish_reason);
 	if (t->prompt_tokens >= 0 || t->completion_tokens >= 0) {
 		json_t *usage = json_object();
 
@@ -1463,10 +1448,11 @@ finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
 		if (t->completion_tokens >= 0)
 			json_object_set_new(usage, "completion_tokens",
 			    json_integer(t->completion_tokens));
-		bad |= json_object_set_new(rec, "usage", usage);
+		bad |= saop_record_set_usage(rec, usage);
 	}
 	if (t->tool_call != NULL)
-		bad |= json_object_set(rec, "tool_call", t->tool_call);
+		bad |= saop_record_set_tool_call(rec,
+		    json_incref(t->tool_call));
 	if (t->tool_calls != NULL) {
 		/* The call continued has its whole arguments now. */
 		json_t *c = json_array_get(t->tool_calls, (size_t)
@@ -1475,14 +1461,15 @@ finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
 		if (c != NULL)
 			json_object_set_new(json_object_get(c, "function"),
 			    "arguments", json_stringn(t->partial, t->plen));
-		bad |= json_object_set(rec, "tool_calls", t->tool_calls);
+		bad |= saop_record_set_tool_calls(rec,
+		    json_incref(t->tool_calls));
 	}
 	bad |= answer_extras(t, rec, 0);
 	if (t->resumes > 0 || t->discarded)
-		bad |= json_object_set_new(rec, "suspend", json_pack(
+		bad |= saop_record_set_suspend(rec, json_pack(
 		    "{s:i, s:I, s:b}", "resumes", t->resumes, "received",
 		    (json_int_t)received, "asked_again", t->discarded));
-	json_object_del(rec, "state");
+	saop_record_del(rec, SAOP_RECORD_STATE);
 	return bad ? saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory") : 0;
 }
 
@@ -1566,9 +1553,9 @@ lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
 		    "s:I, s:I}", "limit", limit, "resumes", t->resumes,
 		    "received", (json_int_t)t->plen, "waited_ms",
 		    (json_int_t)(now_ms() - start)));
-		json_object_set_new(t->rec, "suspend", json_pack("{s:i, s:I, "
-		    "s:s}", "resumes", t->resumes, "received", (json_int_t)
-		    t->plen, "limit", limit));
+		saop_record_set_suspend(t->rec, json_pack("{s:i, s:I, s:s}",
+		    "resumes", t->resumes, "received", (json_int_t)t->plen,
+		    "limit", limit));
 		/* saop-suspend resumes its own turns; the others resume a
 		 * record they are given again. */
 		if (strcmp(stage_of(o), "saop-suspend") == 0)
@@ -1652,7 +1639,8 @@ turn_free(struct turn *t)
 	free(t->text);
 	json_decref(t->tool_call);
 	json_decref(t->tool_calls);
-	json_decref(t->extra);
+	json_decref(t->choices);
+	json_decref(t->server_tools);
 }
 
 /*
@@ -1677,7 +1665,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
 		    "task_id");
 	t.prompt_tokens = t.completion_tokens = -1;
-	if (!json_is_object(json_object_get(rec, "request"))) {
+	if (saop_record_request(rec) == NULL) {
 		turn_free(&t);
 		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
 		    "request object");

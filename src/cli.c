@@ -623,9 +623,8 @@ void
 cli_record_task(const struct cli *o, json_t *rec)
 {
 	/* A task id of the caller's, even a number, is the caller's. */
-	if (json_object_get(rec, "task_id") == NULL)
-		json_object_set_new(rec, "task_id",
-		    json_string(cli_task_id(o)));
+	if (!saop_record_has(rec, SAOP_RECORD_TASK_ID))
+		(void)saop_record_set_task_id(rec, cli_task_id(o));
 }
 
 /*
@@ -637,7 +636,7 @@ json_t *
 cli_raw_record(const struct cli *o)
 {
 	struct saop_err e;
-	json_t *rec, *s;
+	json_t *rec;
 	char *buf;
 	size_t len, at;
 
@@ -652,21 +651,16 @@ cli_raw_record(const struct cli *o)
 		snprintf(e.msg, sizeof(e.msg), "the input is not UTF-8 text");
 		cli_die(&e);
 	}
-	s = json_stringn(buf, len);
-	free(buf);
-	if (s == NULL) {
-		saop_err_clear(&e);
-		e.code = SAOP_ENOMEM;
-		snprintf(e.msg, sizeof(e.msg), "out of memory");
-		cli_die(&e);
-	}
+	/* UTF-8, as seen above: the one failure left is memory. */
 	if ((rec = json_object()) == NULL ||
-	    json_object_set_new(rec, "raw", s) != 0) {
+	    saop_record_set_raw(rec, buf, len) != 0) {
+		free(buf);
 		saop_err_clear(&e);
 		e.code = SAOP_ENOMEM;
 		snprintf(e.msg, sizeof(e.msg), "out of memory");
 		cli_die(&e);
 	}
+	free(buf);
 	return rec;
 }
 
@@ -886,8 +880,7 @@ cli_run(struct cli_loop *l)
 			l->line = saop_reader_line(recs.in);
 		}
 		if ((rc = l->record(l, rec, &e)) < 0) {
-			rc = cli_state_status(json_string_value(
-			    json_object_get(rec, "state")));
+			rc = cli_state_status(saop_record_state_word(rec));
 			if (cli_call_failed(&e)) {
 				/* The rest pass on without a call. */
 				l->no_call = 1;

@@ -76,6 +76,20 @@ put(const void *p, size_t n)
 }
 
 /*
+ * Write the key of member m of the record streamed out (-R), with what
+ * comes before it: {"m": for the first, else ,"m":.
+ */
+static void
+put_key(enum saop_record_member m, int first)
+{
+	const char *k = saop_record_member_name(m);
+
+	put(first ? "{\"" : ",\"", 2);
+	put(k, strlen(k));
+	put("\":", 2);
+}
+
+/*
  * With --db or --log, record PARTIAL_COMPLETION_DETECTED for rec (NULL with
  * -R: the run's task) with detect's length, truncation index, last valid
  * token and expected.  A failure to store it is kept for
@@ -149,7 +163,6 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		cli_die_nomem();
 	detect = detect_json(&res);
 	if (close_opt && res.verdict == SAOP_TRUNCATED && res.has_close) {
-		json_t *nraw;
 		size_t clen, js = (size_t)res.json_start;
 		char *closed;
 
@@ -160,14 +173,13 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		closed = xmalloc(len + clen + 1);
 		memcpy(closed, raw + js, len);
 		memcpy(closed + len, res.closing, clen + 1);
-		if ((nraw = json_stringn(closed, len + clen)) == NULL ||
-		    json_object_set_new(rec, "raw", nraw) != 0 ||
+		if (saop_record_set_raw(rec, closed, len + clen) != 0 ||
 		    json_object_set(detect, "closed",
 		    json_object_get(detect, "closing")) != 0)
 			cli_die_nomem();
 		free(closed);
 	}
-	if (json_object_set_new(rec, "detect", detect) != 0 ||
+	if (saop_record_set_detect(rec, detect) != 0 ||
 	    saop_record_set_state(rec, saop_state_of(saop_verdict_state(
 	    res.verdict))) != 0)
 		cli_die_nomem();
@@ -324,9 +336,10 @@ run_raw(const struct cli *o, const char *path)
 		if ((tid = json_string(cli_task_id(o))) == NULL)
 			cli_die_nomem();
 		s = xdumps(tid, JSON_ENCODE_ANY);
-		put("{\"task_id\":", 11);
+		put_key(SAOP_RECORD_TASK_ID, 1);
 		put(s, strlen(s));
-		put(",\"raw\":\"", 8);
+		put_key(SAOP_RECORD_RAW, 0);
+		put("\"", 1);
 		free(s);
 		json_decref(tid);
 	}
@@ -407,10 +420,12 @@ run_raw(const struct cli *o, const char *path)
 			cli_die_nomem();
 		saop_escaper_free(x);
 		s = xdumps(detect, JSON_COMPACT);
-		put("\",\"detect\":", 11);
+		put("\"", 1);
+		put_key(SAOP_RECORD_DETECT, 0);
 		put(s, strlen(s));
 		free(s);
-		put(",\"state\":\"", 10);
+		put_key(SAOP_RECORD_STATE, 0);
+		put("\"", 1);
 		put(saop_verdict_state(res.verdict),
 		    strlen(saop_verdict_state(res.verdict)));
 		put("\"", 1);
@@ -418,9 +433,8 @@ run_raw(const struct cli *o, const char *path)
 			if ((err = json_object()) == NULL ||
 			    cli_record_error(err, &e) != 0)
 				cli_die_nomem();
-			s = xdumps(json_object_get(err, "error"),
-			    JSON_COMPACT);
-			put(",\"error\":", 9);
+			s = xdumps(saop_record_error(err), JSON_COMPACT);
+			put_key(SAOP_RECORD_ERROR, 0);
 			put(s, strlen(s));
 			free(s);
 			json_decref(err);

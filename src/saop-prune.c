@@ -108,7 +108,7 @@ raw_out(const struct cli_loop *l, const json_t *rec)
 	const json_t *msgs;
 
 	(void)l;
-	msgs = json_object_get(json_object_get(rec, "request"), "messages");
+	msgs = json_object_get(saop_record_request(rec), "messages");
 	if (msgs != NULL)
 		write_json(msgs);
 }
@@ -124,12 +124,13 @@ static int
 prune_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 {
 	struct saop_prune_opts *po = l->arg;
-	json_t *req, *msgs, *turn, *task;
+	json_t *req, *msgs;
 	unsigned long before = stats.pruned;
+	static char buf[32];	/* po->task_id's, until the next record */
 
 	cur_line = l->line;
-	req = json_object_get(rec, "request");
-	if (req != NULL && !json_is_object(req)) {
+	req = saop_record_request(rec);
+	if (req == NULL && saop_record_has(rec, SAOP_RECORD_REQUEST)) {
 		saop_err_clear(e);
 		e->code = SAOP_EDATA;
 		snprintf(e->field, sizeof(e->field), "/request");
@@ -138,13 +139,10 @@ prune_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	}
 	if ((msgs = json_object_get(req, "messages")) == NULL)
 		return CLI_OK;
-	turn = json_object_get(rec, "turn");
-	task = json_object_get(rec, "task_id");
 	po->line = l->line;
-	po->turn = json_is_integer(turn) ? (long)json_integer_value(turn) :
-	    -1;
-	po->task_id = json_is_string(task) ? json_string_value(task) :
-	    cli_task_id(&opt);
+	po->turn = saop_record_turn(rec);
+	if ((po->task_id = saop_record_task_id(rec, buf)) == NULL)
+		po->task_id = cli_task_id(&opt);
 	if (saop_prune_messages(msgs, po, &stats, e) != 0)
 		return -1;
 	if (stats.pruned > before)

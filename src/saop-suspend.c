@@ -87,8 +87,9 @@ raw_request(json_t *rec, struct saop_err *e)
 		    "chat request (a JSON object with messages)");
 		return -1;
 	}
-	json_object_del(rec, "raw");
-	json_object_set_new(rec, "request", req);
+	saop_record_del(rec, SAOP_RECORD_RAW);
+	if (saop_record_set_request(rec, req) != 0)
+		cli_die_nomem();
 	return 0;
 }
 
@@ -100,16 +101,13 @@ raw_request(json_t *rec, struct saop_err *e)
 static int
 defer(struct suspend_run *r, json_t *rec, struct saop_err *e)
 {
-	const json_t *jt = json_object_get(rec, "turn");
 	struct saop_turn_key k;
 	char *task = saop_turn_task(rec);
 	json_t *have = NULL;
 	int rc = 0;
 
 	k.task_id = task;
-	k.turn = json_is_integer(jt) && json_integer_value(jt) >= 0 &&
-	    json_integer_value(jt) <= LONG_MAX ?
-	    (long)json_integer_value(jt) : -1;
+	k.turn = saop_record_turn(rec);
 	k.stage = "saop-suspend";
 	if (task != NULL)
 		rc = saop_turn_state_load(r->so.store, &k, &have, e);
@@ -150,14 +148,17 @@ static void
 note_schema(struct suspend_run *r, json_t *rec)
 {
 	struct saop_err e;
+	char buf[32];
+	const char *task;
 	int rc;
 
 	if ((rc = saop_schema_note(&r->sg, rec, r->so.store, &e)) < 0)
 		cli_die(&e);
+	if ((task = saop_record_task_id(rec, buf)) == NULL)
+		task = "-";
 	if (rc == 1 && !r->quiet)
 		cli_warn("task %s: the server refused %s (%s); the turn was "
-		    "asked again without it", json_string_value(
-		    json_object_get(rec, "task_id")), saop_schema_field(
+		    "asked again without it", task, saop_schema_field(
 		    &r->cfg), r->sg.why);
 }
 
@@ -204,17 +205,19 @@ suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 {
 	struct suspend_run *r = l->arg;
 	struct saop_suspend_outcome oc;
+	const char *task;
+	char buf[32];
 
 	if (l->o->raw_in && raw_request(rec, e) != 0)
 		return -1;
 	/* Already answered, or nothing to ask: not ours; untouched. */
-	if (json_object_get(rec, "raw") != NULL ||
-	    json_object_get(rec, "request") == NULL)
+	if (saop_record_has(rec, SAOP_RECORD_RAW) ||
+	    !saop_record_has(rec, SAOP_RECORD_REQUEST))
 		return CLI_OK;
 	cli_record_task(l->o, rec);
 	if (l->o->dry_run)
 		return saop_llm_dry_run(stdout, &r->cfg,
-		    json_object_get(rec, "request"), e) != 0 ? -1 : CLI_OK;
+		    saop_record_request(rec), e) != 0 ? -1 : CLI_OK;
 	r->so.store = cli_store(l->o);
 	if (l->no_call)
 		return defer(r, rec, e);
@@ -223,10 +226,11 @@ suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		return -1;
 	note_schema(r, rec);
 	r->answered = 1;	/* forgotten once written: forget_one() */
+	if ((task = saop_record_task_id(rec, buf)) == NULL)
+		task = "-";
 	if (oc.resumes > 0 && l->o->verbose)
 		cli_warn("task %s: turn resumed %d time(s) after a lost "
-		    "network", json_string_value(json_object_get(rec,
-		    "task_id")), oc.resumes);
+		    "network", task, oc.resumes);
 	return CLI_OK;
 }
 

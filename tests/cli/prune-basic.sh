@@ -66,6 +66,13 @@ jqf '.max_tokens == 10 and (.messages | length) == 10' "$tmp/req.out"
 [ "$(sql "SELECT count(*) FROM tool_outputs WHERE task_id = 'bare'")" -eq 3 ] ||
     fail "-R stored $(sql "SELECT count(*) FROM tool_outputs WHERE task_id = 'bare'")"
 
+# A record's numeric task_id is its digits, as its events are logged.
+jq -c '.task_id = 42' "$tmp/in.ndjson" | tail -1 >"$tmp/num.ndjson"
+SAOP_DB="$tmp/num.sqlite" expect_status 0 saop-prune <"$tmp/num.ndjson" \
+    >/dev/null
+n=$(SAOP_DB="$tmp/num.sqlite" sql "SELECT count(*) FROM tool_outputs WHERE task_id = '42'")
+[ "$n" -eq 3 ] || fail "task 42: $n rows: $(SAOP_DB="$tmp/num.sqlite" sql 'SELECT task_id FROM tool_outputs')"
+
 # --entries: NDJSON entries, pruned by the turn age they state.
 jq -c '.request.messages[] | select(.role == "tool") |
     {tool_name: "t", tool_call_id, raw_content: (.content | if type == "array" then map(.text) | add else . end)}' \

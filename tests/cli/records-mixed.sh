@@ -6,7 +6,8 @@
 # nesting past 2048, a NUL in a key), writes as many lines as it reads,
 # hands the lines that are not records on unchanged, keeps every value it
 # does not know byte for byte, names each bad line on stderr and exits
-# 65.  A numeric task_id is kept.
+# 65.  A numeric task_id is kept.  saop-suspend, with nothing to ask,
+# writes the file back as it came.
 . "$top_srcdir/tests/cli/lib.sh"
 
 "$PYTHON3" - "$tmp/mixed.ndjson" <<'EOF'
@@ -61,7 +62,9 @@ EOF
 }
 
 # saop-resume has no model for the truncated last record: 78 is worse.
-for p in saop-detect saop-resume "saop-validate --no-retry" saop-prune; do
+# saop-suspend calls nothing here (every record has raw, or no request).
+for p in saop-detect saop-resume "saop-validate --no-retry" saop-prune \
+    saop-suspend; do
 	want=65
 	[ "$p" = saop-resume ] && want=78
 	expect_status $want $p --max-record 8192 "$tmp/mixed.ndjson" \
@@ -72,6 +75,9 @@ for p in saop-detect saop-resume "saop-validate --no-retry" saop-prune; do
 	done
 	grep -q "line 5, byte" "$tmp/err" || fail "$p: no byte for line 5"
 done
+# Records it has nothing to ask for are not touched: byte for byte.
+cmp -s "$tmp/mixed.ndjson" "$tmp/out" ||
+	fail "saop-suspend changed records it had nothing to ask for"
 
 # Records without raw carry the error of the program that could not
 # judge them; the others do not.

@@ -114,4 +114,10 @@ printf '{"task_id": "c", "state": "OK"}\nnot json\n' >bad
 expect_status 65 saop-report --json --task c bad >rep3.json 2>err
 jqf '.tasks[0].records == 1' rep3.json
 grep -q 'line 2' err || fail "bad line not named: $(cat err)"
+
+# A numeric task_id is its digits, as its events are logged under them.
+printf '{"task_id": 42, "state": "OK"}\n' >num
+saop-report --json --task 42 num >rep4.json
+jqf '.tasks[0].task_id == "42" and .tasks[0].records == 1 and
+    .tasks[0].states == {"OK": 1}' rep4.json
 exit 0
