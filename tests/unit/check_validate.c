@@ -321,11 +321,15 @@ fake_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 	return 0;
 }
 
-/* Run the protocol on one record whose raw is raw. */
+/*
+ * Run the protocol on one record whose raw is raw.  Returns the state of
+ * its outcome, or the negative code of a failure.
+ */
 static int
 run(const char *raw, struct script *sc, int max, json_t **rec)
 {
 	struct saop_validate_opts o;
+	struct saop_validate_outcome oc;
 	struct saop_err e;
 	int rc;
 
@@ -335,9 +339,9 @@ run(const char *raw, struct script *sc, int max, json_t **rec)
 	o.model.call = fake_call;
 	o.model.arg = sc;
 	*rec = json_pack("{s:s, s:s}", "task_id", "t", "raw", raw);
-	rc = saop_validate_record(*rec, &o, &e);
+	rc = saop_validate_record(*rec, &o, &oc, &e);
 	saop_schema_free((struct saop_schema *)o.schema);
-	return rc;
+	return rc < 0 ? rc : (int)oc.state;
 }
 
 /* rec.validate.attempts.  Returns it, 0 when there is none. */
@@ -402,17 +406,20 @@ START_TEST(validating_only_gives_what_validating_gives_without_envelope)
 		for (j = 0; j < sizeof(raws) / sizeof(raws[0]); j++) {
 			json_t *a = json_pack("{s:s}", "raw", raws[j]);
 			json_t *b = json_deep_copy(a);
+			struct saop_validate_outcome oa, ob;
 			char *ta, *tb;
-			int ra, rb;
 
 			o.no_envelope = 0;
-			ra = saop_validate_record(a, &o, &e);
+			ck_assert_int_eq(saop_validate_record(a, &o, &oa, &e),
+			    0);
 			o.no_envelope = 1;
-			rb = saop_validate_record(b, &o, &e);
-			ck_assert_int_eq(ra, rb);
+			ck_assert_int_eq(saop_validate_record(b, &o, &ob, &e),
+			    0);
+			ck_assert_int_eq(oa.state, ob.state);
+			ck_assert_int_eq(oa.valid, ob.valid);
 			ck_assert_ptr_null(json_object_get(b, "envelope"));
 			ck_assert_int_eq(json_object_get(a, "envelope") != NULL,
-			    ra == 0);
+			    oa.state == SAOP_STATE_OK);
 			ta = record_text(a);
 			tb = record_text(b);
 			ck_assert_msg(strcmp(ta, tb) == 0, "%s on %s: %s / %s",
@@ -433,7 +440,7 @@ START_TEST(a_valid_answer_makes_no_call)
 	struct script sc = { NULL, 0, 0, 0, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run(good, &sc, 2, &rec), 0);
+	ck_assert_int_eq(run(good, &sc, 2, &rec), SAOP_STATE_OK);
 	ck_assert_int_eq(sc.calls, 0);
 	ck_assert_int_eq(attempts(rec), 0);
 	/* No call, no cost. */
@@ -451,7 +458,7 @@ START_TEST(a_corrected_answer_counts_its_attempts_and_replaces_raw)
 	struct script sc = { answers, 0, 0, 0, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run("nope", &sc, 2, &rec), 0);
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_OK);
 	ck_assert_int_eq(sc.calls, 2);
 	ck_assert_int_eq(attempts(rec), 2);
 	ck_assert_str_eq(json_string_value(json_object_get(rec, "raw")), good);
@@ -468,7 +475,7 @@ START_TEST(the_cost_of_the_correction_turns_is_what_the_model_saw)
 	struct script sc = { answers, 0, 0, 1, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run("nope", &sc, 2, &rec), 0);
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_OK);
 	ck_assert_int_eq(sc.calls, 2);
 	ck_assert_uint_gt(sc.sent, 0);
 	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)sc.sent);
@@ -488,7 +495,7 @@ START_TEST(a_model_that_reports_no_usage_leaves_the_tokens_null)
 	struct script sc = { answers, 0, 0, 0, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run("nope", &sc, 2, &rec), 0);
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_OK);
 	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)sc.sent);
 	ck_assert_int_eq(vcount(rec, "received_bytes"),
 	    (json_int_t)strlen(good));
@@ -506,7 +513,7 @@ START_TEST(an_escalated_record_and_a_failed_call_count_the_turns_answered)
 	struct script cut = { one, 0, 2, 1, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run("nope", &esc, 2, &rec), 3);
+	ck_assert_int_eq(run("nope", &esc, 2, &rec), SAOP_STATE_USER_ESCALATION);
 	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)esc.sent);
 	ck_assert_int_eq(vcount(rec, "received_bytes"),
 	    (json_int_t)esc.received);
@@ -530,6 +537,7 @@ START_TEST(each_correction_answer_is_an_event_with_its_own_cost)
 	struct script sc = { answers, 0, 0, 1, 0, 0 };
 	char dir[] = "/tmp/check_validate.XXXXXX", path[64], cmd[96];
 	struct saop_validate_opts o;
+	struct saop_validate_outcome oc;
 	struct saop_err e;
 	sqlite3_stmt *st;
 	json_t *rec;
@@ -545,7 +553,8 @@ START_TEST(each_correction_answer_is_an_event_with_its_own_cost)
 	ck_assert_ptr_nonnull(o.store = saop_store_open(path, &e));
 	rec = json_pack("{s:s, s:i, s:s}", "task_id", "t", "turn", 3, "raw",
 	    "nope");
-	ck_assert_int_eq(saop_validate_record(rec, &o, &e), 0);
+	ck_assert_int_eq(saop_validate_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(oc.state, SAOP_STATE_OK);
 	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(o.store),
 	    "SELECT turn, json_extract(data, '$.attempt'),"
 	    " json_extract(data, '$.sent_bytes'),"
@@ -590,7 +599,7 @@ START_TEST(exhausted_retries_escalate_with_the_last_errors)
 	struct script sc = { answers, 0, 0, 0, 0, 0 };
 	json_t *rec, *errors;
 
-	ck_assert_int_eq(run("nope", &sc, 2, &rec), 3);
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_USER_ESCALATION);
 	ck_assert_int_eq(sc.calls, 2);
 	ck_assert_str_eq(json_string_value(json_object_get(rec, "state")),
 	    "USER_ESCALATION");
@@ -606,7 +615,7 @@ START_TEST(zero_retries_escalate_without_a_call)
 	struct script sc = { NULL, 0, 0, 0, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run("nope", &sc, 0, &rec), 3);
+	ck_assert_int_eq(run("nope", &sc, 0, &rec), SAOP_STATE_USER_ESCALATION);
 	ck_assert_int_eq(sc.calls, 0);
 	json_decref(rec);
 }
@@ -698,6 +707,7 @@ START_TEST(validating_a_record_leaks_no_json_value)
 		"{\"raw\": \"nope\"}"
 	};
 	struct saop_validate_opts o;
+	struct saop_validate_outcome oc;
 	struct saop_err e;
 	char where[256];
 	size_t i;
@@ -709,7 +719,7 @@ START_TEST(validating_a_record_leaks_no_json_value)
 	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		rec = json_loads(recs[i], 0, NULL);
 		ck_assert_ptr_nonnull(rec);
-		ck_assert_int_ge(saop_validate_record(rec, &o, &e), 0);
+		ck_assert_int_eq(saop_validate_record(rec, &o, &oc, &e), 0);
 		ck_assert_ptr_nonnull(json_object_get(rec, "validate"));
 		where[0] = '\0';
 		ck_assert_msg(owned_once(rec, where, sizeof(where)),
@@ -729,6 +739,7 @@ END_TEST
 START_TEST(an_answer_past_the_evaluation_limit_is_an_invalid_record)
 {
 	struct saop_validate_opts o;
+	struct saop_validate_outcome oc;
 	struct saop_err e;
 	json_t *doc, *rec, *v, *err;
 	char *raw, *p;
@@ -749,7 +760,10 @@ START_TEST(an_answer_past_the_evaluation_limit_is_an_invalid_record)
 	memset(p, '}', depth);
 	p[depth] = '\0';
 	rec = json_pack("{s:s, s:s}", "task_id", "t", "raw", raw);
-	ck_assert_int_eq(saop_validate_record(rec, &o, &e), 1);
+	ck_assert_int_eq(saop_validate_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(oc.state, SAOP_STATE_INVALID);
+	ck_assert_int_eq(oc.valid, 0);
+	ck_assert_uint_eq(json_array_size(oc.errors), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(rec, "state")),
 	    "INVALID");
 	v = json_object_get(rec, "validate");
