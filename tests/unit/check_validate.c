@@ -637,6 +637,127 @@ START_TEST(a_failed_call_leaves_the_record_as_it_stands)
 }
 END_TEST
 
+/* A stand-in model that also looks at the record at each call. */
+struct watched {
+	struct script sc;	/* the answers (fake_call()) */
+	json_t *rec;		/* the record being validated */
+	char *before;		/* its text before the protocol began */
+	int changed;		/* calls that found it changed */
+};
+
+/*
+ * fake_call() on w->sc, after counting in w->changed a record that is not
+ * as it came.  Returns fake_call()'s.
+ */
+static int
+watched_call(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	struct watched *w = arg;
+	char *now = json_dumps(w->rec, JSON_COMPACT | JSON_SORT_KEYS);
+
+	ck_assert_ptr_nonnull(now);
+	if (strcmp(now, w->before) != 0)
+		w->changed++;
+	free(now);
+	return fake_call(&w->sc, request, a, e);
+}
+
+/*
+ * Run the protocol on a record whose raw is raw through watched_call()
+ * (max retries, close as given), out filled.  Returns its return.
+ */
+static int
+run_watched(struct watched *w, const char *raw, int max, int close,
+    struct saop_validate_outcome *out)
+{
+	struct saop_validate_opts o;
+	struct saop_err e;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.schema = saop_schema_envelope_v1(&e);
+	o.max_retries = max;
+	o.close = close;
+	o.model.call = watched_call;
+	o.model.arg = w;
+	w->rec = json_pack("{s:s, s:i, s:s}", "task_id", "t", "turn", 2,
+	    "raw", raw);
+	ck_assert_ptr_nonnull(w->rec);
+	w->before = json_dumps(w->rec, JSON_COMPACT | JSON_SORT_KEYS);
+	rc = saop_validate_record(w->rec, &o, out, &e);
+	saop_schema_free((struct saop_schema *)o.schema);
+	free(w->before);
+	return rc;
+}
+
+/*
+ * The record is written once, after the protocol: every correction call
+ * finds it as it came; and the outcome returned is what was written.
+ */
+START_TEST(the_record_is_written_once_with_the_outcome_returned)
+{
+	static const char *const answers[] = { "{\"saop\": 1}", "no", good };
+	static const char *const no[] = { "no" };
+	struct watched w = { { answers, 0, 0, 1, 0, 0 }, NULL, NULL, 0 };
+	struct saop_validate_outcome oc;
+	const json_t *v;
+
+	ck_assert_int_eq(run_watched(&w, "nope", 3, 0, &oc), 0);
+	ck_assert_int_eq(w.sc.calls, 3);
+	ck_assert_int_eq(w.changed, 0);
+	v = json_object_get(w.rec, "validate");
+	ck_assert_int_eq(oc.state, SAOP_STATE_OK);
+	ck_assert_str_eq(json_string_value(json_object_get(w.rec, "state")),
+	    "OK");
+	ck_assert(oc.valid && json_is_true(json_object_get(v, "valid")));
+	ck_assert_int_eq(oc.attempts, 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "attempts")),
+	    3);
+	ck_assert_ptr_null(oc.errors);
+	ck_assert_int_eq(oc.calls, 3);
+	ck_assert_uint_eq(oc.sent_bytes, w.sc.sent);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "sent_bytes")),
+	    (json_int_t)w.sc.sent);
+	ck_assert_uint_eq(oc.received_bytes, w.sc.received);
+	ck_assert_int_eq(oc.prompt_tokens, 10 + 20 + 30);
+	ck_assert_int_eq(oc.completion_tokens, 1 + 2 + 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(v,
+	    "completion_tokens")), 6);
+	ck_assert_str_eq(json_string_value(json_object_get(w.rec, "raw")),
+	    good);
+	json_decref(w.rec);
+
+	/* Escalated: the errors returned are the record's. */
+	memset(&w, 0, sizeof(w));
+	w.sc.answers = no;
+	ck_assert_int_eq(run_watched(&w, "nope", 1, 0, &oc), 0);
+	ck_assert_int_eq(w.changed, 0);
+	v = json_object_get(w.rec, "validate");
+	ck_assert_int_eq(oc.state, SAOP_STATE_USER_ESCALATION);
+	ck_assert_int_eq(oc.valid, 0);
+	ck_assert_int_eq(oc.attempts, 1);
+	ck_assert_ptr_nonnull(oc.errors);
+	ck_assert_ptr_eq(oc.errors, json_object_get(v, "errors"));
+	json_decref(w.rec);
+
+	/* Closed locally (no call): closed and the repairs, as written. */
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(run_watched(&w, "{\"saop\": \"1.0\", \"turn_index\": "
+	    "0, \"agent_role\": \"developer\", \"thought\": \"t\", "
+	    "\"action\": null", 0, 1, &oc), 0);
+	ck_assert_int_eq(w.sc.calls, 0);
+	v = json_object_get(w.rec, "validate");
+	ck_assert_int_eq(oc.state, SAOP_STATE_OK);
+	ck_assert_int_eq(oc.closed, 1);
+	ck_assert(json_is_true(json_object_get(v, "closed")));
+	ck_assert_uint_ge(oc.repairs, 1);
+	ck_assert_uint_eq(oc.repairs, json_array_size(json_object_get(v,
+	    "repairs")));
+	json_decref(w.rec);
+}
+END_TEST
+
 /*
  * An answer with a BOM, a fenced block that is not JSON and no '{' or '['
  * gets the error the scanner gives for what the model wrote (issue 8,
@@ -819,6 +940,7 @@ validate_suite(void)
 	tcase_add_test(tc, exhausted_retries_escalate_with_the_last_errors);
 	tcase_add_test(tc, zero_retries_escalate_without_a_call);
 	tcase_add_test(tc, a_failed_call_leaves_the_record_as_it_stands);
+	tcase_add_test(tc, the_record_is_written_once_with_the_outcome_returned);
 	tcase_add_test(tc,
 	    a_bom_and_a_fence_without_json_get_the_scanners_error);
 	tcase_add_test(tc, validating_a_record_leaks_no_json_value);
