@@ -728,15 +728,135 @@ saop_record_write(FILE *f, const json_t *rec, struct saop_err *e)
 }
 
 /*
+ * The names of the record's top-level members (enum saop_record_member, in
+ * saop(7)'s order): the one table of them.  tests/cli/record-members.sh
+ * checks it against saop(7)'s "The record on the pipe" and saop.h.
+ */
+static const char *const member_names[SAOP_RECORD_MEMBERS] = {
+	[SAOP_RECORD_TASK_ID] = "task_id",
+	[SAOP_RECORD_TURN] = "turn",
+	[SAOP_RECORD_REQUEST] = "request",
+	[SAOP_RECORD_RAW] = "raw",
+	[SAOP_RECORD_FINISH_REASON] = "finish_reason",
+	[SAOP_RECORD_TOOL_CALL] = "tool_call",
+	[SAOP_RECORD_TOOL_CALLS] = "tool_calls",
+	[SAOP_RECORD_TEXT] = "text",
+	[SAOP_RECORD_CHOICES] = "choices",
+	[SAOP_RECORD_SERVER_TOOLS] = "server_tools",
+	[SAOP_RECORD_REFUSAL] = "refusal",
+	[SAOP_RECORD_USAGE] = "usage",
+	[SAOP_RECORD_SUSPEND] = "suspend",
+	[SAOP_RECORD_DETECT] = "detect",
+	[SAOP_RECORD_RESUME] = "resume",
+	[SAOP_RECORD_VALIDATE] = "validate",
+	[SAOP_RECORD_ENVELOPE] = "envelope",
+	[SAOP_RECORD_STRUCTURED_OUTPUT] = "structured_output",
+	[SAOP_RECORD_STATE] = "state",
+	[SAOP_RECORD_ERROR] = "error",
+};
+
+/* See saop.h.  Returns the name of m, or NULL out of range. */
+const char *
+saop_record_member_name(enum saop_record_member m)
+{
+	return (unsigned)m < SAOP_RECORD_MEMBERS ? member_names[m] : NULL;
+}
+
+/* rec's member m as it is (borrowed), or NULL when it has none. */
+static json_t *
+member(const json_t *rec, enum saop_record_member m)
+{
+	return json_object_get(rec, member_names[m]);
+}
+
+/* rec's member m when it is of type t (borrowed), else NULL. */
+static json_t *
+typed(const json_t *rec, enum saop_record_member m, json_type t)
+{
+	json_t *v = member(rec, m);
+
+	return v != NULL && json_typeof(v) == t ? v : NULL;
+}
+
+/*
+ * Set rec's member m to v (a new reference, stolen), when v is of type t
+ * (any type for JSON_NULL).  Returns 0, -SAOP_ENOMEM (v NULL, or no room)
+ * or -SAOP_EINTERNAL (another type).
+ */
+static int
+put(json_t *rec, enum saop_record_member m, json_t *v, json_type t)
+{
+	if (v == NULL)
+		return -SAOP_ENOMEM;
+	if (t != JSON_NULL && json_typeof(v) != t) {
+		json_decref(v);
+		return -SAOP_EINTERNAL;
+	}
+	return json_object_set_new(rec, member_names[m], v) == 0 ? 0 :
+	    -SAOP_ENOMEM;
+}
+
+/*
+ * Set rec's member m to the n bytes at s as a string.  Returns 0,
+ * -SAOP_EDATA (not UTF-8) or -SAOP_ENOMEM.
+ */
+static int
+put_text(json_t *rec, enum saop_record_member m, const char *s, size_t n)
+{
+	if (saop_utf8_valid(s, n) < n)
+		return -SAOP_EDATA;
+	return put(rec, m, json_stringn(s, n), JSON_STRING);
+}
+
+/* See saop.h.  Returns 1 when rec has member m, else 0. */
+int
+saop_record_has(const json_t *rec, enum saop_record_member m)
+{
+	return (unsigned)m < SAOP_RECORD_MEMBERS && member(rec, m) != NULL;
+}
+
+/* See saop.h: member m removed from rec. */
+void
+saop_record_del(json_t *rec, enum saop_record_member m)
+{
+	if ((unsigned)m < SAOP_RECORD_MEMBERS)
+		json_object_del(rec, member_names[m]);
+}
+
+/*
+ * rec without state and error (see saop-private.h).  Returns a new
+ * reference, or NULL out of memory.
+ */
+json_t *
+saop__record_unjudged(const json_t *rec)
+{
+	const char *k;
+	json_t *out, *v;
+	size_t kl;
+
+	/* Keys by their length: jansson's copies cut a key at a \u0000. */
+	if ((out = json_object()) == NULL)
+		return NULL;
+	json_object_keylen_foreach((json_t *)rec, k, kl, v)
+		if (!(kl == 5 && (memcmp(k, member_names[SAOP_RECORD_STATE],
+		    5) == 0 || memcmp(k, member_names[SAOP_RECORD_ERROR],
+		    5) == 0)) && json_object_setn(out, k, kl, v) != 0) {
+			json_decref(out);
+			return NULL;
+		}
+	return out;
+}
+
+/*
  * See saop.h.  Returns rec's "raw" string (borrowed) with its length in
  * *len (when len is not NULL), or NULL and 0 when there is none.
  */
 const char *
 saop_record_raw(const json_t *rec, size_t *len)
 {
-	const json_t *raw = json_object_get(rec, "raw");
+	const json_t *raw = typed(rec, SAOP_RECORD_RAW, JSON_STRING);
 
-	if (!json_is_string(raw)) {
+	if (raw == NULL) {
 		if (len)
 			*len = 0;
 		return NULL;
@@ -751,7 +871,7 @@ int
 saop_record_detect(const json_t *rec, const char *raw, size_t len,
     size_t max_depth, struct saop_detect_result *res)
 {
-	const json_t *tc = json_object_get(rec, "tool_call");
+	const json_t *tc = member(rec, SAOP_RECORD_TOOL_CALL);
 	const char *fr = saop_record_finish_reason(rec);
 	int rc;
 
@@ -814,8 +934,7 @@ saop_state_of(const char *word)
 enum saop_state
 saop_record_state(const json_t *rec)
 {
-	return saop_state_of(json_string_value(json_object_get(rec,
-	    "state")));
+	return saop_state_of(saop_record_state_word(rec));
 }
 
 /* See saop.h.  Returns 0, or -SAOP_ENOMEM (or -SAOP_EINTERNAL for NONE). */
@@ -827,15 +946,14 @@ saop_record_set_state(json_t *rec, enum saop_state s)
 	assert(w != NULL);
 	if (w == NULL)
 		return -SAOP_EINTERNAL;
-	return json_object_set_new(rec, "state", json_string(w)) == 0 ?
-	    0 : -SAOP_ENOMEM;
+	return put(rec, SAOP_RECORD_STATE, json_string(w), JSON_STRING);
 }
 
 /* See saop.h.  Returns the task id as text, or NULL. */
 const char *
 saop_record_task_id(const json_t *rec, char buf[32])
 {
-	const json_t *t = json_object_get(rec, "task_id");
+	const json_t *t = member(rec, SAOP_RECORD_TASK_ID);
 
 	if (json_is_string(t))
 		return json_string_value(t);
@@ -851,7 +969,7 @@ saop_record_task_id(const json_t *rec, char buf[32])
 long
 saop_record_turn(const json_t *rec)
 {
-	const json_t *t = json_object_get(rec, "turn");
+	const json_t *t = member(rec, SAOP_RECORD_TURN);
 
 	if (!json_is_integer(t) || json_integer_value(t) < 0 ||
 	    json_integer_value(t) > LONG_MAX)
@@ -859,41 +977,267 @@ saop_record_turn(const json_t *rec)
 	return (long)json_integer_value(t);
 }
 
-/* See saop.h.  Returns the request object, or NULL. */
+/* See saop.h.  Returns task_id of any type (borrowed), or NULL. */
 const json_t *
+saop_record_task_id_value(const json_t *rec)
+{
+	return member(rec, SAOP_RECORD_TASK_ID);
+}
+
+/* See saop.h.  Returns the request object, or NULL. */
+json_t *
 saop_record_request(const json_t *rec)
 {
-	const json_t *r = json_object_get(rec, "request");
-
-	return json_is_object(r) ? r : NULL;
+	return typed(rec, SAOP_RECORD_REQUEST, JSON_OBJECT);
 }
 
 /* See saop.h.  Returns the finish reason, or NULL. */
 const char *
 saop_record_finish_reason(const json_t *rec)
 {
-	return json_string_value(json_object_get(rec, "finish_reason"));
+	return json_string_value(typed(rec, SAOP_RECORD_FINISH_REASON,
+	    JSON_STRING));
 }
 
-/* See saop.h.  Returns the member name of rec, or NULL. */
-const json_t *
-saop_record_member(const json_t *rec, const char *name)
+/* See saop.h.  Returns the tool_call object, or NULL. */
+json_t *
+saop_record_tool_call(const json_t *rec)
 {
-	return json_object_get(rec, name);
+	return typed(rec, SAOP_RECORD_TOOL_CALL, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns the tool_calls array, or NULL. */
+json_t *
+saop_record_tool_calls(const json_t *rec)
+{
+	return typed(rec, SAOP_RECORD_TOOL_CALLS, JSON_ARRAY);
+}
+
+/* See saop.h.  Returns the text string (*len its length), or NULL and 0. */
+const char *
+saop_record_text(const json_t *rec, size_t *len)
+{
+	const json_t *t = typed(rec, SAOP_RECORD_TEXT, JSON_STRING);
+
+	if (len)
+		*len = json_string_length(t);
+	return json_string_value(t);
+}
+
+/* See saop.h.  Returns the choices array, or NULL. */
+json_t *
+saop_record_choices(const json_t *rec)
+{
+	return typed(rec, SAOP_RECORD_CHOICES, JSON_ARRAY);
+}
+
+/* See saop.h.  Returns the server_tools array, or NULL. */
+json_t *
+saop_record_server_tools(const json_t *rec)
+{
+	return typed(rec, SAOP_RECORD_SERVER_TOOLS, JSON_ARRAY);
+}
+
+/* See saop.h.  Returns the refusal string, or NULL. */
+const char *
+saop_record_refusal(const json_t *rec)
+{
+	return json_string_value(typed(rec, SAOP_RECORD_REFUSAL,
+	    JSON_STRING));
+}
+
+/* See saop.h.  Returns the usage object, or NULL. */
+json_t *
+saop_record_usage(const json_t *rec)
+{
+	return typed(rec, SAOP_RECORD_USAGE, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns the suspend object, or NULL. */
+json_t *
+saop_record_suspend(const json_t *rec)
+{
+	return typed(rec, SAOP_RECORD_SUSPEND, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns the detect object, or NULL. */
+json_t *
+saop_record_detect_info(const json_t *rec)
+{
+	return typed(rec, SAOP_RECORD_DETECT, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns the resume object, or NULL. */
+json_t *
+saop_record_resume(const json_t *rec)
+{
+	return typed(rec, SAOP_RECORD_RESUME, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns the validate object, or NULL. */
+json_t *
+saop_record_validate(const json_t *rec)
+{
+	return typed(rec, SAOP_RECORD_VALIDATE, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns the envelope, any value, or NULL when none. */
+json_t *
+saop_record_envelope(const json_t *rec)
+{
+	return member(rec, SAOP_RECORD_ENVELOPE);
+}
+
+/* See saop.h.  Returns the structured_output object, or NULL. */
+json_t *
+saop_record_structured_output(const json_t *rec)
+{
+	return typed(rec, SAOP_RECORD_STRUCTURED_OUTPUT, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns the state string as written, or NULL. */
+const char *
+saop_record_state_word(const json_t *rec)
+{
+	return json_string_value(typed(rec, SAOP_RECORD_STATE, JSON_STRING));
+}
+
+/* See saop.h.  Returns the error object, or NULL. */
+json_t *
+saop_record_error(const json_t *rec)
+{
+	return typed(rec, SAOP_RECORD_ERROR, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns 0, or -SAOP_EDATA / -SAOP_ENOMEM. */
+int
+saop_record_set_task_id(json_t *rec, const char *id)
+{
+	return put_text(rec, SAOP_RECORD_TASK_ID, id, strlen(id));
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL (turn < 0) or -SAOP_ENOMEM. */
+int
+saop_record_set_turn(json_t *rec, long turn)
+{
+	if (turn < 0)
+		return -SAOP_EINTERNAL;
+	return put(rec, SAOP_RECORD_TURN, json_integer(turn), JSON_INTEGER);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_request(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_REQUEST, v, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EDATA or -SAOP_ENOMEM. */
+int
+saop_record_set_finish_reason(json_t *rec, const char *why)
+{
+	if (why == NULL)
+		return put(rec, SAOP_RECORD_FINISH_REASON, json_null(),
+		    JSON_NULL);
+	return put_text(rec, SAOP_RECORD_FINISH_REASON, why, strlen(why));
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_tool_call(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_TOOL_CALL, v, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_tool_calls(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_TOOL_CALLS, v, JSON_ARRAY);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EDATA (not UTF-8) or -SAOP_ENOMEM. */
+int
+saop_record_set_text(json_t *rec, const char *text, size_t n)
+{
+	return put_text(rec, SAOP_RECORD_TEXT, text, n);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_choices(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_CHOICES, v, JSON_ARRAY);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_server_tools(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_SERVER_TOOLS, v, JSON_ARRAY);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EDATA or -SAOP_ENOMEM. */
+int
+saop_record_set_refusal(json_t *rec, const char *s)
+{
+	return put_text(rec, SAOP_RECORD_REFUSAL, s, strlen(s));
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_usage(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_USAGE, v, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_suspend(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_SUSPEND, v, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_detect(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_DETECT, v, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_resume(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_RESUME, v, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_validate(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_VALIDATE, v, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns 0, or -SAOP_ENOMEM. */
+int
+saop_record_set_envelope(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_ENVELOPE, v, JSON_NULL);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_structured_output(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_STRUCTURED_OUTPUT, v, JSON_OBJECT);
 }
 
 /* See saop.h.  Returns 0, -SAOP_EDATA (not UTF-8) or -SAOP_ENOMEM. */
 int
 saop_record_set_raw(json_t *rec, const char *raw, size_t n)
 {
-	json_t *s;
-
-	if (saop_utf8_valid(raw, n) < n)
-		return -SAOP_EDATA;
-	if ((s = json_stringn(raw, n)) == NULL ||
-	    json_object_set_new(rec, "raw", s) != 0)
-		return -SAOP_ENOMEM;
-	return 0;
+	return put_text(rec, SAOP_RECORD_RAW, raw, n);
 }
 
 /* See saop.h.  Returns 0, or -SAOP_ENOMEM. */
@@ -915,8 +1259,7 @@ saop_record_set_error(json_t *rec, const char *program,
 		json_object_set_new(err, "field", json_string(e->field));
 	json_object_set_new(err, "status", json_integer(
 	    saop_err_exit_status(e->code)));
-	return json_object_set_new(rec, "error", err) == 0 ? 0 :
-	    -SAOP_ENOMEM;
+	return put(rec, SAOP_RECORD_ERROR, err, JSON_OBJECT);
 }
 
 /* See saop.h.  Returns 0: an event is a log (saop_event()). */

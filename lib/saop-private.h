@@ -181,6 +181,13 @@ int saop__record_parse(const char *text, size_t len, json_t **rec,
 char *saop__record_text(const json_t *rec, size_t *len, struct saop_err *e);
 
 /*
+ * record: rec without its verdict (state and error), a new object whose
+ * members are rec's own (shared), keys holding a NUL kept whole.  New
+ * reference, or NULL out of memory.
+ */
+json_t *saop__record_unjudged(const json_t *rec);
+
+/*
  * store: the checks of the state database's place, as ssh does for its
  * files: its directory (no symbolic link, ours or root's, not writable by
  * every user), the files SQLite keeps beside it (-wal, -shm, -journal:

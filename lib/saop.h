@@ -195,21 +195,118 @@ enum saop_state saop_record_state(const json_t *rec);
 int saop_record_set_state(json_t *rec, enum saop_state s);
 
 /*
- * The fields of a record (saop(7)), read one way everywhere.  Each takes
- * a borrowed record and returns a borrowed value, or the "none" it names.
+ * The top-level members of a record, one each, in saop(7)'s order
+ * ("The record on the pipe").  lib/record.c alone names them; everything
+ * else reads and writes them through the accessors below.
+ */
+enum saop_record_member {
+	SAOP_RECORD_TASK_ID = 0,
+	SAOP_RECORD_TURN,
+	SAOP_RECORD_REQUEST,
+	SAOP_RECORD_RAW,
+	SAOP_RECORD_FINISH_REASON,
+	SAOP_RECORD_TOOL_CALL,
+	SAOP_RECORD_TOOL_CALLS,
+	SAOP_RECORD_TEXT,
+	SAOP_RECORD_CHOICES,
+	SAOP_RECORD_SERVER_TOOLS,
+	SAOP_RECORD_REFUSAL,
+	SAOP_RECORD_USAGE,
+	SAOP_RECORD_SUSPEND,
+	SAOP_RECORD_DETECT,
+	SAOP_RECORD_RESUME,
+	SAOP_RECORD_VALIDATE,
+	SAOP_RECORD_ENVELOPE,
+	SAOP_RECORD_STRUCTURED_OUTPUT,
+	SAOP_RECORD_STATE,
+	SAOP_RECORD_ERROR,
+	SAOP_RECORD_MEMBERS	/* how many there are */
+};
+
+/* The name of member m ("task_id", ...), or NULL when m is out of range. */
+const char *saop_record_member_name(enum saop_record_member m);
+
+/* 1 when rec has member m, of any type (JSON null too), else 0. */
+int saop_record_has(const json_t *rec, enum saop_record_member m);
+
+/* Remove member m from rec (nothing when it has none). */
+void saop_record_del(json_t *rec, enum saop_record_member m);
+
+/*
+ * Reading a member.  Each takes a borrowed record and returns a borrowed
+ * value of the type saop(7) gives the member, or the "none" it names when
+ * the member is absent or of another type.
  *  - saop_record_task_id(): the task id as text (a string, or a number's
  *    decimal digits written into buf), else NULL.
+ *  - saop_record_task_id_value(): task_id as it is, of any type (a
+ *    number, a value kept verbatim), else NULL.
  *  - saop_record_turn(): turn, or -1 when it is not an integer >= 0.
- *  - saop_record_request(): request when it is an object, else NULL.
- *  - saop_record_finish_reason(): finish_reason when a string, else NULL.
- *  - saop_record_member(): any other member (detect, resume, validate,
- *    envelope, error, tool_call...), or NULL.
+ *  - saop_record_finish_reason(), saop_record_refusal(),
+ *    saop_record_state_word() (state as written, a word of the caller's
+ *    own too): the string, else NULL.
+ *  - saop_record_text(): text (length in *len when len is not NULL; it
+ *    may hold NUL bytes), else NULL and 0.  saop_record_raw() is the same
+ *    for raw.
+ *  - request, tool_call, usage, suspend, detect (saop_record_detect_info(),
+ *    for saop_record_detect() scans), resume, validate, structured_output,
+ *    error: the object, else NULL.  tool_calls, choices, server_tools: the
+ *    array, else NULL.  envelope: the value, any (JSON null too), else
+ *    NULL.  The value may be changed in place (it stays rec's).
  */
 const char *saop_record_task_id(const json_t *rec, char buf[32]);
+const json_t *saop_record_task_id_value(const json_t *rec);
 long saop_record_turn(const json_t *rec);
-const json_t *saop_record_request(const json_t *rec);
+json_t *saop_record_request(const json_t *rec);
 const char *saop_record_finish_reason(const json_t *rec);
-const json_t *saop_record_member(const json_t *rec, const char *name);
+json_t *saop_record_tool_call(const json_t *rec);
+json_t *saop_record_tool_calls(const json_t *rec);
+const char *saop_record_text(const json_t *rec, size_t *len);
+json_t *saop_record_choices(const json_t *rec);
+json_t *saop_record_server_tools(const json_t *rec);
+const char *saop_record_refusal(const json_t *rec);
+json_t *saop_record_usage(const json_t *rec);
+json_t *saop_record_suspend(const json_t *rec);
+json_t *saop_record_detect_info(const json_t *rec);
+json_t *saop_record_resume(const json_t *rec);
+json_t *saop_record_validate(const json_t *rec);
+json_t *saop_record_envelope(const json_t *rec);
+json_t *saop_record_structured_output(const json_t *rec);
+const char *saop_record_state_word(const json_t *rec);
+json_t *saop_record_error(const json_t *rec);
+
+/*
+ * Writing a member: each replaces the member (or adds it, at the end).
+ * Returns 0, -SAOP_ENOMEM, -SAOP_EDATA for text that is not UTF-8, or
+ * -SAOP_EINTERNAL for a value of another type than the member's.
+ *  - saop_record_set_task_id(), saop_record_set_refusal(): a string.
+ *  - saop_record_set_turn(): turn >= 0.
+ *  - saop_record_set_finish_reason(): the word, or JSON null for NULL.
+ *  - saop_record_set_text(): the n bytes at text (UTF-8); see
+ *    saop_record_set_raw() for raw.
+ *  - The others take a new reference to v (stolen, even on failure; NULL
+ *    is -SAOP_ENOMEM, so a json_pack() can be passed as it is): request,
+ *    tool_call, usage, suspend, detect, resume, validate,
+ *    structured_output an object; tool_calls, choices, server_tools an
+ *    array; envelope any value.  state: saop_record_set_state(); error:
+ *    saop_record_set_error().
+ */
+int saop_record_set_task_id(json_t *rec, const char *id);
+int saop_record_set_turn(json_t *rec, long turn);
+int saop_record_set_request(json_t *rec, json_t *v);
+int saop_record_set_finish_reason(json_t *rec, const char *why);
+int saop_record_set_tool_call(json_t *rec, json_t *v);
+int saop_record_set_tool_calls(json_t *rec, json_t *v);
+int saop_record_set_text(json_t *rec, const char *text, size_t n);
+int saop_record_set_choices(json_t *rec, json_t *v);
+int saop_record_set_server_tools(json_t *rec, json_t *v);
+int saop_record_set_refusal(json_t *rec, const char *s);
+int saop_record_set_usage(json_t *rec, json_t *v);
+int saop_record_set_suspend(json_t *rec, json_t *v);
+int saop_record_set_detect(json_t *rec, json_t *v);
+int saop_record_set_resume(json_t *rec, json_t *v);
+int saop_record_set_validate(json_t *rec, json_t *v);
+int saop_record_set_envelope(json_t *rec, json_t *v);
+int saop_record_set_structured_output(json_t *rec, json_t *v);
 
 /*
  * Scan raw (len bytes, rec's raw or a text that replaces it) as rec's

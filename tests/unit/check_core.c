@@ -484,13 +484,13 @@ START_TEST(record_accessors_read_every_field_and_say_none)
 	ck_assert_ptr_nonnull(saop_record_request(r));
 	ck_assert_str_eq(saop_record_finish_reason(r), "length");
 	ck_assert_int_eq(saop_record_state(r), SAOP_STATE_TRUNCATED);
-	ck_assert_ptr_nonnull(saop_record_member(r, "detect"));
+	ck_assert_ptr_nonnull(saop_record_detect_info(r));
 	ck_assert_ptr_null(saop_record_task_id(bad, buf));
 	ck_assert_int_eq(saop_record_turn(bad), -1);
 	ck_assert_ptr_null(saop_record_request(bad));
 	ck_assert_ptr_null(saop_record_finish_reason(bad));
 	ck_assert_int_eq(saop_record_state(bad), SAOP_STATE_NONE);
-	ck_assert_ptr_null(saop_record_member(bad, "detect"));
+	ck_assert_ptr_null(saop_record_detect_info(bad));
 	/* Every state has one word and reads back as itself. */
 	for (s = SAOP_STATE_OK; s <= SAOP_STATE_PAUSED_FOR_INTERVENTION; s++) {
 		ck_assert_int_eq(saop_record_set_state(bad,
@@ -520,6 +520,204 @@ START_TEST(record_accessors_read_every_field_and_say_none)
 	ck_assert_int_eq(json_integer_value(json_object_get(
 	    json_object_get(r, "error"), "byte")), 3);
 	json_decref(r);
+	json_decref(bad);
+}
+END_TEST
+
+/*
+ * Every member: written through its setter, it reads back through its
+ * getter, under its own name in the JSON; a value of another type reads
+ * as "none"; has/del/member_name agree with the table.
+ */
+START_TEST(record_every_member_set_and_read_back)
+{
+	json_t *r = json_object(), *bad, *o;
+	const json_t *v;
+	char buf[32];
+	size_t n, m;
+	const char *s;
+	/* Each member's name, with the type its setter takes. */
+	static const struct { enum saop_record_member m; const char *name; }
+	    names[] = {
+		{ SAOP_RECORD_TASK_ID, "task_id" },
+		{ SAOP_RECORD_TURN, "turn" },
+		{ SAOP_RECORD_REQUEST, "request" },
+		{ SAOP_RECORD_RAW, "raw" },
+		{ SAOP_RECORD_FINISH_REASON, "finish_reason" },
+		{ SAOP_RECORD_TOOL_CALL, "tool_call" },
+		{ SAOP_RECORD_TOOL_CALLS, "tool_calls" },
+		{ SAOP_RECORD_TEXT, "text" },
+		{ SAOP_RECORD_CHOICES, "choices" },
+		{ SAOP_RECORD_SERVER_TOOLS, "server_tools" },
+		{ SAOP_RECORD_REFUSAL, "refusal" },
+		{ SAOP_RECORD_USAGE, "usage" },
+		{ SAOP_RECORD_SUSPEND, "suspend" },
+		{ SAOP_RECORD_DETECT, "detect" },
+		{ SAOP_RECORD_RESUME, "resume" },
+		{ SAOP_RECORD_VALIDATE, "validate" },
+		{ SAOP_RECORD_ENVELOPE, "envelope" },
+		{ SAOP_RECORD_STRUCTURED_OUTPUT, "structured_output" },
+		{ SAOP_RECORD_STATE, "state" },
+		{ SAOP_RECORD_ERROR, "error" },
+	};
+	struct saop_err e;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(sizeof(names) / sizeof(names[0]),
+	    SAOP_RECORD_MEMBERS);
+	for (n = 0; n < SAOP_RECORD_MEMBERS; n++) {
+		ck_assert_int_eq(names[n].m, (int)n);
+		ck_assert_str_eq(saop_record_member_name(names[n].m),
+		    names[n].name);
+		ck_assert_int_eq(saop_record_has(r, names[n].m), 0);
+	}
+	ck_assert_ptr_null(saop_record_member_name(SAOP_RECORD_MEMBERS));
+	ck_assert_int_eq(saop_record_has(r, SAOP_RECORD_MEMBERS), 0);
+
+	ck_assert_int_eq(saop_record_set_task_id(r, "t-1"), 0);
+	ck_assert_int_eq(saop_record_set_turn(r, 4), 0);
+	ck_assert_int_eq(saop_record_set_turn(r, -1), -SAOP_EINTERNAL);
+	ck_assert_int_eq(saop_record_set_request(r, json_pack("{s:[]}",
+	    "messages")), 0);
+	ck_assert_int_eq(saop_record_set_raw(r, "a\0b", 3), 0);
+	ck_assert_int_eq(saop_record_set_finish_reason(r, "length"), 0);
+	ck_assert_int_eq(saop_record_set_tool_call(r, json_pack("{s:s}",
+	    "name", "f")), 0);
+	ck_assert_int_eq(saop_record_set_tool_calls(r, json_pack("[{}]")), 0);
+	ck_assert_int_eq(saop_record_set_text(r, "pro\0se", 6), 0);
+	ck_assert_int_eq(saop_record_set_choices(r, json_pack("[{},{}]")), 0);
+	ck_assert_int_eq(saop_record_set_server_tools(r, json_pack("[i]", 1)),
+	    0);
+	ck_assert_int_eq(saop_record_set_refusal(r, "no"), 0);
+	ck_assert_int_eq(saop_record_set_usage(r, json_pack("{s:i}",
+	    "prompt_tokens", 5)), 0);
+	ck_assert_int_eq(saop_record_set_suspend(r, json_pack("{s:i}",
+	    "resumes", 2)), 0);
+	ck_assert_int_eq(saop_record_set_detect(r, json_pack("{s:b}",
+	    "complete", 1)), 0);
+	ck_assert_int_eq(saop_record_set_resume(r, json_pack("{s:i}",
+	    "attempts", 1)), 0);
+	ck_assert_int_eq(saop_record_set_validate(r, json_pack("{s:b}",
+	    "valid", 0)), 0);
+	ck_assert_int_eq(saop_record_set_envelope(r, json_null()), 0);
+	ck_assert_int_eq(saop_record_set_structured_output(r,
+	    json_pack("{s:s}", "mode", "native")), 0);
+	ck_assert_int_eq(saop_record_set_state(r, SAOP_STATE_INVALID), 0);
+	saop_err_clear(&e);
+	e.code = SAOP_EDATA;
+	snprintf(e.msg, sizeof(e.msg), "m");
+	ck_assert_int_eq(saop_record_set_error(r, "saop-x", &e), 0);
+	/* Every member is there now, under its own name. */
+	ck_assert_int_eq(json_object_size(r), SAOP_RECORD_MEMBERS);
+	for (n = 0; n < SAOP_RECORD_MEMBERS; n++) {
+		ck_assert_int_eq(saop_record_has(r, names[n].m), 1);
+		ck_assert_ptr_nonnull(json_object_get(r, names[n].name));
+	}
+	/* And reads back. */
+	ck_assert_str_eq(saop_record_task_id(r, buf), "t-1");
+	ck_assert_str_eq(json_string_value(saop_record_task_id_value(r)),
+	    "t-1");
+	ck_assert_int_eq(saop_record_turn(r), 4);
+	ck_assert_ptr_nonnull(json_object_get(saop_record_request(r),
+	    "messages"));
+	s = saop_record_raw(r, &m);
+	ck_assert_int_eq(m, 3);
+	ck_assert_int_eq(memcmp(s, "a\0b", 3), 0);
+	ck_assert_str_eq(saop_record_finish_reason(r), "length");
+	ck_assert_str_eq(json_string_value(json_object_get(
+	    saop_record_tool_call(r), "name")), "f");
+	ck_assert_int_eq(json_array_size(saop_record_tool_calls(r)), 1);
+	s = saop_record_text(r, &m);
+	ck_assert_int_eq(m, 6);
+	ck_assert_int_eq(memcmp(s, "pro\0se", 6), 0);
+	ck_assert_int_eq(json_array_size(saop_record_choices(r)), 2);
+	ck_assert_int_eq(json_array_size(saop_record_server_tools(r)), 1);
+	ck_assert_str_eq(saop_record_refusal(r), "no");
+	ck_assert_int_eq(json_integer_value(json_object_get(
+	    saop_record_usage(r), "prompt_tokens")), 5);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+	    saop_record_suspend(r), "resumes")), 2);
+	ck_assert(json_is_true(json_object_get(saop_record_detect_info(r),
+	    "complete")));
+	ck_assert_int_eq(json_integer_value(json_object_get(
+	    saop_record_resume(r), "attempts")), 1);
+	ck_assert(json_is_false(json_object_get(saop_record_validate(r),
+	    "valid")));
+	ck_assert(json_is_null(saop_record_envelope(r)));
+	ck_assert_str_eq(json_string_value(json_object_get(
+	    saop_record_structured_output(r), "mode")), "native");
+	ck_assert_int_eq(saop_record_state(r), SAOP_STATE_INVALID);
+	ck_assert_str_eq(saop_record_state_word(r), "INVALID");
+	ck_assert_str_eq(json_string_value(json_object_get(
+	    saop_record_error(r), "program")), "saop-x");
+	/* A null finish reason is JSON null. */
+	ck_assert_int_eq(saop_record_set_finish_reason(r, NULL), 0);
+	ck_assert(json_is_null(json_object_get(r, "finish_reason")));
+	ck_assert_ptr_null(saop_record_finish_reason(r));
+	/* A value of another type is refused, and nothing changes. */
+	ck_assert_int_eq(saop_record_set_request(r, json_pack("[]")),
+	    -SAOP_EINTERNAL);
+	ck_assert_int_eq(saop_record_set_tool_calls(r, json_pack("{}")),
+	    -SAOP_EINTERNAL);
+	ck_assert_ptr_nonnull(saop_record_request(r));
+	ck_assert_int_eq(saop_record_set_detect(r, NULL), -SAOP_ENOMEM);
+	ck_assert_int_eq(saop_record_set_text(r, "\xff", 1), -SAOP_EDATA);
+	ck_assert_int_eq(saop_record_set_task_id(r, "\xc3"), -SAOP_EDATA);
+	ck_assert_int_eq(saop_record_text(r, NULL)[0], 'p');
+	/* The record without its verdict: state and error gone, the rest
+	 * shared. */
+	o = saop__record_unjudged(r);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(json_object_size(o), SAOP_RECORD_MEMBERS - 2);
+	ck_assert_int_eq(saop_record_has(o, SAOP_RECORD_STATE), 0);
+	ck_assert_int_eq(saop_record_has(o, SAOP_RECORD_ERROR), 0);
+	ck_assert_ptr_eq(saop_record_request(o), saop_record_request(r));
+	json_decref(o);
+	/* del, one member at a time. */
+	for (n = 0; n < SAOP_RECORD_MEMBERS; n++) {
+		saop_record_del(r, names[n].m);
+		ck_assert_int_eq(saop_record_has(r, names[n].m), 0);
+		ck_assert_int_eq(json_object_size(r),
+		    SAOP_RECORD_MEMBERS - n - 1);
+	}
+	json_decref(r);
+
+	/* Another type than saop(7)'s reads as none; has still sees it. */
+	bad = json_loads("{\"task_id\":1.5,\"turn\":\"3\",\"request\":[],"
+	    "\"raw\":1,\"finish_reason\":2,\"tool_call\":null,"
+	    "\"tool_calls\":{},\"text\":[],\"choices\":{},"
+	    "\"server_tools\":\"x\",\"refusal\":false,\"usage\":[],"
+	    "\"suspend\":1,\"detect\":[],\"resume\":\"r\",\"validate\":true,"
+	    "\"structured_output\":[],\"state\":7,\"error\":\"e\"}", 0,
+	    NULL);
+	ck_assert_ptr_nonnull(bad);
+	ck_assert_ptr_null(saop_record_task_id(bad, buf));
+	v = saop_record_task_id_value(bad);
+	ck_assert(json_is_real(v));
+	ck_assert_int_eq(saop_record_turn(bad), -1);
+	ck_assert_ptr_null(saop_record_request(bad));
+	ck_assert_ptr_null(saop_record_raw(bad, &m));
+	ck_assert_int_eq(m, 0);
+	ck_assert_ptr_null(saop_record_finish_reason(bad));
+	ck_assert_ptr_null(saop_record_tool_call(bad));
+	ck_assert_ptr_null(saop_record_tool_calls(bad));
+	ck_assert_ptr_null(saop_record_text(bad, &m));
+	ck_assert_int_eq(m, 0);
+	ck_assert_ptr_null(saop_record_choices(bad));
+	ck_assert_ptr_null(saop_record_server_tools(bad));
+	ck_assert_ptr_null(saop_record_refusal(bad));
+	ck_assert_ptr_null(saop_record_usage(bad));
+	ck_assert_ptr_null(saop_record_suspend(bad));
+	ck_assert_ptr_null(saop_record_detect_info(bad));
+	ck_assert_ptr_null(saop_record_resume(bad));
+	ck_assert_ptr_null(saop_record_validate(bad));
+	ck_assert_ptr_null(saop_record_envelope(bad));
+	ck_assert_ptr_null(saop_record_structured_output(bad));
+	ck_assert_ptr_null(saop_record_state_word(bad));
+	ck_assert_ptr_null(saop_record_error(bad));
+	for (n = 0; n < SAOP_RECORD_MEMBERS; n++)
+		ck_assert_int_eq(saop_record_has(bad, names[n].m),
+		    names[n].m != SAOP_RECORD_ENVELOPE);
 	json_decref(bad);
 }
 END_TEST
@@ -593,6 +791,7 @@ main(void)
 	tcase_add_test(tc, store_open_on_unwritable_path_is_an_io_error);
 	tcase_add_test(tc, record_accessors_read_every_field_and_say_none);
 	tcase_add_test(tc, record_event_takes_task_and_turn_from_the_record);
+	tcase_add_test(tc, record_every_member_set_and_read_back);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
