@@ -860,10 +860,8 @@ read_given(const json_t *rec, const struct saop_resume_opts *opts,
 		snprintf(e->field, sizeof(e->field), "/raw");
 		return -SAOP_EDATA;
 	}
-	g->request = saop_record_member(rec, "request");
-	if (g->request != NULL && json_is_null(g->request))
-		g->request = NULL;
-	if (g->request != NULL && !json_is_object(g->request)) {
+	g->request = saop_record_request(rec);
+	if (g->request == NULL && saop_record_has(rec, SAOP_RECORD_REQUEST)) {
 		saop__fail(e, SAOP_EDATA, 0, "the request is not an object");
 		snprintf(e->field, sizeof(e->field), "/request");
 		return -SAOP_EDATA;
@@ -1058,11 +1056,12 @@ write_outcome(json_t *rec, const struct work *w)
 	int bad = 0;
 
 	if (w->raw != NULL)
-		bad |= json_object_set(rec, "raw", w->raw) != 0;
+		bad |= saop_record_set_raw(rec, json_string_value(w->raw),
+		    json_string_length(w->raw)) != 0;
 	if (w->detect != NULL)
-		bad |= json_object_set(rec, "detect", w->detect) != 0;
+		bad |= saop_record_set_detect(rec, json_incref(w->detect)) != 0;
 	if (w->resume != NULL)
-		bad |= json_object_set(rec, "resume", w->resume) != 0;
+		bad |= saop_record_set_resume(rec, json_incref(w->resume)) != 0;
 	if (w->state != SAOP_STATE_NONE)
 		bad |= saop_record_set_state(rec, w->state) != 0;
 	return bad ? -1 : 0;

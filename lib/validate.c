@@ -741,6 +741,7 @@ struct given {
 	const char *raw;	/* its answer (borrowed), NULL: it has none */
 	size_t len;
 	const json_t *request;	/* its request (borrowed), NULL: none */
+	int bad_request;	/* it has one, but not an object */
 	const char *task_id;	/* its task (borrowed, or in tbuf), NULL:
 				   none */
 	long turn;		/* its turn, -1: none */
@@ -751,12 +752,12 @@ struct given {
 static void
 read_given(const json_t *rec, struct given *g)
 {
-	const json_t *tc = saop_record_member(rec, "tool_call");
-
 	g->state = saop_record_state(rec);
-	g->tool = tc != NULL && !json_is_null(tc);
+	g->tool = saop_record_tool_call(rec) != NULL;
 	g->raw = saop_record_raw(rec, &g->len);
-	g->request = saop_record_member(rec, "request");
+	g->request = saop_record_request(rec);
+	g->bad_request = g->request == NULL &&
+	    saop_record_has(rec, SAOP_RECORD_REQUEST);
 	g->task_id = saop_record_task_id(rec, g->tbuf);
 	g->turn = saop_record_turn(rec);
 }
@@ -932,6 +933,22 @@ run_checks(const struct saop_validate_opts *o, const struct given *g,
 }
 
 /*
+ * correction_counted() for the request g read: -SAOP_EDATA (NULL, e
+ * filled) when the record has one that is not an object.
+ */
+static json_t *
+correction_for(const struct saop_schema *s, const struct given *g,
+    const char *raw, size_t len, const json_t *errors, size_t *sent,
+    struct saop_err *e)
+{
+	if (g->bad_request) {
+		saop__fail(e, SAOP_EDATA, 0, "request is not an object");
+		return NULL;
+	}
+	return correction_counted(s, g->request, raw, len, errors, sent, e);
+}
+
+/*
  * The correction request rec's answer would need (see saop.h): 1 with
  * *request (new), 0 when none is needed, or a negative code.
  */
@@ -958,8 +975,8 @@ saop_validate_plan(const json_t *rec, const struct saop_validate_opts *o,
 		json_decref(errors);
 		return rc < 0 ? rc : 0;
 	}
-	*request = correction_counted(o->schema, g.request, g.raw, g.len,
-	    errors, NULL, e);
+	*request = correction_for(o->schema, &g, g.raw, g.len, errors, NULL,
+	    e);
 	json_decref(errors);
 	return *request != NULL ? 1 : -e->code;
 }
@@ -1050,8 +1067,8 @@ correct(const struct given *g, const struct saop_validate_opts *o,
 		    errors), e)) < 0)
 			goto out;
 		sent = 0;
-		if ((req = correction_counted(o->schema, g->request, raw, len,
-		    errors, &sent, e)) == NULL) {
+		if ((req = correction_for(o->schema, g, raw, len, errors, &sent,
+		    e)) == NULL) {
 			rc = -e->code;
 			goto out;
 		}
@@ -1129,11 +1146,14 @@ write_outcome(json_t *rec, const struct given *g, const struct work *w,
 		bad |= saop_record_set_raw(rec, json_string_value(w->raw),
 		    json_string_length(w->raw)) != 0;
 	if (w->envelope != NULL && first)
-		bad |= json_object_set(rec, "envelope", w->envelope) != 0;
+		bad |= saop_record_set_envelope(rec, json_incref(w->envelope)) !=
+		    0;
 	if (w->validate != NULL)
-		bad |= json_object_set(rec, "validate", w->validate) != 0;
+		bad |= saop_record_set_validate(rec, json_incref(w->validate)) !=
+		    0;
 	if (w->envelope != NULL && !first)
-		bad |= json_object_set(rec, "envelope", w->envelope) != 0;
+		bad |= saop_record_set_envelope(rec, json_incref(w->envelope)) !=
+		    0;
 	if (w->state != SAOP_STATE_NONE)
 		bad |= saop_record_set_state(rec, w->state) != 0;
 	memset(out, 0, sizeof(*out));

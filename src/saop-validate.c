@@ -97,9 +97,9 @@ raw_out(const struct cli_loop *l, const json_t *rec)
 	const json_t *env;
 
 	(void)l;
-	env = json_object_get(rec, "envelope");
+	env = saop_record_envelope(rec);
 	if (env == NULL || !json_is_true(json_object_get(
-	    json_object_get(rec, "validate"), "valid")))
+	    saop_record_validate(rec), "valid")))
 		return;
 	if (json_dumpf(env, stdout, JSON_COMPACT | JSON_ENCODE_ANY |
 	    JSON_PRESERVE_ORDER) != 0 || putchar('\n') == EOF) {
