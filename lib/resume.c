@@ -1168,8 +1168,9 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 		if (form == SAOP_RESUME_PREFILL &&
 		    opts->context == SAOP_RESUME_FULL)
 			unseen = rp - rstrip_len(pg.buf, rp);
-		cr = request_counted(g->request, pg.buf, rp, pg.res.last_valid_token,
-		    form, opts->context, out->ambiguous > 0, &sent, e);
+		cr = request_counted(g->request, pg.buf, rp,
+		    pg.res.last_valid_token, form, opts->context,
+		    out->ambiguous > 0, &sent, e);
 		if (cr == NULL) {
 			rc = -e->code;
 			goto out;

@@ -1597,8 +1597,8 @@ struct saop_validate_outcome {
 	int valid;		/* validate.valid */
 	int attempts;		/* correction turns answered
 				   (validate.attempts) */
-	size_t repairs;		/* local repairs of the answer judged last
-				   (validate.repairs) */
+	size_t repairs;		/* local repairs of the answer judged
+				   last (validate.repairs) */
 	int closed;		/* closed locally under close
 				   (validate.closed) */
 	const json_t *errors;	/* validate.errors (borrowed from the

@@ -1146,14 +1146,14 @@ write_outcome(json_t *rec, const struct given *g, const struct work *w,
 		bad |= saop_record_set_raw(rec, json_string_value(w->raw),
 		    json_string_length(w->raw)) != 0;
 	if (w->envelope != NULL && first)
-		bad |= saop_record_set_envelope(rec, json_incref(w->envelope)) !=
-		    0;
+		bad |= saop_record_set_envelope(rec,
+		    json_incref(w->envelope)) != 0;
 	if (w->validate != NULL)
-		bad |= saop_record_set_validate(rec, json_incref(w->validate)) !=
-		    0;
+		bad |= saop_record_set_validate(rec,
+		    json_incref(w->validate)) != 0;
 	if (w->envelope != NULL && !first)
-		bad |= saop_record_set_envelope(rec, json_incref(w->envelope)) !=
-		    0;
+		bad |= saop_record_set_envelope(rec,
+		    json_incref(w->envelope)) != 0;
 	if (w->state != SAOP_STATE_NONE)
 		bad |= saop_record_set_state(rec, w->state) != 0;
 	memset(out, 0, sizeof(*out));

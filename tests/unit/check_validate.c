@@ -513,7 +513,8 @@ START_TEST(an_escalated_record_and_a_failed_call_count_the_turns_answered)
 	struct script cut = { one, 0, 2, 1, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run("nope", &esc, 2, &rec), SAOP_STATE_USER_ESCALATION);
+	ck_assert_int_eq(run("nope", &esc, 2, &rec),
+	    SAOP_STATE_USER_ESCALATION);
 	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)esc.sent);
 	ck_assert_int_eq(vcount(rec, "received_bytes"),
 	    (json_int_t)esc.received);
@@ -940,7 +941,8 @@ validate_suite(void)
 	tcase_add_test(tc, exhausted_retries_escalate_with_the_last_errors);
 	tcase_add_test(tc, zero_retries_escalate_without_a_call);
 	tcase_add_test(tc, a_failed_call_leaves_the_record_as_it_stands);
-	tcase_add_test(tc, the_record_is_written_once_with_the_outcome_returned);
+	tcase_add_test(tc,
+	    the_record_is_written_once_with_the_outcome_returned);
 	tcase_add_test(tc,
 	    a_bom_and_a_fence_without_json_get_the_scanners_error);
 	tcase_add_test(tc, validating_a_record_leaks_no_json_value);
