@@ -827,45 +827,53 @@ saop_resume_merge(const char *prefix, size_t plen, const char *cont,
 
 /* ---- One record ---- */
 
-/* The request of rec, or NULL when it has none; -1 when not an object. */
+/*
+ * What the protocol reads of a record, once, before it starts: every
+ * later step works on this and on its own outcome (struct work), never on
+ * the record.
+ */
+struct given {
+	const char *raw;		/* its answer (borrowed) */
+	size_t len;
+	const json_t *request;		/* its request (borrowed), NULL:
+					   none */
+	struct saop_detect_result r;	/* raw scanned as its answer */
+	enum saop_state state;		/* the state it came with */
+	const char *task;		/* its task id (borrowed, in tbuf, or
+					   opts->task_id), else "" */
+	long turn;			/* its turn, -1: none */
+	char tbuf[32];
+};
+
+/*
+ * Read into g what the protocol needs of rec (g then borrows from rec)
+ * and scan its raw (saop_record_detect(); free g->r after).  Returns 0,
+ * or a negative code with e filled: EDATA when raw is not a string or the
+ * request not an object (g->r then not made), ENOMEM.
+ */
 static int
-record_request(const json_t *rec, const json_t **req, struct saop_err *e)
+read_given(const json_t *rec, const struct saop_resume_opts *opts,
+    struct given *g, struct saop_err *e)
 {
-	*req = json_object_get(rec, "request");
-	if (*req != NULL && json_is_null(*req))
-		*req = NULL;
-	if (*req != NULL && !json_is_object(*req)) {
-		saop__fail(e, SAOP_EDATA, 0, "the request is not an object");
-		snprintf(e->field, sizeof(e->field), "/request");
-		return -1;
-	}
-	return 0;
-}
-
-/* rec's raw text and its length, or NULL with SAOP_EDATA in e. */
-static const char *
-record_raw(const json_t *rec, size_t *len, struct saop_err *e)
-{
-	const char *raw = saop_record_raw(rec, len);
-
-	if (raw == NULL) {
+	if ((g->raw = saop_record_raw(rec, &g->len)) == NULL) {
 		saop__fail(e, SAOP_EDATA, 0, "the record has no string raw");
 		snprintf(e->field, sizeof(e->field), "/raw");
+		return -SAOP_EDATA;
 	}
-	return raw;
-}
-
-/* rec's raw (len bytes) scanned as its answer (saop_record_detect());
- * 0, or a negative code with e filled. */
-static int
-detect_record(const json_t *rec, const char *raw, size_t len,
-    size_t max_depth, struct saop_detect_result *r, struct saop_err *e)
-{
-	int rc = saop_record_detect(rec, raw, len, max_depth ? max_depth :
-	    SAOP_MAX_DEPTH, r);
-
-	if (rc < 0)
-		return saop__fail(e, -rc, 0, "scanning the raw output failed");
+	g->request = saop_record_request(rec);
+	if (g->request == NULL && saop_record_has(rec, SAOP_RECORD_REQUEST)) {
+		saop__fail(e, SAOP_EDATA, 0, "the request is not an object");
+		snprintf(e->field, sizeof(e->field), "/request");
+		return -SAOP_EDATA;
+	}
+	if (saop_record_detect(rec, g->raw, g->len, opts->max_depth ?
+	    opts->max_depth : SAOP_MAX_DEPTH, &g->r) < 0)
+		return saop__fail(e, SAOP_ENOMEM, 0,
+		    "scanning the raw output failed");
+	g->state = saop_record_state(rec);
+	if ((g->task = saop_record_task_id(rec, g->tbuf)) == NULL)
+		g->task = opts->task_id != NULL ? opts->task_id : "";
+	g->turn = saop_record_turn(rec);
 	return 0;
 }
 
@@ -887,26 +895,20 @@ int
 saop_resume_plan(const json_t *rec, const struct saop_resume_opts *opts,
     json_t **request, struct saop_err *e)
 {
-	struct saop_detect_result r;
-	const json_t *req;
-	const char *raw;
-	size_t len;
+	struct given g;
 	int rc;
 
 	if (request != NULL)
 		*request = NULL;
-	if ((raw = record_raw(rec, &len, e)) == NULL ||
-	    record_request(rec, &req, e) != 0)
-		return -SAOP_EDATA;
-	if ((rc = detect_record(rec, raw, len, opts->max_depth, &r, e)) != 0)
+	if ((rc = read_given(rec, opts, &g, e)) != 0)
 		return rc;
-	rc = r.verdict == SAOP_TRUNCATED;
+	rc = g.r.verdict == SAOP_TRUNCATED;
 	if (rc && request != NULL &&
-	    (*request = saop_resume_request(req, raw,
-	    (size_t)r.resume_index, r.last_valid_token, form_now(opts),
+	    (*request = saop_resume_request(g.request, g.raw,
+	    (size_t)g.r.resume_index, g.r.last_valid_token, form_now(opts),
 	    opts->context, e)) == NULL)
 		rc = -e->code;
-	saop_detect_result_free(&r);
+	saop_detect_result_free(&g.r);
 	return rc;
 }
 
@@ -948,14 +950,16 @@ insert_row(struct saop__db *db, void *arg, struct saop_err *e)
 }
 
 /*
- * Record event name for rec with data (stolen) when there is a store.
- * Returns 0: an event is a log (saop_record_event()).
+ * Log the event name with data (stolen) for the record g was read from,
+ * when there is a store.  Returns 0: an event is a log (saop_event()
+ * keeps its failure in the store).
  */
 static int
-event(const struct saop_resume_opts *o, const json_t *rec, const char *name,
-    json_t *data)
+event(const struct saop_resume_opts *o, const struct given *g,
+    const char *name, json_t *data)
 {
-	saop_record_event(o->store, rec, o->task_id, name, data);
+	if (o->store != NULL)
+		saop_event(o->store, g->task, g->turn, name, data, NULL);
 	json_decref(data);
 	return 0;
 }
@@ -967,34 +971,50 @@ count_or_null(long long n)
 	return n < 0 ? json_null() : json_integer((json_int_t)n);
 }
 
-/* Set rec.resume = {attempts, status, sent_bytes, received_bytes,
+/*
+ * The outcome of the protocol while it runs: what the record is to
+ * become, written on it once, at the end (write_outcome()).
+ */
+struct work {
+	json_t *raw;		/* rec.raw to be (own); NULL: as it is */
+	json_t *detect;		/* rec.detect to be (own); NULL: none */
+	json_t *resume;		/* rec.resume to be (own); NULL: none */
+	enum saop_state state;	/* the state to write; NONE: as it came */
+};
+
+/*
+ * Make w.resume {attempts, status, sent_bytes, received_bytes,
  * prompt_tokens, completion_tokens, and ambiguous when answers were not
- * taken} from o; 0 or ENOMEM. */
+ * taken} from o and st.  Returns 0, or -SAOP_ENOMEM with e filled.
+ */
 static int
-set_resume(json_t *rec, const struct saop_resume_outcome *o,
+set_resume(struct work *w, const struct saop_resume_outcome *o,
     enum saop_resume_status st, struct saop_err *e)
 {
-	if (json_object_set_new(rec, "resume", json_pack("{s:i,s:s,s:I,s:I,"
-	    "s:o,s:o}", "attempts", o->attempts, "status",
-	    saop_resume_status_name(st), "sent_bytes",
+	json_decref(w->resume);
+	if ((w->resume = json_pack("{s:i,s:s,s:I,s:I,s:o,s:o}", "attempts",
+	    o->attempts, "status", saop_resume_status_name(st), "sent_bytes",
 	    (json_int_t)o->sent_bytes, "received_bytes",
 	    (json_int_t)o->received_bytes, "prompt_tokens",
 	    count_or_null(o->prompt_tokens), "completion_tokens",
-	    count_or_null(o->completion_tokens))) != 0 ||
-	    (o->ambiguous > 0 && json_object_set_new(json_object_get(rec,
-	    "resume"), "ambiguous", json_integer(o->ambiguous)) != 0))
+	    count_or_null(o->completion_tokens))) == NULL ||
+	    (o->ambiguous > 0 && json_object_set_new(w->resume, "ambiguous",
+	    json_integer(o->ambiguous)) != 0))
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
 	return 0;
 }
 
-/* Write the outcome into rec: raw, detect, resume, state. */
+/*
+ * Settle the outcome into w: raw (len bytes, scanned as r), its detect,
+ * resume (o, st) and state.  Returns 0, or a negative code with e filled.
+ */
 static int
-finish(json_t *rec, const char *raw, size_t len,
+finish(struct work *w, const char *raw, size_t len,
     const struct saop_detect_result *r, const struct saop_resume_outcome *o,
     enum saop_resume_status st, enum saop_state state, struct saop_err *e)
 {
 	struct saop_detect_result cut;
-	json_t *s, *d;
+	json_t *s;
 
 	memset(&cut, 0, sizeof(cut));
 	if ((s = json_stringn(raw, len)) == NULL) {
@@ -1015,14 +1035,36 @@ finish(json_t *rec, const char *raw, size_t len,
 		}
 		r = &cut;
 	}
-	d = saop_detect_result_json(r);
+	json_decref(w->raw);
+	json_decref(w->detect);
+	w->raw = s;
+	w->detect = saop_detect_result_json(r);
 	saop_detect_result_free(&cut);
-	if (json_object_set_new(rec, "raw", s) != 0 ||
-	    json_object_set_new(rec, "detect", d) != 0 ||
-	    set_resume(rec, o, st, e) != 0 ||
-	    saop_record_set_state(rec, state) != 0)
+	if (w->detect == NULL || set_resume(w, o, st, e) != 0)
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+	w->state = state;
 	return 0;
+}
+
+/*
+ * Write w on rec, once: raw, detect, resume, state (each when w has it).
+ * Returns 0, or -1 out of memory.
+ */
+static int
+write_outcome(json_t *rec, const struct work *w)
+{
+	int bad = 0;
+
+	if (w->raw != NULL)
+		bad |= saop_record_set_raw(rec, json_string_value(w->raw),
+		    json_string_length(w->raw)) != 0;
+	if (w->detect != NULL)
+		bad |= saop_record_set_detect(rec, json_incref(w->detect)) != 0;
+	if (w->resume != NULL)
+		bad |= saop_record_set_resume(rec, json_incref(w->resume)) != 0;
+	if (w->state != SAOP_STATE_NONE)
+		bad |= saop_record_set_state(rec, w->state) != 0;
+	return bad ? -1 : 0;
 }
 
 /* Where one record stands while it is resumed. */
@@ -1061,81 +1103,62 @@ count_call(struct saop_resume_outcome *o, size_t sent,
 }
 
 /*
- * See saop.h: resume rec in place.  Returns 0 with out filled, or a
- * negative code (rec keeps the progress made).
+ * The protocol on the answer g holds, into w and out: when it is cut,
+ * call the model up to opts->max_attempts times, merging each
+ * continuation; log the events and the partial_completion_log row.
+ * g->r becomes the protocol's own (g->r is then zeroed).  Returns 0, or a
+ * negative code with e filled (w then holds the progress made, or
+ * nothing).
  */
-int
-saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
+static int
+resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
     struct saop_resume_outcome *out, struct saop_err *e)
 {
-	struct saop_detect_result r, mr;
+	struct saop_detect_result mr;
 	struct saop_resume_join jo;
 	struct saop_llm_answer ans;
 	struct progress pg;
 	struct saop_err ce;
 	struct log_row row;
-	const json_t *req;
-	const char *raw, *task;
-	enum saop_state state;
 	json_t *cr;
-	char *m, tbuf[32];
-	size_t len, mlen;
-	long turn;
+	char *m;
+	size_t mlen;
 	int max, rc, v, done = 0, call_rc = 0;
 
-	memset(out, 0, sizeof(*out));
-	if ((raw = record_raw(rec, &len, e)) == NULL ||
-	    record_request(rec, &req, e) != 0)
-		return -SAOP_EDATA;
-	if ((rc = detect_record(rec, raw, len, opts->max_depth, &r, e)) != 0)
-		return rc;
-	out->verdict = r.verdict;
-	if (r.verdict != SAOP_TRUNCATED) {
-		state = saop_record_state(rec);
-		saop_detect_result_free(&r);
+	out->verdict = g->r.verdict;
+	if (g->r.verdict != SAOP_TRUNCATED) {
 		out->prompt_tokens = out->completion_tokens = -1;
-		if (set_resume(rec, out, SAOP_RESUME_SKIPPED, e) != 0)
+		if (set_resume(w, out, SAOP_RESUME_SKIPPED, e) != 0)
 			return -e->code;
 		if (out->verdict == SAOP_INVALID)
-			state = SAOP_STATE_INVALID;
-		else if (state == SAOP_STATE_TRUNCATED)
-			state = SAOP_STATE_OK;
-		else
-			return 0;
-		if (saop_record_set_state(rec, state) != 0)
-			return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+			w->state = SAOP_STATE_INVALID;
+		else if (g->state == SAOP_STATE_TRUNCATED)
+			w->state = SAOP_STATE_OK;
 		return 0;
 	}
-	if ((task = saop_record_task_id(rec, tbuf)) == NULL)
-		task = opts->task_id != NULL ? opts->task_id : "";
-	turn = saop_record_turn(rec);
-	row.task_id = task;
-	row.turn = turn >= 0 ? turn : 0;
-	row.truncation_index = r.truncation_index;
-	row.initial_length = len;
+	row.task_id = g->task;
+	row.turn = g->turn >= 0 ? g->turn : 0;
+	row.truncation_index = g->r.truncation_index;
+	row.initial_length = g->len;
 	out->prompt_tokens = out->completion_tokens = -1;
 	row.cost = out;
 	if (opts->no_call) {
 		out->status = SAOP_RESUME_SUSPENDED;
-		rc = finish(rec, raw, len, &r, out, SAOP_RESUME_SUSPENDED,
-		    SAOP_STATE_TRUNCATED, e);
-		saop_detect_result_free(&r);
-		return rc;
+		return finish(w, g->raw, g->len, &g->r, out,
+		    SAOP_RESUME_SUSPENDED, SAOP_STATE_TRUNCATED, e);
 	}
-	event(opts, rec, SAOP_EVENT_PARTIAL_COMPLETION_DETECTED,
+	event(opts, g, SAOP_EVENT_PARTIAL_COMPLETION_DETECTED,
 	    json_pack("{s:I,s:I}", "truncation_index",
-	    (json_int_t)r.truncation_index, "length", (json_int_t)len));
+	    (json_int_t)g->r.truncation_index, "length", (json_int_t)g->len));
 	max = opts->max_attempts > 0 ? opts->max_attempts :
 	    SAOP_MAX_RESUME_ATTEMPTS;
-	pg.buf = malloc(len + 1);
-	if (pg.buf == NULL) {
-		saop_detect_result_free(&r);
+	if ((pg.buf = malloc(g->len + 1)) == NULL)
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
-	}
-	memcpy(pg.buf, raw, len);
-	pg.buf[len] = '\0';
-	pg.len = len;
-	pg.res = r;
+	memcpy(pg.buf, g->raw, g->len);
+	pg.buf[g->len] = '\0';
+	pg.len = g->len;
+	pg.res = g->r;
+	memset(&g->r, 0, sizeof(g->r));
 	while (out->attempts < max && !done) {
 		enum saop_resume_form form = form_now(opts);
 		/* The resume point: the end of what was received (of the
@@ -1145,8 +1168,9 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 		if (form == SAOP_RESUME_PREFILL &&
 		    opts->context == SAOP_RESUME_FULL)
 			unseen = rp - rstrip_len(pg.buf, rp);
-		cr = request_counted(req, pg.buf, rp, pg.res.last_valid_token,
-		    form, opts->context, out->ambiguous > 0, &sent, e);
+		cr = request_counted(g->request, pg.buf, rp,
+		    pg.res.last_valid_token, form, opts->context,
+		    out->ambiguous > 0, &sent, e);
 		if (cr == NULL) {
 			rc = -e->code;
 			goto out;
@@ -1208,16 +1232,16 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	if (done) {
 		out->status = SAOP_RESUME_RESOLVED;
 		out->verdict = SAOP_COMPLETE;
-		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out,
+		if ((rc = finish(w, pg.buf, pg.len, &pg.res, out,
 		    SAOP_RESUME_RESOLVED, SAOP_STATE_OK, e)) != 0)
 			goto out;
 	} else if (call_rc < 0) {
 		out->status = SAOP_RESUME_SUSPENDED;
 		out->verdict = pg.res.verdict;
-		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out,
+		if ((rc = finish(w, pg.buf, pg.len, &pg.res, out,
 		    SAOP_RESUME_SUSPENDED, SAOP_STATE_TRUNCATED, e)) != 0)
 			goto out;
-		event(opts, rec, SAOP_EVENT_RESUME_FAILED,
+		event(opts, g, SAOP_EVENT_RESUME_FAILED,
 		    json_pack("{s:i,s:s,s:s}", "attempts", out->attempts,
 		    "status", saop_resume_status_name(SAOP_RESUME_SUSPENDED),
 		    "error", ce.msg));
@@ -1227,7 +1251,7 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	} else {
 		out->status = SAOP_RESUME_EXHAUSTED;
 		out->verdict = pg.res.verdict;
-		if ((rc = finish(rec, pg.buf, pg.len, &pg.res, out,
+		if ((rc = finish(w, pg.buf, pg.len, &pg.res, out,
 		    SAOP_RESUME_EXHAUSTED, SAOP_STATE_RESUME_EXHAUSTED, e)) != 0)
 			goto out;
 	}
@@ -1236,7 +1260,7 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	if (opts->store != NULL &&
 	    (rc = saop__store_tx(opts->store, 0, insert_row, &row, e)) != 0)
 		goto out;
-	rc = event(opts, rec, done ? SAOP_EVENT_RESUME_SUCCEEDED :
+	rc = event(opts, g, done ? SAOP_EVENT_RESUME_SUCCEEDED :
 	    SAOP_EVENT_RESUME_FAILED, json_pack("{s:i,s:s,s:I,s:I,s:I,s:o,s:o}",
 	    "attempts", out->attempts, "status", row.status, "length",
 	    (json_int_t)pg.len, "sent_bytes", (json_int_t)out->sent_bytes,
@@ -1246,5 +1270,32 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 out:
 	free(pg.buf);
 	saop_detect_result_free(&pg.res);
+	return rc;
+}
+
+/*
+ * See saop.h: resume rec in place: read it, run the protocol, write the
+ * outcome once.  Returns 0 with out filled, or a negative code (rec keeps
+ * the progress made).
+ */
+int
+saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
+    struct saop_resume_outcome *out, struct saop_err *e)
+{
+	struct given g;
+	struct work w = { NULL, NULL, NULL, SAOP_STATE_NONE };
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = read_given(rec, opts, &g, e)) != 0)
+		return rc;
+	rc = resume(&g, opts, &w, out, e);
+	saop_detect_result_free(&g.r);
+	if (write_outcome(rec, &w) != 0 && rc >= 0)
+		rc = saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+	out->state = w.state != SAOP_STATE_NONE ? w.state : g.state;
+	json_decref(w.raw);
+	json_decref(w.detect);
+	json_decref(w.resume);
 	return rc;
 }

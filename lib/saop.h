@@ -1055,6 +1055,7 @@ struct saop_resume_opts {
 /* What one saop_resume_record() did. */
 struct saop_resume_outcome {
 	enum saop_resume_status status;
+	enum saop_state state;	/* the record's state after it */
 	int attempts;		/* continuation calls answered or failed */
 	enum saop_verdict verdict;	/* the scan of the raw written */
 	int prefill_refused;	/* AUTO fell back to the user form */
@@ -1071,7 +1072,8 @@ struct saop_resume_outcome {
  * Run the partial-completion resume protocol on rec (a turn record,
  * changed in place): scan its raw; when truncated, call the model up to
  * opts->max_attempts times, merging each continuation, and write "raw",
- * "detect", "resume" and "state"; one partial_completion_log row and the
+ * "detect", "resume" and "state" (read once, before, and written once,
+ * after); one partial_completion_log row and the
  * PARTIAL_COMPLETION_DETECTED / RESUME_SUCCEEDED / RESUME_FAILED events go
  * to opts->store.  Complete records get resume.status SKIPPED; invalid
  * ones also state INVALID.  AUTO that met SAOP_EPREFILL switches
@@ -1588,23 +1590,47 @@ struct saop_validate_opts {
 	size_t nchecks;
 };
 
+/* What one saop_validate_record() did: what it wrote on the record. */
+struct saop_validate_outcome {
+	enum saop_state state;	/* the record's state after it: OK,
+				   INVALID, TRUNCATED, USER_ESCALATION */
+	int valid;		/* validate.valid */
+	int attempts;		/* correction turns answered
+				   (validate.attempts) */
+	size_t repairs;		/* local repairs of the answer judged
+				   last (validate.repairs) */
+	int closed;		/* closed locally under close
+				   (validate.closed) */
+	const json_t *errors;	/* validate.errors (borrowed from the
+				   record), NULL when valid */
+	/* What the correction turns cost, over the calls answered
+	 * (validate.sent_bytes...): */
+	int calls;
+	size_t sent_bytes;
+	size_t received_bytes;
+	long prompt_tokens;	/* summed usage; -1 when none reported */
+	long completion_tokens;
+};
+
 /*
  * Validate the record rec (changed in place) and run the correction
- * protocol on it: set "validate", "state" and, when valid, "envelope";
- * a corrected answer replaces "raw" (the first one is kept as
+ * protocol on it.  The record is read once, before, and written once,
+ * after: "validate", "state" and, when valid, "envelope"; a corrected
+ * answer replaces "raw" (the first one is kept as
  * validate.original_raw).  Each correction turn answered is logged as
  * CORRECTION_ANSWERED with what its call cost, and their sum goes on
  * validate.sent_bytes, received_bytes, prompt_tokens, completion_tokens
  * (null tokens when none was reported).  A record in state TRUNCATED is
  * only validated.
- * Returns 0 (OK), 1 (flagged: INVALID, TRUNCATED) or 3 (USER_ESCALATION),
- * or a negative code when a call failed (the record is then left as it
- * stands, valid false, attempts the turns answered) or a store write did.
- * Whatever rec's answer holds (no raw, not JSON, past jansson's or the
- * schema's limits), 0, 1 and 3 come with "validate" and "state" set.
+ * Returns 0 with out filled (out->state OK, or INVALID / TRUNCATED:
+ * flagged, or USER_ESCALATION), or a negative code when a call failed
+ * (the record and out then hold what was known: valid false, attempts
+ * the turns answered) or a store write did.  Whatever rec's answer holds
+ * (no raw, not JSON, past jansson's or the schema's limits), 0 comes with
+ * "validate" and "state" set.
  */
 int saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
-    struct saop_err *e);
+    struct saop_validate_outcome *out, struct saop_err *e);
 
 /*
  * For --dry-run: the correction request rec would need (new reference in

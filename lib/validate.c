@@ -731,16 +731,128 @@ cost_json(const struct cost *c)
 }
 
 /*
- * Put the counts of c into rec.validate (made by set_validate()).
+ * What the protocol reads of a record, once, before it starts: every
+ * later step works on this and on its own outcome (struct work), never on
+ * the record.
+ */
+struct given {
+	enum saop_state state;	/* the state it came with */
+	int tool;		/* it carries a tool call */
+	const char *raw;	/* its answer (borrowed), NULL: it has none */
+	size_t len;
+	const json_t *request;	/* its request (borrowed), NULL: none */
+	int bad_request;	/* it has one, but not an object */
+	const char *task_id;	/* its task (borrowed, or in tbuf), NULL:
+				   none */
+	long turn;		/* its turn, -1: none */
+	char tbuf[32];
+};
+
+/* Read into g what the protocol needs of rec (g then borrows from rec). */
+static void
+read_given(const json_t *rec, struct given *g)
+{
+	g->state = saop_record_state(rec);
+	g->tool = saop_record_tool_call(rec) != NULL;
+	g->raw = saop_record_raw(rec, &g->len);
+	g->request = saop_record_request(rec);
+	g->bad_request = g->request == NULL &&
+	    saop_record_has(rec, SAOP_RECORD_REQUEST);
+	g->task_id = saop_record_task_id(rec, g->tbuf);
+	g->turn = saop_record_turn(rec);
+}
+
+/*
+ * The outcome of the protocol while it runs: what the record is to
+ * become, written on it once, at the end (write_outcome()).
+ */
+struct work {
+	json_t *validate;	/* rec.validate to be (own); NULL: none */
+	json_t *envelope;	/* the valid value kept (own); NULL: none */
+	json_t *raw;		/* the last correction turn's answer, a
+				   string (own); NULL: the record's own */
+	json_t *orig;		/* the record's own answer once replaced
+				   (validate.original_raw); NULL: not */
+	enum saop_state state;	/* the state to write; NONE: as it came */
+	int valid, attempts, closed;
+	size_t repairs;
+	struct cost cost;	/* the correction turns answered */
+};
+
+/*
+ * Make w.validate what is known now: {valid, attempts, repairs, errors
+ * when invalid, original_raw when replaced} (repairs and errors borrowed;
+ * NULL repairs: none).  Returns 0, or -1 with no memory (w unchanged).
+ */
+static int
+set_validate(struct work *w, int valid, int attempts, json_t *repairs,
+    json_t *errors)
+{
+	json_t *v;
+
+	/* "o" steals: a new empty array, or a new reference to repairs. */
+	v = json_pack("{s:b, s:i, s:o}", "valid", valid, "attempts",
+	    attempts, "repairs", repairs ? json_incref(repairs) :
+	    json_array());
+	if (v == NULL)
+		return -1;
+	if (!valid && errors != NULL &&
+	    json_object_set(v, "errors", errors) != 0) {
+		json_decref(v);
+		return -1;
+	}
+	if (w->orig != NULL &&
+	    json_object_set(v, "original_raw", w->orig) != 0) {
+		json_decref(v);
+		return -1;
+	}
+	json_decref(w->validate);
+	w->validate = v;
+	w->valid = valid;
+	w->attempts = attempts;
+	w->repairs = json_array_size(repairs);
+	w->closed = 0;
+	return 0;
+}
+
+/*
+ * Add to w.validate (made by set_validate()) what --close and the search
+ * over readings add: "closed" (with close: whether the answer was closed
+ * locally) and "readings" (borrowed; NULL: none).  Returns 0, or -1 out
+ * of memory.
+ */
+static int
+set_readings(struct work *w, int close, const json_t *repairs,
+    json_t *readings)
+{
+	json_t *r;
+	int closed = 0;
+	size_t i;
+
+	json_array_foreach(repairs, i, r)
+		if (strcmp(json_string_value(r), "closed") == 0)
+			closed = 1;
+	if (close && json_object_set_new(w->validate, "closed",
+	    json_boolean(closed)) != 0)
+		return -1;
+	if (readings != NULL &&
+	    json_object_set(w->validate, "readings", readings) != 0)
+		return -1;
+	w->closed = close && closed;
+	return 0;
+}
+
+/*
+ * Put the counts of w's cost into w.validate (made by set_validate()).
  * Returns 0, or -1 out of memory.
  */
 static int
-set_cost(json_t *rec, const struct cost *c)
+set_cost(struct work *w)
 {
-	json_t *v = json_object_get(rec, "validate"), *cj = cost_json(c);
+	json_t *cj = cost_json(&w->cost);
 
-	if (cj == NULL || !json_is_object(v) ||
-	    json_object_update(v, cj) != 0) {
+	if (cj == NULL || !json_is_object(w->validate) ||
+	    json_object_update(w->validate, cj) != 0) {
 		json_decref(cj);
 		return -1;
 	}
@@ -767,42 +879,12 @@ answered_data(int attempt, const struct cost *one)
 }
 
 /*
- * Set rec.validate from what is known now (repairs, errors and
- * original_raw borrowed; NULL repairs: none).  Returns 0, or -1 with no
- * memory.
+ * Log the event name with data (stolen) for the record g was read from,
+ * when there is a store.  Returns 0, or -SAOP_ENOMEM when data could not
+ * be made; a failure to write it is kept in the store (saop_event()).
  */
 static int
-set_validate(json_t *rec, int valid, int attempts, json_t *repairs,
-    json_t *errors, json_t *original_raw)
-{
-	json_t *v;
-
-	/* "o" steals: a new empty array, or a new reference to repairs. */
-	v = json_pack("{s:b, s:i, s:o}", "valid", valid, "attempts",
-	    attempts, "repairs", repairs ? json_incref(repairs) :
-	    json_array());
-	if (v == NULL)
-		return -1;
-	if (!valid && errors != NULL &&
-	    json_object_set(v, "errors", errors) != 0) {
-		json_decref(v);
-		return -1;
-	}
-	if (original_raw != NULL &&
-	    json_object_set(v, "original_raw", original_raw) != 0) {
-		json_decref(v);
-		return -1;
-	}
-	return json_object_set_new(rec, "validate", v);
-}
-
-/*
- * Log the event name with data (stolen) for rec, when there is a store.
- * Returns 0, or -SAOP_ENOMEM when data could not be made; a failure to
- * write it is kept in the store (saop_record_event()).
- */
-static int
-event(const struct saop_validate_opts *o, const json_t *rec,
+event(const struct saop_validate_opts *o, const struct given *g,
     const char *name, json_t *data, struct saop_err *e)
 {
 	if (o->store == NULL) {
@@ -811,21 +893,21 @@ event(const struct saop_validate_opts *o, const json_t *rec,
 	}
 	if (data == NULL)
 		return nomem(e);
-	saop_record_event(o->store, rec, NULL, name, data);
+	saop_event(o->store, g->task_id != NULL ? g->task_id : "", g->turn,
+	    name, data, NULL);
 	json_decref(data);
 	return 0;
 }
 
 /*
- * Run o's checks on v, the answer the schema passed (rec gives the task
+ * Run o's checks on v, the answer the schema passed (g gives the task
  * and turn).  Returns 1 when all pass; 0 when one fails, *errors then
  * replaced by its one error (path "check:N"); or a negative code.
  */
 static int
-run_checks(const struct saop_validate_opts *o, const json_t *rec,
+run_checks(const struct saop_validate_opts *o, const struct given *g,
     const json_t *v, json_t **errors, struct saop_err *e)
 {
-	const json_t *turn = json_object_get(rec, "turn");
 	char *text, *msg, path[32];
 	size_t i;
 	int rc = 1;
@@ -834,10 +916,8 @@ run_checks(const struct saop_validate_opts *o, const json_t *rec,
 	    JSON_PRESERVE_ORDER)) == NULL)
 		return nomem(e);
 	for (i = 0; i < o->nchecks && rc == 1; i++) {
-		rc = saop_check_run(o->checks[i], json_string_value(
-		    json_object_get(rec, "task_id")), json_is_integer(turn) ?
-		    (long)json_integer_value(turn) : -1, text, strlen(text),
-		    &msg, e);
+		rc = saop_check_run(o->checks[i], g->task_id, g->turn, text,
+		    strlen(text), &msg, e);
 		if (rc != 0)
 			continue;
 		snprintf(path, sizeof(path), "check:%zu", i + 1);
@@ -853,6 +933,22 @@ run_checks(const struct saop_validate_opts *o, const json_t *rec,
 }
 
 /*
+ * correction_counted() for the request g read: -SAOP_EDATA (NULL, e
+ * filled) when the record has one that is not an object.
+ */
+static json_t *
+correction_for(const struct saop_schema *s, const struct given *g,
+    const char *raw, size_t len, const json_t *errors, size_t *sent,
+    struct saop_err *e)
+{
+	if (g->bad_request) {
+		saop__fail(e, SAOP_EDATA, 0, "request is not an object");
+		return NULL;
+	}
+	return correction_counted(s, g->request, raw, len, errors, sent, e);
+}
+
+/*
  * The correction request rec's answer would need (see saop.h): 1 with
  * *request (new), 0 when none is needed, or a negative code.
  */
@@ -860,88 +956,62 @@ int
 saop_validate_plan(const json_t *rec, const struct saop_validate_opts *o,
     json_t **request, struct saop_err *e)
 {
+	struct given g;
 	json_t *v, *errors, *repairs;
-	const char *raw;
-	size_t len;
 	int rc;
 
 	*request = NULL;
-	if ((raw = saop_record_raw(rec, &len)) == NULL)
+	read_given(rec, &g);
+	if (g.raw == NULL)
 		return saop__fail(e, SAOP_EDATA, 0, "the record has no raw "
 		    "text");
-	rc = saop_validate_text(o->schema, o->no_repair, raw, len, &v,
+	rc = saop_validate_text(o->schema, o->no_repair, g.raw, g.len, &v,
 	    &errors, &repairs, e);
 	if (rc == 1 && o->nchecks > 0)
-		rc = run_checks(o, rec, v, &errors, e);
+		rc = run_checks(o, &g, v, &errors, e);
 	json_decref(v);
 	json_decref(repairs);
 	if (rc != 0) {
 		json_decref(errors);
 		return rc < 0 ? rc : 0;
 	}
-	*request = correction_counted(o->schema, json_object_get(rec,
-	    "request"), raw, len, errors, NULL, e);
+	*request = correction_for(o->schema, &g, g.raw, g.len, errors, NULL,
+	    e);
 	json_decref(errors);
 	return *request != NULL ? 1 : -e->code;
 }
 
 /*
- * Put on rec.validate (made by set_validate()) what --close and the
- * search over readings add: "closed" (with close: whether the answer was
- * closed locally) and "readings" (borrowed; NULL: none).  Returns 0, or
- * -1 out of memory.
+ * The protocol on the answer g holds, into w: judge it (repair, parse,
+ * schema, checks); while it is invalid and a model is given, log
+ * MALFORMED_RESPONSE, send a correction turn and judge its answer, at
+ * most o->max_retries times, then escalate (MAX_RETRIES_EXCEEDED, the
+ * task's status).  keep: keep the valid value for the envelope.  Returns
+ * 0, or a negative code with e filled (w then holds what was known).
  */
 static int
-set_readings(json_t *rec, int close, const json_t *repairs,
-    json_t *readings)
-{
-	json_t *v = json_object_get(rec, "validate"), *r;
-	int closed = 0;
-	size_t i;
-
-	json_array_foreach(repairs, i, r)
-		if (strcmp(json_string_value(r), "closed") == 0)
-			closed = 1;
-	if (close && json_object_set_new(v, "closed",
-	    json_boolean(closed)) != 0)
-		return -1;
-	if (readings != NULL && json_object_set(v, "readings", readings) != 0)
-		return -1;
-	return 0;
-}
-
-/* saop_validate_record; with keep 0 a valid record gets no envelope. */
-static int
-validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
-    struct saop_err *e)
+correct(const struct given *g, const struct saop_validate_opts *o,
+    int keep, struct work *w, struct saop_err *e)
 {
 	struct saop_llm_answer a;
-	struct cost cost = { 0, 0, 0, -1, -1 }, one;
-	json_t *v = NULL, *errors = NULL, *repairs = NULL, *req, *orig = NULL;
-	json_t *readings = NULL, *tc;
-	const char *raw;
-	enum saop_state state;
-	char tbuf[32];
-	size_t sent, len, max = o->max_answer ? o->max_answer :
+	struct cost one;
+	json_t *v = NULL, *errors = NULL, *repairs = NULL, *readings = NULL;
+	json_t *req;
+	const char *raw = g->raw;
+	size_t sent, len = g->len, max = o->max_answer ? o->max_answer :
 	    SAOP_MAX_RECORD_BYTES;
-	int rc, attempts = 0, ret = 0, close = o->close, tool;
+	/* A tool call's arguments are never closed into a call that runs. */
+	int rc, attempts = 0, close = o->close && !g->tool;
 
 	saop_err_clear(e);
-	state = saop_record_state(rec);
-	/* A tool call's arguments are never closed into a call that runs. */
-	tc = json_object_get(rec, "tool_call");
-	tool = tc != NULL && !json_is_null(tc);
-	if (tool)
-		close = 0;
-	if ((raw = saop_record_raw(rec, &len)) == NULL) {
+	if (raw == NULL) {
 		errors = json_pack("[{s:s, s:s, s:s}]", "path", "", "keyword",
 		    "raw", "message", "the record has no raw text to validate");
-		if (errors == NULL || set_validate(rec, 0, 0, NULL, errors,
-		    NULL) != 0 || saop_record_set_state(rec,
-		    SAOP_STATE_INVALID) != 0)
+		if (errors == NULL || set_validate(w, 0, 0, NULL, errors) != 0)
 			goto oom;
-		json_decref(errors);
-		return 1;
+		w->state = SAOP_STATE_INVALID;
+		rc = 0;
+		goto out;
 	}
 	for (;;) {
 		json_decref(readings);
@@ -949,67 +1019,56 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 		    o->nchecks > 0, raw, len, &v, &errors, &repairs, &readings,
 		    e);
 		if (rc == 1 && o->nchecks > 0)
-			rc = run_checks(o, rec, v, &errors, e);
+			rc = run_checks(o, g, v, &errors, e);
 		if (rc < 0)
 			goto out;
 		if (rc == 1) {
-			/* set_new takes v even when it fails. */
-			rc = keep ? json_object_set_new(rec, "envelope", v) :
-			    0;
-			if (!keep)
-				json_decref(v);
-			v = NULL;
-			if (rc != 0 || set_validate(rec, 1, attempts, repairs,
-			    NULL, orig) != 0 || set_readings(rec, o->close,
-			    repairs, NULL) != 0 || saop_record_set_state(rec,
-			    SAOP_STATE_OK) != 0)
+			if (set_validate(w, 1, attempts, repairs, NULL) != 0 ||
+			    set_readings(w, o->close, repairs, NULL) != 0)
 				goto oom;
-			ret = 0;
+			if (keep) {
+				w->envelope = v;
+				v = NULL;
+			}
+			w->state = SAOP_STATE_OK;
+			rc = 0;
 			goto out;
 		}
 		json_decref(v);
 		v = NULL;
-		if (set_validate(rec, 0, attempts, repairs, errors, orig) != 0 ||
-		    set_readings(rec, o->close, repairs, readings) != 0)
+		if (set_validate(w, 0, attempts, repairs, errors) != 0 ||
+		    set_readings(w, o->close, repairs, readings) != 0)
 			goto oom;
 		/* A bare truncation is saop-resume's to fix, not ours. */
 		if (o->model.call == NULL) {
-			if (saop_record_set_state(rec, state ==
-			    SAOP_STATE_TRUNCATED ? SAOP_STATE_TRUNCATED :
-			    SAOP_STATE_INVALID) != 0)
-				goto oom;
-			ret = 1;
+			w->state = g->state == SAOP_STATE_TRUNCATED ?
+			    SAOP_STATE_TRUNCATED : SAOP_STATE_INVALID;
 			goto out;
 		}
 		/* Under --close, a cut tool call goes on to correction. */
-		if (state == SAOP_STATE_TRUNCATED && !(o->close && tool)) {
-			ret = 1;
+		if (g->state == SAOP_STATE_TRUNCATED && !(o->close && g->tool))
 			goto out;
-		}
 		if (attempts >= o->max_retries) {
-			if (saop_record_set_state(rec,
-			    SAOP_STATE_USER_ESCALATION) != 0)
-				goto oom;
-			if ((rc = event(o, rec, SAOP_EVENT_MAX_RETRIES_EXCEEDED,
+			w->state = SAOP_STATE_USER_ESCALATION;
+			if ((rc = event(o, g, SAOP_EVENT_MAX_RETRIES_EXCEEDED,
 			    json_pack("{s:i, s:O}", "attempts", attempts,
 			    "errors", errors), e)) < 0)
 				goto out;
 			if (o->store != NULL && (rc = saop_task_set_status(
-			    o->store, saop_record_task_id(rec, tbuf),
-			    SAOP_TASK_USER_ESCALATION,
+			    o->store, g->task_id, SAOP_TASK_USER_ESCALATION,
 			    SAOP_REASON_MAX_RETRIES_EXCEEDED, e)) < 0)
 				goto out;
-			ret = 3;
+			rc = 0;
 			goto out;
 		}
 		attempts++;
-		if ((rc = event(o, rec, SAOP_EVENT_MALFORMED_RESPONSE,
+		if ((rc = event(o, g, SAOP_EVENT_MALFORMED_RESPONSE,
 		    json_pack("{s:i, s:O}", "attempt", attempts, "errors",
 		    errors), e)) < 0)
 			goto out;
 		sent = 0;
-		if ((req = correction_counted(o->schema, json_object_get(rec,
-		    "request"), raw, len, errors, &sent, e)) == NULL) {
+		if ((req = correction_for(o->schema, g, raw, len, errors, &sent,
+		    e)) == NULL) {
 			rc = -e->code;
 			goto out;
 		}
@@ -1025,34 +1084,35 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 		if (rc < 0) {
 			saop_llm_answer_free(&a);
 			/* The record stays as it stands: the turns answered. */
-			if (set_validate(rec, 0, attempts - 1, repairs, errors,
-			    orig) != 0 || saop_record_set_state(rec,
-			    SAOP_STATE_INVALID) != 0)
+			if (set_validate(w, 0, attempts - 1, repairs,
+			    errors) != 0)
 				goto oom;
+			w->state = SAOP_STATE_INVALID;
 			goto out;
 		}
 		/* What this turn cost: on the record and in an event. */
 		memset(&one, 0, sizeof(one));
 		one.prompt_tokens = one.completion_tokens = -1;
 		count_call(&one, sent, &a);
-		count_call(&cost, sent, &a);
-		if ((rc = event(o, rec, SAOP_EVENT_CORRECTION_ANSWERED,
+		count_call(&w->cost, sent, &a);
+		if ((rc = event(o, g, SAOP_EVENT_CORRECTION_ANSWERED,
 		    answered_data(attempts, &one), e)) < 0) {
 			saop_llm_answer_free(&a);
 			goto out;
 		}
-		if (orig == NULL && (orig = json_incref(json_object_get(rec,
-		    "raw"))) == NULL) {
+		/* The answer replaces the record's; the first is kept. */
+		if (w->orig == NULL &&
+		    (w->orig = json_stringn(g->raw, g->len)) == NULL) {
 			saop_llm_answer_free(&a);
 			goto oom;
 		}
-		if (json_object_set_new(rec, "raw", string_lossy(a.raw,
-		    a.raw_len)) != 0) {
-			saop_llm_answer_free(&a);
-			goto oom;
-		}
+		json_decref(w->raw);
+		w->raw = string_lossy(a.raw, a.raw_len);
 		saop_llm_answer_free(&a);
-		raw = saop_record_raw(rec, &len);
+		if (w->raw == NULL)
+			goto oom;
+		raw = json_string_value(w->raw);
+		len = json_string_length(w->raw);
 		json_decref(errors);
 		json_decref(repairs);
 		errors = repairs = NULL;
@@ -1060,21 +1120,78 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 oom:
 	rc = nomem(e);
 out:
-	/* The cost goes on whatever validate the record ended with. */
-	if (cost.calls > 0 && set_cost(rec, &cost) != 0 && rc >= 0)
+	/* The cost goes on whatever validate the record ends with. */
+	if (w->cost.calls > 0 && set_cost(w) != 0 && rc >= 0)
 		rc = nomem(e);
 	json_decref(v);
 	json_decref(errors);
 	json_decref(repairs);
 	json_decref(readings);
-	json_decref(orig);
-	return rc < 0 ? rc : ret;
+	return rc;
 }
 
-/* Validate rec and correct it (see saop.h): 0, 1, 3, or < 0. */
+/*
+ * Write w on rec, once: raw (when a correction replaced it), envelope and
+ * validate (the envelope first when the answer was valid as it came, as
+ * the keys fall in the order they are known), state; and fill out from
+ * w (g: what rec came with).  Returns 0, or -1 out of memory.
+ */
+static int
+write_outcome(json_t *rec, const struct given *g, const struct work *w,
+    struct saop_validate_outcome *out)
+{
+	int bad = 0, first = w->valid && w->attempts == 0;
+
+	if (w->raw != NULL)
+		bad |= saop_record_set_raw(rec, json_string_value(w->raw),
+		    json_string_length(w->raw)) != 0;
+	if (w->envelope != NULL && first)
+		bad |= saop_record_set_envelope(rec,
+		    json_incref(w->envelope)) != 0;
+	if (w->validate != NULL)
+		bad |= saop_record_set_validate(rec,
+		    json_incref(w->validate)) != 0;
+	if (w->envelope != NULL && !first)
+		bad |= saop_record_set_envelope(rec,
+		    json_incref(w->envelope)) != 0;
+	if (w->state != SAOP_STATE_NONE)
+		bad |= saop_record_set_state(rec, w->state) != 0;
+	memset(out, 0, sizeof(*out));
+	out->state = w->state != SAOP_STATE_NONE ? w->state : g->state;
+	out->valid = w->valid;
+	out->attempts = w->attempts;
+	out->repairs = w->repairs;
+	out->closed = w->closed;
+	out->errors = w->valid ? NULL : json_object_get(w->validate,
+	    "errors");
+	out->calls = w->cost.calls;
+	out->sent_bytes = w->cost.sent_bytes;
+	out->received_bytes = w->cost.received_bytes;
+	out->prompt_tokens = w->cost.prompt_tokens;
+	out->completion_tokens = w->cost.completion_tokens;
+	return bad ? -1 : 0;
+}
+
+/*
+ * Validate rec and correct it (see saop.h): read it, run the protocol,
+ * write the outcome.  Returns 0 with out filled, or a negative code.
+ */
 int
 saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
-    struct saop_err *e)
+    struct saop_validate_outcome *out, struct saop_err *e)
 {
-	return validate_record(rec, o, !o->no_envelope, e);
+	struct given g;
+	struct work w = { NULL, NULL, NULL, NULL, SAOP_STATE_NONE, 0, 0, 0,
+	    0, { 0, 0, 0, -1, -1 } };
+	int rc;
+
+	read_given(rec, &g);
+	rc = correct(&g, o, !o->no_envelope, &w, e);
+	if (write_outcome(rec, &g, &w, out) != 0 && rc >= 0)
+		rc = nomem(e);
+	json_decref(w.validate);
+	json_decref(w.envelope);
+	json_decref(w.raw);
+	json_decref(w.orig);
+	return rc;
 }

@@ -570,14 +570,15 @@ cli_worse(int a, int b)
 }
 
 /*
- * The exit status a record state stands for.  Returns CLI_OK for OK (or
- * none), CLI_ESCALATE for USER_ESCALATION, EX_TEMPFAIL for
- * PAUSED_FOR_INTERVENTION, else CLI_FLAGGED.
+ * The exit status a protocol's outcome stands for: the state it left its
+ * record in (see cli.h).  Returns CLI_OK for OK (or none), CLI_ESCALATE
+ * for USER_ESCALATION, EX_TEMPFAIL for PAUSED_FOR_INTERVENTION, else
+ * CLI_FLAGGED.
  */
 int
-cli_state_status(const char *state)
+cli_status(enum saop_state s)
 {
-	switch (saop_state_of(state)) {
+	switch (s) {
 	case SAOP_STATE_NONE:	/* none, or a word of the caller's own */
 	case SAOP_STATE_OK:
 		return CLI_OK;
@@ -588,6 +589,13 @@ cli_state_status(const char *state)
 	default:		/* TRUNCATED, INVALID, RESUME_EXHAUSTED */
 		return CLI_FLAGGED;
 	}
+}
+
+/* The exit status of a record whose state is the word state (cli_status()). */
+int
+cli_state_status(const char *state)
+{
+	return cli_status(saop_state_of(state));
 }
 
 /*

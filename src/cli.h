@@ -189,7 +189,17 @@ void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The worse of two statuses: 3 over 1 over 0. */
 int cli_worse(int a, int b);
 
-/* The exit status a record state stands for. */
+/*
+ * The exit status of one record, the one mapping every program takes: a
+ * protocol's outcome is the state it leaves its record in (saop-detect's
+ * verdict, saop-resume's and saop-validate's outcome.state), and that
+ * state stands for CLI_OK (OK, or none), CLI_FLAGGED (TRUNCATED, INVALID,
+ * RESUME_EXHAUSTED), CLI_ESCALATE (USER_ESCALATION) or EX_TEMPFAIL
+ * (PAUSED_FOR_INTERVENTION).
+ */
+int cli_status(enum saop_state s);
+
+/* cli_status() of the state named by the word state (NULL: none). */
 int cli_state_status(const char *state);
 
 /*

@@ -137,9 +137,10 @@ detect_json(const struct saop_detect_result *res)
 
 /*
  * cli_run()'s work on one record: judge its raw, add detect and state (with
- * --close, close a truncated raw) and record the event.  Returns CLI_OK for
- * complete JSON, CLI_FLAGGED for truncated or invalid, or -1 with e filled
- * when rec has no string raw.
+ * --close, close a truncated raw) and record the event.  Returns the
+ * status of the state it is given (cli_status(): CLI_OK for complete JSON,
+ * CLI_FLAGGED for truncated or invalid), or -1 with e filled when rec has
+ * no string raw.
  */
 static int
 detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
@@ -186,7 +187,7 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	if ((v = res.verdict) == SAOP_TRUNCATED)
 		event(o, rec, detect);
 	saop_detect_result_free(&res);
-	return v == SAOP_COMPLETE ? CLI_OK : CLI_FLAGGED;
+	return cli_status(saop_state_of(saop_verdict_state(v)));
 }
 
 /* -r: write rec's raw text (closed with --close), LF-terminated. */
@@ -290,8 +291,9 @@ out_input(const struct cli *o, struct saop_escaper *x, int record,
  * read in large blocks and streamed out as one record (with -r as the raw
  * text; with --close kept, and written up to the close point and the
  * closing).  Exits with the error when the input cannot be opened or read.
- * Returns CLI_OK for complete JSON, CLI_FLAGGED for truncated or invalid,
- * or EX_IOERR when the event could not be logged.
+ * Returns the status of its state (cli_status(): CLI_OK for complete JSON,
+ * CLI_FLAGGED for truncated or invalid), or EX_IOERR when the event could
+ * not be logged.
  */
 static int
 run_raw(const struct cli *o, const char *path)
@@ -447,7 +449,7 @@ run_raw(const struct cli *o, const char *path)
 		return EX_IOERR;
 	}
 	saop_detect_result_free(&res);
-	return v == SAOP_COMPLETE ? CLI_OK : CLI_FLAGGED;
+	return cli_status(saop_state_of(saop_verdict_state(v)));
 }
 
 /*

@@ -59,7 +59,7 @@ dry_run(struct resume_run *r, const json_t *rec, struct saop_err *e)
  * cli_run()'s work on one record: resume it when truncated.  Without a
  * model, a record that needs one is judged and passed on, and the run's one
  * configuration error is returned for it (cli_run() then calls no more).
- * Returns the status of the record's state, or -1 with e filled.
+ * Returns the status of its outcome (cli_status()), or -1 with e filled.
  */
 static int
 resume_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
@@ -96,8 +96,7 @@ resume_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 		    "through unresumed");
 		return -1;
 	}
-	return cli_state_status(json_string_value(json_object_get(rec,
-	    "state")));
+	return cli_status(oc.state);
 }
 
 /*

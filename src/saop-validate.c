@@ -68,16 +68,15 @@ struct validate_run {
 	int no_retry;		/* --no-retry */
 };
 
-/* Print the errors of an invalid record on stderr, one line each. */
+/* Print errors (an invalid record's) on stderr, one line each. */
 static void
-report(const struct cli_loop *l, const json_t *rec)
+report(const struct cli_loop *l, const json_t *errors)
 {
-	const json_t *errors, *err;
+	const json_t *err;
 	size_t i;
 
 	if (l->o->quiet)
 		return;
-	errors = json_object_get(json_object_get(rec, "validate"), "errors");
 	json_array_foreach(errors, i, err) {
 		char *text = saop_validate_error_text(err);
 
@@ -98,9 +97,9 @@ raw_out(const struct cli_loop *l, const json_t *rec)
 	const json_t *env;
 
 	(void)l;
-	env = json_object_get(rec, "envelope");
+	env = saop_record_envelope(rec);
 	if (env == NULL || !json_is_true(json_object_get(
-	    json_object_get(rec, "validate"), "valid")))
+	    saop_record_validate(rec), "valid")))
 		return;
 	if (json_dumpf(env, stdout, JSON_COMPACT | JSON_ENCODE_ANY |
 	    JSON_PRESERVE_ORDER) != 0 || putchar('\n') == EOF) {
@@ -131,13 +130,14 @@ dry_run(struct validate_run *r, const json_t *rec, struct saop_err *e)
 
 /*
  * cli_run()'s work on one record: validate, repair, correct, and name the
- * errors of an invalid one on stderr.  Returns its status (0, 1 or 3:
- * saop_validate_record()), or a negative code with e filled.
+ * errors of an invalid one on stderr.  Returns the status of its outcome
+ * (cli_status()), or -1 with e filled.
  */
 static int
 validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 {
 	struct validate_run *r = l->arg;
+	struct saop_validate_outcome oc;
 	struct saop_err ne;
 	int rc, refusals;
 
@@ -157,7 +157,7 @@ validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	r->vo.no_envelope = l->o->quiet && r->vo.model.call == NULL;
 	refusals = r->sg.refusals;
 	r->sg.sent = r->sg.refused = 0;
-	rc = saop_validate_record(rec, &r->vo, e);
+	rc = saop_validate_record(rec, &r->vo, &oc, e);
 	if (r->sg.refusals > refusals) {
 		/* A correction call was refused the field and made again
 		 * without it: the record and the events say so. */
@@ -168,9 +168,9 @@ validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 			    "correction turn was sent again without it",
 			    l->line, saop_schema_field(&r->cfg), r->sg.why);
 	}
-	if (rc != CLI_OK)
-		report(l, rec);
-	return rc;
+	if (rc < 0 || oc.state != SAOP_STATE_OK)
+		report(l, oc.errors);
+	return rc < 0 ? -1 : cli_status(oc.state);
 }
 
 /*

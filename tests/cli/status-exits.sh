@@ -15,9 +15,11 @@ printf '{"task_id":"v1","turn":1,%s,"raw":"{\\"saop\\": \\"1.0\\"}"}\n' "$req" \
 trunc="$data/resume/trunc.ndjson"
 
 # 1. saop-resume: a record that arrives needing a person exits 3, one
-# that arrives paused (its turn saved upstream: run again later) 75; both
-# are passed on as they came (the state kept), no call made.
-for st in USER_ESCALATION:3 PAUSED_FOR_INTERVENTION:75 RESUME_EXHAUSTED:1; do
+# that arrives paused (its turn saved upstream: run again later) 75, one
+# flagged 1, one OK 0 (each state's status, cli_status()); all are passed
+# on as they came (the state kept), no call made.
+for st in USER_ESCALATION:3 PAUSED_FOR_INTERVENTION:75 RESUME_EXHAUSTED:1 \
+    INVALID:1 OK:0; do
 	printf '{"task_id":"p","turn":2,"raw":"{\\"a\\": 1}","state":"%s"}\n' \
 	    "${st%%:*}" >"$tmp/in"
 	fake_llm_start

@@ -182,6 +182,7 @@ static int
 validate_record(void *arg, long n)
 {
 	struct saop_validate_opts o;
+	struct saop_validate_outcome o1, o2;
 	struct saop_err e;
 	json_t *good, *bad;
 	int rc1, rc2, hit;
@@ -196,14 +197,18 @@ validate_record(void *arg, long n)
 	ck_assert_ptr_nonnull(bad);
 	saop_err_clear(&e);
 	arm(n);
-	rc1 = saop_validate_record(good, &o, &e);
-	rc2 = saop_validate_record(bad, &o, &e);
+	rc1 = saop_validate_record(good, &o, &o1, &e);
+	rc2 = saop_validate_record(bad, &o, &o2, &e);
 	hit = disarm();
-	ck_assert_msg(rc1 == 0 || rc1 == 1 || rc1 == -SAOP_ENOMEM, "%d", rc1);
-	ck_assert_msg(rc2 == 1 || rc2 == -SAOP_ENOMEM, "%d", rc2);
+	ck_assert_msg(rc1 == 0 || rc1 == -SAOP_ENOMEM, "%d", rc1);
+	ck_assert_msg(rc2 == 0 || rc2 == -SAOP_ENOMEM, "%d", rc2);
+	if (rc2 == 0)
+		ck_assert_int_eq(o2.state, SAOP_STATE_INVALID);
 	if (!hit) {
 		ck_assert_int_eq(rc1, 0);
-		ck_assert_int_eq(rc2, 1);
+		ck_assert_int_eq(o1.state, SAOP_STATE_OK);
+		ck_assert_int_eq(rc2, 0);
+		ck_assert_int_eq(o2.state, SAOP_STATE_INVALID);
 		ck_assert_str_eq(json_string_value(json_object_get(bad,
 		    "state")), "INVALID");
 	}

@@ -534,6 +534,95 @@ START_TEST(merge_reports_a_continuation_truncated_again)
 }
 END_TEST
 
+/* A stand-in model that also looks at the record at each call. */
+struct watched {
+	struct fake f;		/* the answers (fake_call()) */
+	json_t *rec;		/* the record being resumed */
+	char *before;		/* its text before the protocol began */
+	int changed;		/* calls that found it changed */
+};
+
+/*
+ * fake_call() on w->f, after counting in w->changed a record that is not
+ * as it came.  Returns fake_call()'s.
+ */
+static int
+watched_call(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	struct watched *w = arg;
+	char *now = json_dumps(w->rec, JSON_COMPACT | JSON_SORT_KEYS);
+
+	ck_assert_ptr_nonnull(now);
+	if (strcmp(now, w->before) != 0)
+		w->changed++;
+	free(now);
+	return fake_call(&w->f, request, a, e);
+}
+
+/*
+ * The record is written once, after the protocol: every continuation call
+ * finds it as it came; the outcome's state is the state written.
+ */
+START_TEST(the_record_is_written_once_with_the_state_returned)
+{
+	static const char *const ans[] = { "bcd", "efg", "h\"]" };
+	struct watched w;
+	struct saop_resume_opts o;
+	struct saop_resume_outcome oc;
+	struct saop_err e;
+
+	memset(&w, 0, sizeof(w));
+	w.f.texts = ans;
+	w.f.n = 3;
+	opts_for(&o, &w.f);
+	o.model.call = watched_call;
+	o.model.arg = &w;
+	o.form = SAOP_RESUME_USER;
+	o.max_attempts = 3;
+	w.rec = record("[\"a");
+	ck_assert_int_eq(saop_record_set_state(w.rec, SAOP_STATE_TRUNCATED),
+	    0);
+	w.before = json_dumps(w.rec, JSON_COMPACT | JSON_SORT_KEYS);
+	ck_assert_int_eq(saop_resume_record(w.rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(w.f.calls, 3);
+	ck_assert_int_eq(w.changed, 0);
+	ck_assert_int_eq(oc.state, SAOP_STATE_OK);
+	ck_assert_str_eq(sget(w.rec, "state", NULL), "OK");
+	ck_assert_str_eq(sget(w.rec, "raw", NULL), "[\"abcdefgh\"]");
+	free(w.before);
+	json_decref(w.rec);
+	json_decref(w.f.last);
+
+	/* Exhausted: the state written is the state returned. */
+	memset(&w, 0, sizeof(w));
+	w.f.texts = ans;
+	w.f.n = 1;
+	opts_for(&o, &w.f);
+	o.model.call = watched_call;
+	o.model.arg = &w;
+	o.form = SAOP_RESUME_USER;
+	o.max_attempts = 1;
+	w.rec = record("[\"a");
+	w.before = json_dumps(w.rec, JSON_COMPACT | JSON_SORT_KEYS);
+	ck_assert_int_eq(saop_resume_record(w.rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(w.changed, 0);
+	ck_assert_int_eq(oc.state, SAOP_STATE_RESUME_EXHAUSTED);
+	ck_assert_str_eq(sget(w.rec, "state", NULL), "RESUME_EXHAUSTED");
+	free(w.before);
+	json_decref(w.rec);
+	json_decref(w.f.last);
+
+	/* Complete: skipped, the state it came with. */
+	w.rec = record("[1]");
+	ck_assert_int_eq(saop_record_set_state(w.rec,
+	    SAOP_STATE_USER_ESCALATION), 0);
+	ck_assert_int_eq(saop_resume_record(w.rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(oc.state, SAOP_STATE_USER_ESCALATION);
+	json_decref(w.rec);
+}
+END_TEST
+
 /* A record "{"a": "x " resumed in form with one answer: raw is want;
  * the last turn sent, when last is not NULL, is last. */
 static void
@@ -1729,6 +1818,7 @@ resume_suite(void)
 	tcase_add_test(t, suspend_continuation_is_never_wrong);
 	tcase_add_test(t, a_cut_four_byte_character_is_written_again_whole);
 	tcase_add_test(t, an_unrelated_answer_never_resolves_with_lost_bytes);
+	tcase_add_test(t, the_record_is_written_once_with_the_state_returned);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -866,6 +866,7 @@ START_TEST(validate_protocol_pauses_and_resumes_through_the_guard)
 		    "\"action\": null}" } };
 	struct saop_suspend_guard g;
 	struct saop_validate_opts vo;
+	struct saop_validate_outcome oc;
 	struct saop_err e;
 	json_t *r = rec();
 
@@ -877,7 +878,9 @@ START_TEST(validate_protocol_pauses_and_resumes_through_the_guard)
 	vo.model = saop_suspend_model(&g);
 	vo.store = st;
 	g.rec = r;
-	ck_assert_int_eq(saop_validate_record(r, &vo, &e), 0);
+	ck_assert_int_eq(saop_validate_record(r, &vo, &oc, &e), 0);
+	ck_assert_int_eq(oc.state, SAOP_STATE_OK);
+	ck_assert_int_eq(oc.attempts, 1);
 	ck_assert_int_eq(g.out.calls, 2);
 	ck_assert_int_eq(g.out.resumes, 1);
 	ck_assert(json_is_true(json_object_get(json_object_get(r, "validate"),

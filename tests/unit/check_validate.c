@@ -321,11 +321,15 @@ fake_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 	return 0;
 }
 
-/* Run the protocol on one record whose raw is raw. */
+/*
+ * Run the protocol on one record whose raw is raw.  Returns the state of
+ * its outcome, or the negative code of a failure.
+ */
 static int
 run(const char *raw, struct script *sc, int max, json_t **rec)
 {
 	struct saop_validate_opts o;
+	struct saop_validate_outcome oc;
 	struct saop_err e;
 	int rc;
 
@@ -335,9 +339,9 @@ run(const char *raw, struct script *sc, int max, json_t **rec)
 	o.model.call = fake_call;
 	o.model.arg = sc;
 	*rec = json_pack("{s:s, s:s}", "task_id", "t", "raw", raw);
-	rc = saop_validate_record(*rec, &o, &e);
+	rc = saop_validate_record(*rec, &o, &oc, &e);
 	saop_schema_free((struct saop_schema *)o.schema);
-	return rc;
+	return rc < 0 ? rc : (int)oc.state;
 }
 
 /* rec.validate.attempts.  Returns it, 0 when there is none. */
@@ -402,17 +406,20 @@ START_TEST(validating_only_gives_what_validating_gives_without_envelope)
 		for (j = 0; j < sizeof(raws) / sizeof(raws[0]); j++) {
 			json_t *a = json_pack("{s:s}", "raw", raws[j]);
 			json_t *b = json_deep_copy(a);
+			struct saop_validate_outcome oa, ob;
 			char *ta, *tb;
-			int ra, rb;
 
 			o.no_envelope = 0;
-			ra = saop_validate_record(a, &o, &e);
+			ck_assert_int_eq(saop_validate_record(a, &o, &oa, &e),
+			    0);
 			o.no_envelope = 1;
-			rb = saop_validate_record(b, &o, &e);
-			ck_assert_int_eq(ra, rb);
+			ck_assert_int_eq(saop_validate_record(b, &o, &ob, &e),
+			    0);
+			ck_assert_int_eq(oa.state, ob.state);
+			ck_assert_int_eq(oa.valid, ob.valid);
 			ck_assert_ptr_null(json_object_get(b, "envelope"));
 			ck_assert_int_eq(json_object_get(a, "envelope") != NULL,
-			    ra == 0);
+			    oa.state == SAOP_STATE_OK);
 			ta = record_text(a);
 			tb = record_text(b);
 			ck_assert_msg(strcmp(ta, tb) == 0, "%s on %s: %s / %s",
@@ -433,7 +440,7 @@ START_TEST(a_valid_answer_makes_no_call)
 	struct script sc = { NULL, 0, 0, 0, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run(good, &sc, 2, &rec), 0);
+	ck_assert_int_eq(run(good, &sc, 2, &rec), SAOP_STATE_OK);
 	ck_assert_int_eq(sc.calls, 0);
 	ck_assert_int_eq(attempts(rec), 0);
 	/* No call, no cost. */
@@ -451,7 +458,7 @@ START_TEST(a_corrected_answer_counts_its_attempts_and_replaces_raw)
 	struct script sc = { answers, 0, 0, 0, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run("nope", &sc, 2, &rec), 0);
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_OK);
 	ck_assert_int_eq(sc.calls, 2);
 	ck_assert_int_eq(attempts(rec), 2);
 	ck_assert_str_eq(json_string_value(json_object_get(rec, "raw")), good);
@@ -468,7 +475,7 @@ START_TEST(the_cost_of_the_correction_turns_is_what_the_model_saw)
 	struct script sc = { answers, 0, 0, 1, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run("nope", &sc, 2, &rec), 0);
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_OK);
 	ck_assert_int_eq(sc.calls, 2);
 	ck_assert_uint_gt(sc.sent, 0);
 	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)sc.sent);
@@ -488,7 +495,7 @@ START_TEST(a_model_that_reports_no_usage_leaves_the_tokens_null)
 	struct script sc = { answers, 0, 0, 0, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run("nope", &sc, 2, &rec), 0);
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_OK);
 	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)sc.sent);
 	ck_assert_int_eq(vcount(rec, "received_bytes"),
 	    (json_int_t)strlen(good));
@@ -506,7 +513,8 @@ START_TEST(an_escalated_record_and_a_failed_call_count_the_turns_answered)
 	struct script cut = { one, 0, 2, 1, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run("nope", &esc, 2, &rec), 3);
+	ck_assert_int_eq(run("nope", &esc, 2, &rec),
+	    SAOP_STATE_USER_ESCALATION);
 	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)esc.sent);
 	ck_assert_int_eq(vcount(rec, "received_bytes"),
 	    (json_int_t)esc.received);
@@ -530,6 +538,7 @@ START_TEST(each_correction_answer_is_an_event_with_its_own_cost)
 	struct script sc = { answers, 0, 0, 1, 0, 0 };
 	char dir[] = "/tmp/check_validate.XXXXXX", path[64], cmd[96];
 	struct saop_validate_opts o;
+	struct saop_validate_outcome oc;
 	struct saop_err e;
 	sqlite3_stmt *st;
 	json_t *rec;
@@ -545,7 +554,8 @@ START_TEST(each_correction_answer_is_an_event_with_its_own_cost)
 	ck_assert_ptr_nonnull(o.store = saop_store_open(path, &e));
 	rec = json_pack("{s:s, s:i, s:s}", "task_id", "t", "turn", 3, "raw",
 	    "nope");
-	ck_assert_int_eq(saop_validate_record(rec, &o, &e), 0);
+	ck_assert_int_eq(saop_validate_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(oc.state, SAOP_STATE_OK);
 	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(o.store),
 	    "SELECT turn, json_extract(data, '$.attempt'),"
 	    " json_extract(data, '$.sent_bytes'),"
@@ -590,7 +600,7 @@ START_TEST(exhausted_retries_escalate_with_the_last_errors)
 	struct script sc = { answers, 0, 0, 0, 0, 0 };
 	json_t *rec, *errors;
 
-	ck_assert_int_eq(run("nope", &sc, 2, &rec), 3);
+	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_USER_ESCALATION);
 	ck_assert_int_eq(sc.calls, 2);
 	ck_assert_str_eq(json_string_value(json_object_get(rec, "state")),
 	    "USER_ESCALATION");
@@ -606,7 +616,7 @@ START_TEST(zero_retries_escalate_without_a_call)
 	struct script sc = { NULL, 0, 0, 0, 0, 0 };
 	json_t *rec;
 
-	ck_assert_int_eq(run("nope", &sc, 0, &rec), 3);
+	ck_assert_int_eq(run("nope", &sc, 0, &rec), SAOP_STATE_USER_ESCALATION);
 	ck_assert_int_eq(sc.calls, 0);
 	json_decref(rec);
 }
@@ -625,6 +635,127 @@ START_TEST(a_failed_call_leaves_the_record_as_it_stands)
 	ck_assert_str_eq(json_string_value(json_object_get(rec, "raw")),
 	    "{\"saop\": 1}");
 	json_decref(rec);
+}
+END_TEST
+
+/* A stand-in model that also looks at the record at each call. */
+struct watched {
+	struct script sc;	/* the answers (fake_call()) */
+	json_t *rec;		/* the record being validated */
+	char *before;		/* its text before the protocol began */
+	int changed;		/* calls that found it changed */
+};
+
+/*
+ * fake_call() on w->sc, after counting in w->changed a record that is not
+ * as it came.  Returns fake_call()'s.
+ */
+static int
+watched_call(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	struct watched *w = arg;
+	char *now = json_dumps(w->rec, JSON_COMPACT | JSON_SORT_KEYS);
+
+	ck_assert_ptr_nonnull(now);
+	if (strcmp(now, w->before) != 0)
+		w->changed++;
+	free(now);
+	return fake_call(&w->sc, request, a, e);
+}
+
+/*
+ * Run the protocol on a record whose raw is raw through watched_call()
+ * (max retries, close as given), out filled.  Returns its return.
+ */
+static int
+run_watched(struct watched *w, const char *raw, int max, int close,
+    struct saop_validate_outcome *out)
+{
+	struct saop_validate_opts o;
+	struct saop_err e;
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	o.schema = saop_schema_envelope_v1(&e);
+	o.max_retries = max;
+	o.close = close;
+	o.model.call = watched_call;
+	o.model.arg = w;
+	w->rec = json_pack("{s:s, s:i, s:s}", "task_id", "t", "turn", 2,
+	    "raw", raw);
+	ck_assert_ptr_nonnull(w->rec);
+	w->before = json_dumps(w->rec, JSON_COMPACT | JSON_SORT_KEYS);
+	rc = saop_validate_record(w->rec, &o, out, &e);
+	saop_schema_free((struct saop_schema *)o.schema);
+	free(w->before);
+	return rc;
+}
+
+/*
+ * The record is written once, after the protocol: every correction call
+ * finds it as it came; and the outcome returned is what was written.
+ */
+START_TEST(the_record_is_written_once_with_the_outcome_returned)
+{
+	static const char *const answers[] = { "{\"saop\": 1}", "no", good };
+	static const char *const no[] = { "no" };
+	struct watched w = { { answers, 0, 0, 1, 0, 0 }, NULL, NULL, 0 };
+	struct saop_validate_outcome oc;
+	const json_t *v;
+
+	ck_assert_int_eq(run_watched(&w, "nope", 3, 0, &oc), 0);
+	ck_assert_int_eq(w.sc.calls, 3);
+	ck_assert_int_eq(w.changed, 0);
+	v = json_object_get(w.rec, "validate");
+	ck_assert_int_eq(oc.state, SAOP_STATE_OK);
+	ck_assert_str_eq(json_string_value(json_object_get(w.rec, "state")),
+	    "OK");
+	ck_assert(oc.valid && json_is_true(json_object_get(v, "valid")));
+	ck_assert_int_eq(oc.attempts, 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "attempts")),
+	    3);
+	ck_assert_ptr_null(oc.errors);
+	ck_assert_int_eq(oc.calls, 3);
+	ck_assert_uint_eq(oc.sent_bytes, w.sc.sent);
+	ck_assert_int_eq(json_integer_value(json_object_get(v, "sent_bytes")),
+	    (json_int_t)w.sc.sent);
+	ck_assert_uint_eq(oc.received_bytes, w.sc.received);
+	ck_assert_int_eq(oc.prompt_tokens, 10 + 20 + 30);
+	ck_assert_int_eq(oc.completion_tokens, 1 + 2 + 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(v,
+	    "completion_tokens")), 6);
+	ck_assert_str_eq(json_string_value(json_object_get(w.rec, "raw")),
+	    good);
+	json_decref(w.rec);
+
+	/* Escalated: the errors returned are the record's. */
+	memset(&w, 0, sizeof(w));
+	w.sc.answers = no;
+	ck_assert_int_eq(run_watched(&w, "nope", 1, 0, &oc), 0);
+	ck_assert_int_eq(w.changed, 0);
+	v = json_object_get(w.rec, "validate");
+	ck_assert_int_eq(oc.state, SAOP_STATE_USER_ESCALATION);
+	ck_assert_int_eq(oc.valid, 0);
+	ck_assert_int_eq(oc.attempts, 1);
+	ck_assert_ptr_nonnull(oc.errors);
+	ck_assert_ptr_eq(oc.errors, json_object_get(v, "errors"));
+	json_decref(w.rec);
+
+	/* Closed locally (no call): closed and the repairs, as written. */
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(run_watched(&w, "{\"saop\": \"1.0\", \"turn_index\": "
+	    "0, \"agent_role\": \"developer\", \"thought\": \"t\", "
+	    "\"action\": null", 0, 1, &oc), 0);
+	ck_assert_int_eq(w.sc.calls, 0);
+	v = json_object_get(w.rec, "validate");
+	ck_assert_int_eq(oc.state, SAOP_STATE_OK);
+	ck_assert_int_eq(oc.closed, 1);
+	ck_assert(json_is_true(json_object_get(v, "closed")));
+	ck_assert_uint_ge(oc.repairs, 1);
+	ck_assert_uint_eq(oc.repairs, json_array_size(json_object_get(v,
+	    "repairs")));
+	json_decref(w.rec);
 }
 END_TEST
 
@@ -698,6 +829,7 @@ START_TEST(validating_a_record_leaks_no_json_value)
 		"{\"raw\": \"nope\"}"
 	};
 	struct saop_validate_opts o;
+	struct saop_validate_outcome oc;
 	struct saop_err e;
 	char where[256];
 	size_t i;
@@ -709,7 +841,7 @@ START_TEST(validating_a_record_leaks_no_json_value)
 	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		rec = json_loads(recs[i], 0, NULL);
 		ck_assert_ptr_nonnull(rec);
-		ck_assert_int_ge(saop_validate_record(rec, &o, &e), 0);
+		ck_assert_int_eq(saop_validate_record(rec, &o, &oc, &e), 0);
 		ck_assert_ptr_nonnull(json_object_get(rec, "validate"));
 		where[0] = '\0';
 		ck_assert_msg(owned_once(rec, where, sizeof(where)),
@@ -729,6 +861,7 @@ END_TEST
 START_TEST(an_answer_past_the_evaluation_limit_is_an_invalid_record)
 {
 	struct saop_validate_opts o;
+	struct saop_validate_outcome oc;
 	struct saop_err e;
 	json_t *doc, *rec, *v, *err;
 	char *raw, *p;
@@ -749,7 +882,10 @@ START_TEST(an_answer_past_the_evaluation_limit_is_an_invalid_record)
 	memset(p, '}', depth);
 	p[depth] = '\0';
 	rec = json_pack("{s:s, s:s}", "task_id", "t", "raw", raw);
-	ck_assert_int_eq(saop_validate_record(rec, &o, &e), 1);
+	ck_assert_int_eq(saop_validate_record(rec, &o, &oc, &e), 0);
+	ck_assert_int_eq(oc.state, SAOP_STATE_INVALID);
+	ck_assert_int_eq(oc.valid, 0);
+	ck_assert_uint_eq(json_array_size(oc.errors), 1);
 	ck_assert_str_eq(json_string_value(json_object_get(rec, "state")),
 	    "INVALID");
 	v = json_object_get(rec, "validate");
@@ -805,6 +941,8 @@ validate_suite(void)
 	tcase_add_test(tc, exhausted_retries_escalate_with_the_last_errors);
 	tcase_add_test(tc, zero_retries_escalate_without_a_call);
 	tcase_add_test(tc, a_failed_call_leaves_the_record_as_it_stands);
+	tcase_add_test(tc,
+	    the_record_is_written_once_with_the_outcome_returned);
 	tcase_add_test(tc,
 	    a_bom_and_a_fence_without_json_get_the_scanners_error);
 	tcase_add_test(tc, validating_a_record_leaks_no_json_value);
