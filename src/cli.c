@@ -926,11 +926,14 @@ cli_run(struct cli_loop *l)
 		} else if ((rc = saop_reader_next(recs.in, &rec, &e)) <= 0) {
 			if (rc == 0)
 				break;
-			if (e.code != SAOP_EDATA && e.code != SAOP_ELIMIT)
+			if (e.code != SAOP_EDATA && e.code != SAOP_ELIMIT &&
+			    (e.code != SAOP_ENOMEM || e.line == 0))
 				cli_die(&e);
-			/* Not a record: named, handed on, and on. */
+			/* Not a record (or no memory to read it as one):
+			 * named, handed on, and on. */
 			cli_warn_err(&e);
-			status = cli_worse(status, EX_DATAERR);
+			status = cli_worse(status, e.code == SAOP_ENOMEM ?
+			    EX_SOFTWARE : EX_DATAERR);
 			continue;
 		} else {
 			l->line = saop_reader_line(recs.in);
