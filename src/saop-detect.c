@@ -124,8 +124,10 @@ detect_json(const struct saop_detect_result *res)
 /*
  * cli_run()'s work on one record: judge its raw, add detect and state (with
  * --close, close a truncated raw) and record the event.  Returns CLI_OK for
- * complete JSON, CLI_FLAGGED for truncated or invalid, or -1 with e filled
- * when rec has no string raw.
+ * complete JSON, CLI_FLAGGED for truncated or invalid, CLI_ESCALATE for a
+ * turn the model refused without raw (handed on as it came: its state and
+ * error say what happened), or -1 with e filled when rec has no string
+ * raw otherwise.
  */
 static int
 detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
@@ -138,6 +140,11 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	enum saop_verdict v;
 
 	if ((raw = saop_record_raw(rec, &len)) == NULL) {
+		const char *why = saop_record_finish_reason(rec);
+
+		/* A refusal has no answer to judge: a person decides. */
+		if (why != NULL && strcmp(why, "refusal") == 0)
+			return CLI_ESCALATE;
 		saop_err_clear(e);
 		e->code = SAOP_EDATA;
 		snprintf(e->field, sizeof(e->field), "/raw");
