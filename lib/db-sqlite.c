@@ -568,12 +568,17 @@ lite_script(struct saop__db *db, const char *sql, struct saop_err *e)
 	return exec((struct lite *)db, sql, "migration", e);
 }
 
-/* A SQLite file is never lost.  Returns 0. */
+/*
+ * A SQLite file is never lost, but a connection left inside a transaction
+ * it could not end (its ROLLBACK failed too: out of memory) is as good as
+ * lost: it holds the write lock and would take the next statement into
+ * the stale transaction.  Closing it rolls the transaction back.  Returns
+ * 1 for such a connection, else 0.
+ */
 static int
 lite_lost(struct saop__db *db)
 {
-	(void)db;
-	return 0;
+	return !sqlite3_get_autocommit(((struct lite *)db)->h);
 }
 
 /* See saop-private.h (the unit tests' look at the file). */

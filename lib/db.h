@@ -58,7 +58,8 @@ struct saop__db;
  *   durable  with on set, commits are synced to disk before they return
  *   script   run a script of several statements, no parameters (a
  *            migration)
- *   lost     1 when the connection is gone: the store connects again on
+ *   lost     1 when the connection is gone, or left inside a transaction
+ *            it could not end: the store closes it and connects again on
  *            its next use
  */
 struct saop__db_backend {

@@ -25,6 +25,7 @@ struct fp {
 	const unsigned char *s;
 	const unsigned char *end;
 	struct saop__buf tmp;	/* unescaped string bytes (len unused) */
+	int nomem;		/* gave up for want of memory */
 };
 
 /* Move p->s past JSON whitespace. */
@@ -64,11 +65,24 @@ plain_run(const unsigned char *s, const unsigned char *end)
 	return s;
 }
 
-/* Make p->tmp hold at least n bytes.  Returns 0, or -1 when out of memory. */
+/* Make p->tmp hold at least n bytes.  Returns 0, or -1 when out of memory
+ * (p->nomem set). */
 static int
 tmp_reserve(struct fp *p, size_t n)
 {
-	return n <= p->tmp.cap || saop__buf_reserve(&p->tmp, n) == 0 ? 0 : -1;
+	if (n <= p->tmp.cap || saop__buf_reserve(&p->tmp, n) == 0)
+		return 0;
+	p->nomem = 1;
+	return -1;
+}
+
+/* v, or NULL with p->nomem set when v is NULL (a failed allocation). */
+static json_t *
+made(struct fp *p, json_t *v)
+{
+	if (v == NULL)
+		p->nomem = 1;
+	return v;
 }
 
 /* The four hex digits at s into *v.  Returns 0, or -1 at a non-hex digit. */
@@ -257,8 +271,8 @@ number(struct fp *p)
 		if (neg ? v > (unsigned long long)LLONG_MAX + 1 :
 		    v > (unsigned long long)LLONG_MAX)
 			return NULL;	/* jansson says: too big */
-		return json_integer(neg ? (json_int_t)(0 - v) :
-		    (json_int_t)v);
+		return made(p, json_integer(neg ? (json_int_t)(0 - v) :
+		    (json_int_t)v));
 	}
 	if ((size_t)(s - start) >= sizeof(buf))
 		return NULL;		/* rare: let jansson read it */
@@ -268,7 +282,7 @@ number(struct fp *p)
 	d = strtod(buf, &endp);
 	if (errno == ERANGE && (d == HUGE_VAL || d == -HUGE_VAL))
 		return NULL;		/* jansson: real number overflow */
-	return json_real(d);
+	return made(p, json_real(d));
 }
 
 /* The literal word at p->s: true, false or null, or NULL when none. */
@@ -303,7 +317,7 @@ scalar(struct fp *p)
 	case '"':
 		if (string(p, &str, &len) != 0)
 			return NULL;
-		return json_stringn_nocheck(str, len);
+		return made(p, json_stringn_nocheck(str, len));
 	case '-': case '0': case '1': case '2': case '3': case '4':
 	case '5': case '6': case '7': case '8': case '9':
 		return number(p);
@@ -337,7 +351,8 @@ value(struct fp *pp, size_t maxdepth)
 
 			if (depth >= maxdepth)
 				goto fail;
-			if ((v = obj ? json_object() : json_array()) == NULL)
+			if ((v = made(&p, obj ? json_object() :
+			    json_array())) == NULL)
 				goto fail;
 			p.s++;
 			skip_ws(&p);
@@ -373,8 +388,10 @@ value(struct fp *pp, size_t maxdepth)
 			} else {
 				rc = json_array_append_new(top, child);
 			}
-			if (rc != 0)
+			if (rc != 0) {
+				p.nomem = 1;
 				goto fail;
+			}
 			skip_ws(&p);
 			if (p.s >= p.end)
 				goto fail;
@@ -403,8 +420,10 @@ key:
 				goto fail;
 			if (str == p.tmp.data) {
 				/* tmp is reused by the value: keep a copy. */
-				if ((owned[depth - 1] = malloc(n + 1)) == NULL)
+				if ((owned[depth - 1] = malloc(n + 1)) == NULL) {
+					p.nomem = 1;
 					goto fail;
+				}
 				memcpy(owned[depth - 1], str, n + 1);
 				str = owned[depth - 1];
 			}
@@ -425,21 +444,24 @@ fail:
 		json_decref(stack[k]);
 	}
 	pp->tmp = p.tmp;
+	pp->nomem = p.nomem;
 	return NULL;
 }
 
 /*
- * Parse buf (len bytes) as one JSON text (see saop-private.h).  Returns a
- * new reference, or NULL when the fast path gives up.
+ * Parse buf (len bytes) as one JSON text the fast way.  Returns a new
+ * reference, or NULL when the fast path gives up (*nomem set when for want
+ * of memory).
  */
-json_t *
-saop__json_fast(const char *buf, size_t len)
+static json_t *
+fast(const char *buf, size_t len, int *nomem)
 {
 	struct fp p;
 	json_t *root;
 
 	p.s = (const unsigned char *)buf;
 	p.end = p.s + len;
+	p.nomem = 0;
 	saop__buf_init(&p.tmp);
 	skip_ws(&p);
 	if ((root = value(&p, FAST_MAX_DEPTH)) != NULL) {
@@ -450,7 +472,45 @@ saop__json_fast(const char *buf, size_t len)
 		}
 	}
 	saop__buf_free(&p.tmp);
+	*nomem = p.nomem;
 	return root;
+}
+
+/*
+ * Parse buf (len bytes) as one JSON text (see saop-private.h).  Returns a
+ * new reference, or NULL when the fast path gives up.
+ */
+json_t *
+saop__json_fast(const char *buf, size_t len)
+{
+	int nomem;
+
+	return fast(buf, len, &nomem);
+}
+
+/*
+ * Parse buf (len bytes) as one JSON text (see saop-private.h): the fast
+ * path, then json_loadb() with flags for what it gives up on, but never
+ * after a failed allocation: jansson's reader does not survive one on a
+ * long text (it aborts or reads past its buffer), so a text the fast path
+ * had no memory for is out of memory.  Returns 1 with *v a new reference
+ * read by the fast path (the whole of buf); 0 with *v from json_loadb(), or
+ * NULL, *je saying why; or -SAOP_ENOMEM.
+ */
+int
+saop__json_parse(const char *buf, size_t len, size_t flags, json_t **v,
+    json_error_t *je)
+{
+	int nomem;
+
+	if ((*v = fast(buf, len, &nomem)) != NULL)
+		return 1;
+	if (nomem)
+		return -SAOP_ENOMEM;
+	if ((*v = json_loadb(buf, len, flags, je)) == NULL &&
+	    json_error_code(je) == json_error_out_of_memory)
+		return -SAOP_ENOMEM;
+	return 0;
 }
 
 /*
@@ -471,6 +531,7 @@ saop__json_fast_items(const char *buf, size_t len,
 	*count = 0;
 	p.s = (const unsigned char *)buf;
 	p.end = p.s + len;
+	p.nomem = 0;
 	saop__buf_init(&p.tmp);
 	skip_ws(&p);
 	if (p.s >= p.end || *p.s != '[')

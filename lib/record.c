@@ -461,9 +461,17 @@ parse_record(const char *buf, size_t len, long line, json_t **rec,
 	*rec = NULL;
 	/* The fast path builds the same tree; whatever it does not take
 	 * (bad JSON included) jansson judges, and names the place. */
-	if ((v = saop__json_fast(buf, len)) != NULL)
+	switch (saop__json_parse(buf, len, JSON_DISABLE_EOF_CHECK |
+	    JSON_ALLOW_NUL, &v, &je)) {
+	case 1:
 		goto parsed;
-	v = json_loadb(buf, len, JSON_DISABLE_EOF_CHECK | JSON_ALLOW_NUL, &je);
+	case 0:
+		break;
+	default:
+		saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+		e->line = line;
+		return -SAOP_ENOMEM;
+	}
 	if (v == NULL) {
 		/* Valid JSON that jansson cannot build is taken member by
 		 * member; anything else is named where the scanner says. */
@@ -474,9 +482,12 @@ parse_record(const char *buf, size_t len, long line, json_t **rec,
 			saop_detect_result_free(&d);
 			vmark_init();
 			v = lenient_container(p, len - (size_t)(p - buf), 0);
-			if (v == NULL)
-				return saop__fail(e, SAOP_ENOMEM, errno,
-				    "line %ld: out of memory", line);
+			if (v == NULL) {
+				saop__fail(e, SAOP_ENOMEM, errno,
+				    "out of memory");
+				e->line = line;
+				return -SAOP_ENOMEM;
+			}
 			*rec = v;
 			return 1;
 		}
@@ -525,7 +536,10 @@ saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e)
 			return rc;
 	} while (blank(r->buf, len));
 	rc = parse_record(r->buf, len, r->line, rec, e);
-	return rc == -SAOP_EDATA ? pass_line(r, len, rc) : rc;
+	/* A line read whole but not parsed for want of memory is handed on
+	 * as one that is not a record: nothing is lost, the reader goes on. */
+	return rc == -SAOP_EDATA || rc == -SAOP_ENOMEM ? pass_line(r, len, rc) :
+	    rc;
 }
 
 /*

@@ -144,6 +144,17 @@ char *saop__llm_url_redact(const char *url);
 json_t *saop__json_fast(const char *buf, size_t len);
 
 /*
+ * Parse buf (len bytes) as one JSON text: saop__json_fast(), then
+ * json_loadb(flags) for what it gives up on, but not after it ran out of
+ * memory (jansson's reader does not survive a failed allocation on a long
+ * text).  Returns 1 with *v the tree, read whole by the fast path; 0 with
+ * *v from json_loadb() (*je filled), or NULL and *je saying where the
+ * text is not JSON; or -SAOP_ENOMEM (*v NULL).
+ */
+int saop__json_parse(const char *buf, size_t len, size_t flags, json_t **v,
+    json_error_t *je);
+
+/*
  * Read buf (len bytes) as one JSON array, an item at a time, as
  * saop__json_fast would: each(arg, item, index) gets each item, which is
  * dropped after.  Returns 0 with the count in *count when all was read

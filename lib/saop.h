@@ -120,8 +120,10 @@ struct saop_reader *saop_reader_open(const char *path, size_t max_line,
  * Read the next record into *rec (new reference).  Returns 1 with a
  * record, 0 at the end of input, or a negative code: SAOP_EDATA naming the
  * line and byte of a line that is not a JSON object, SAOP_ELIMIT for a line
- * over the limit, SAOP_EIO.  Blank lines are skipped.  After an EDATA or
- * ELIMIT the reader goes on with the next line.  A valid JSON object is
+ * over the limit, SAOP_EIO, SAOP_ENOMEM.  Blank lines are skipped.  After
+ * an EDATA or ELIMIT, or an ENOMEM naming the line (e->line: read whole,
+ * but no memory to parse it; handed on as a line that is not a record),
+ * the reader goes on with the next line.  A valid JSON object is
  * never refused for jansson's limits: a member value jansson cannot hold
  * (an integer beyond 64 bits, a real beyond double, nesting past 2048) is
  * kept verbatim (saop_record_verbatim()) and written back as it came.

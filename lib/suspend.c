@@ -1941,18 +1941,39 @@ static volatile sig_atomic_t stop_flag;
 /* 1 while waiting for the network, 0 while calling. */
 static volatile sig_atomic_t waiting_flag;
 
+/* The program's own handlers of SIGINT and SIGTERM, run before dying. */
+static void (*prev_int)(int), (*prev_term)(int);
+
 /*
  * SIGINT, SIGTERM: while waiting, stop the wait (the turn is saved); at
- * any other time die of the signal as if unhandled.
+ * any other time run the program's own handler (which removes a
+ * temporary -o file, say), then die of the signal as if unhandled.
  */
 static void
 on_signal(int sig)
 {
+	void (*prev)(int) = sig == SIGINT ? prev_int : prev_term;
+
 	stop_flag = 1;
 	if (!waiting_flag) {
+		if (prev != NULL)
+			prev(sig);
 		signal(sig, SIG_DFL);
 		raise(sig);
 	}
+}
+
+/* Catch sig with on_signal(), keeping the handler it had in *prev (not
+ * SIG_DFL, SIG_IGN or on_signal() itself). */
+static void
+catch_one(int sig, const struct sigaction *sa, void (**prev)(int))
+{
+	struct sigaction old;
+
+	if (sigaction(sig, sa, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+	    old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN &&
+	    old.sa_handler != on_signal)
+		*prev = old.sa_handler;
 }
 
 /* See saop.h: a program's suspend options in one call.  Returns nothing. */
@@ -1979,8 +2000,8 @@ saop_suspend_catch_signals(struct saop_suspend_opts *o)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;	/* no SA_RESTART: wake the sleep */
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_one(SIGINT, &sa, &prev_int);
+	catch_one(SIGTERM, &sa, &prev_term);
 	o->stop = &stop_flag;
 	o->waiting = &waiting_flag;
 }

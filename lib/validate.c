@@ -227,9 +227,9 @@ validate_text(const struct saop_schema *s, int no_repair, int close,
 	 * Valid JSON needs no repair: parse first, repair only on failure.
 	 * The fast parser reads what it can; jansson judges the rest.
 	 */
-	if ((v = saop__json_fast(text, len)) == NULL)
-		v = json_loadb(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL,
-		    &je);
+	if (saop__json_parse(text, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &v,
+	    &je) < 0)
+		goto oom;
 	if (v == NULL && !no_repair && !jansson_limit(&je)) {
 		ro.schema = s;
 		ro.close = close;

@@ -24,8 +24,11 @@ static struct saop_store *store;
 static int write_error_said;	/* a write error on stdout was reported */
 static char *out_target;	/* -o FILE */
 static char *out_temp;		/* the temporary file beside it */
+static volatile sig_atomic_t out_armed;	/* out_temp is there to remove */
 static int out_settled = -1;	/* the status cli_exit() was given */
 static const char **headers_made;	/* --header's list, freed at exit */
+
+static void hold_signals(int on);
 
 /*
  * At exit: close the store, then stdout, which must have been written out;
@@ -50,6 +53,9 @@ close_stdout(void)
 		int keep = !bad && out_settled >= 0 && out_settled < 64;
 		int err = errno;
 
+		/* A signal now comes after the file is settled. */
+		hold_signals(1);
+		out_armed = 0;
 		if (!keep || rename(out_temp, out_target) != 0) {
 			if (keep)
 				fprintf(stderr, "%s: cannot write %s: %s\n",
@@ -61,6 +67,7 @@ close_stdout(void)
 		free(out_temp);
 		free(out_target);
 		out_temp = out_target = NULL;
+		hold_signals(0);
 		errno = err;
 	}
 	if (bad) {
@@ -312,9 +319,47 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 }
 
 /*
+ * SIGINT, SIGTERM, SIGHUP with -o: remove the temporary file (its path
+ * made before the handler could run; unlink() is async-signal-safe),
+ * then die of the signal as if unhandled.
+ */
+static void
+on_fatal_signal(int sig)
+{
+	if (out_armed) {
+		out_armed = 0;
+		unlink(out_temp);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * Catch the signals that end a run (not those the caller ignores, as a
+ * shell does for a job in the background) with on_fatal_signal().
+ * Returns nothing.
+ */
+static void
+catch_fatal_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (sigaction(sigs[i], NULL, &old) == 0 &&
+		    old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+}
+
+/*
  * -o FILE: send standard output to a new temporary file in FILE's
- * directory (renamed over FILE at the end, see close_stdout()).  Exits 73
- * when it cannot be made, 70 out of memory.
+ * directory (renamed over FILE at the end, see close_stdout(); removed
+ * when a signal ends the run).  Exits 73 when it cannot be made, 70 out
+ * of memory.
  */
 static void
 output_open(const char *target)
@@ -329,7 +374,12 @@ output_open(const char *target)
 		cli_die_nomem();
 	/* ".name.XXXXXX" beside the target: the same file system. */
 	sprintf(out_temp, "%.*s.%s.XXXXXX", (int)dir, target, target + dir);
-	if ((fd = mkstemp(out_temp)) == -1) {
+	catch_fatal_signals();
+	hold_signals(1);
+	if ((fd = mkstemp(out_temp)) != -1)
+		out_armed = 1;
+	hold_signals(0);
+	if (fd == -1) {
 		int err = errno;
 
 		free(out_temp);
@@ -878,11 +928,14 @@ cli_run(struct cli_loop *l)
 		} else if ((rc = saop_reader_next(recs.in, &rec, &e)) <= 0) {
 			if (rc == 0)
 				break;
-			if (e.code != SAOP_EDATA && e.code != SAOP_ELIMIT)
+			if (e.code != SAOP_EDATA && e.code != SAOP_ELIMIT &&
+			    (e.code != SAOP_ENOMEM || e.line == 0))
 				cli_die(&e);
-			/* Not a record: named, handed on, and on. */
+			/* Not a record (or no memory to read it as one):
+			 * named, handed on, and on. */
 			cli_warn_err(&e);
-			status = cli_worse(status, EX_DATAERR);
+			status = cli_worse(status, e.code == SAOP_ENOMEM ?
+			    EX_SOFTWARE : EX_DATAERR);
 			continue;
 		} else {
 			l->line = saop_reader_line(recs.in);

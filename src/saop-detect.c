@@ -139,8 +139,9 @@ detect_json(const struct saop_detect_result *res)
  * cli_run()'s work on one record: judge its raw, add detect and state (with
  * --close, close a truncated raw) and record the event.  Returns the
  * status of the state it is given (cli_status(): CLI_OK for complete JSON,
- * CLI_FLAGGED for truncated or invalid), or -1 with e filled when rec has
- * no string raw.
+ * CLI_FLAGGED for truncated or invalid), CLI_ESCALATE for a turn the model
+ * refused without raw (handed on as it came: its state and error say what
+ * happened), or -1 with e filled when rec has no string raw otherwise.
  */
 static int
 detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
@@ -153,6 +154,11 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	enum saop_verdict v;
 
 	if ((raw = saop_record_raw(rec, &len)) == NULL) {
+		const char *why = saop_record_finish_reason(rec);
+
+		/* A refusal has no answer to judge: a person decides. */
+		if (why != NULL && strcmp(why, "refusal") == 0)
+			return cli_status(SAOP_STATE_USER_ESCALATION);
 		saop_err_clear(e);
 		e->code = SAOP_EDATA;
 		snprintf(e->field, sizeof(e->field), "/raw");

@@ -40,9 +40,14 @@ told(void *arg, const struct saop_prune_item *it)
 	fprintf(stderr, "%s: ", cli_name());
 	if (cur_line > 0)
 		fprintf(stderr, "line %ld: ", cur_line);
-	fprintf(stderr, "%s (tool %s, call %s): %zu bytes, turn age %ld: ",
-	    it->field[0] ? it->field : "/", it->tool_name ? it->tool_name : "-",
-	    it->tool_call_id ? it->tool_call_id : "-", it->byte_size,
+	/* The place, tool name and call id are the input's text: control
+	 * characters shown escaped, never sent to the terminal. */
+	cli_put_field(stderr, it->field[0] ? it->field : "/");
+	fputs(" (tool ", stderr);
+	cli_put_field(stderr, it->tool_name);
+	fputs(", call ", stderr);
+	cli_put_field(stderr, it->tool_call_id);
+	fprintf(stderr, "): %zu bytes, turn age %ld: ", it->byte_size,
 	    it->turn_age);
 	if (opt.dry_run)
 		fprintf(stderr, "would be pruned\n");

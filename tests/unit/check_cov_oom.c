@@ -29,8 +29,11 @@
 #endif
 
 /* The allocation that fails (only that one: the clean-up after it gets
- * its memory, as after a passing shortage), 0 for none. */
+ * its memory, as after a passing shortage), 0 for none; with keep set,
+ * it and every one after it (a shortage that lasts: the clean-up fails
+ * too). */
 static long fail_at, allocs;
+static int keep;
 
 /* Count an allocation; 1 when it is to fail. */
 static int
@@ -38,7 +41,8 @@ failing(void)
 {
 	if (fail_at == 0)
 		return 0;
-	return ++allocs == fail_at;
+	++allocs;
+	return keep ? allocs >= fail_at : allocs == fail_at;
 }
 
 /* The least runs a call's loop must make: under ASan only jansson's
@@ -317,6 +321,28 @@ START_TEST(prune_survives_every_failed_allocation)
 }
 END_TEST
 
+/*
+ * prune() storing, with every allocation failing from the n-th on (the
+ * rollback after a failed statement too), then a look at the connection:
+ * it must not be left inside the failed transaction, holding the write
+ * lock and taking the next statement into it.  Returns prune()'s hit.
+ */
+static int
+prune_lasting(void *arg, long n)
+{
+	sqlite3 *h;
+	int hit;
+
+	keep = 1;
+	hit = prune(arg, n);
+	keep = 0;
+	if ((h = saop__store_db(store)) != NULL)
+		ck_assert_msg(sqlite3_get_autocommit(h),
+		    "allocation %ld on: the connection is left in a "
+		    "transaction", n);
+	return hit;
+}
+
 START_TEST(prune_store_survives_every_failed_allocation)
 {
 	/* In a directory of its own: a state database directly in a
@@ -332,6 +358,8 @@ START_TEST(prune_store_survives_every_failed_allocation)
 	/* Migrations applied first, then the same output reused. */
 	ck_assert_int_eq(prune(big, 0), 0);
 	ck_assert_int_gt(each_failure(prune, big), RUNS(3));
+	/* A shortage that lasts: nothing left in a transaction. */
+	ck_assert_int_gt(each_failure(prune_lasting, big), RUNS(3));
 	saop_store_close(store);
 	store = NULL;
 	unlink(db);
