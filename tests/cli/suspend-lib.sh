@@ -61,7 +61,7 @@ srv_start() {
 	done
 	"$PYTHON3" "$SAOP_SHARED/kit/flaky-http.py" --port-file "$tmp/srv.port" \
 	    --dir "$tmp" --log "$SRV_LOG" --save-dir "$SRV_SAVE" \
-	    --max-seconds 60 --script "$tmp/srv.script" 2>"$tmp/srv.err" &
+	    --max-seconds 900 --script "$tmp/srv.script" 2>"$tmp/srv.err" &
 	SRV_PID=$!
 	at_exit srv_stop
 	_i=0
