@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "saop-private.h"
-#include "schema-int.h"
 
 /* Fill e with an out-of-memory error: returns -SAOP_ENOMEM. */
 static int
@@ -107,45 +106,6 @@ parse_error(const char *text, size_t len, const json_error_t *je)
 	return error_new("", kw, msg);
 }
 
-struct stream {
-	const struct saop_schema *s;
-	const struct sch_node *items;
-	pcre2_match_data *md;
-};
-
-/* saop__json_fast_items' callback: 0 when item i is valid, else 1. */
-static int
-stream_item(void *arg, json_t *item, size_t i)
-{
-	struct stream *st = arg;
-
-	return saop__sch_item_valid(st->s, st->items, item, i, &st->md) ? 0 :
-	    1;
-}
-
-/*
- * Is text one array the root schema judges item by item (type, items,
- * min/maxItems), all valid?  Then no tree of the whole is needed: each
- * item is parsed, checked and dropped.  0 means "not known": the caller
- * reads the text as usual and learns the verdict and the errors.
- */
-static int
-stream_valid(const struct saop_schema *s, const char *text, size_t len)
-{
-	struct stream st;
-	size_t min, max, n;
-	int rc;
-
-	if ((st.items = saop__sch_items_schema(s, &min, &max)) == NULL)
-		return 0;
-	st.s = s;
-	st.md = NULL;
-	rc = saop__json_fast_items(text, len, stream_item, &st, &n);
-	if (st.md != NULL)
-		pcre2_match_data_free(st.md);
-	return rc == 0 && n >= min && n <= max;
-}
-
 /* Is text (len bytes) complete JSON by the scanner's judgement?  1 or 0. */
 static int
 scanner_complete(const char *text, size_t len)
@@ -217,7 +177,7 @@ validate_text(const struct saop_schema *s, int no_repair, int close,
 	if (readings != NULL)
 		*readings = NULL;
 	saop_err_clear(e);
-	if (!keep && stream_valid(s, text, len)) {
+	if (!keep && saop_schema_valid_items(s, text, len)) {
 		if ((*repairs = json_array()) == NULL ||
 		    (*errors = json_array()) == NULL)
 			goto oom;
