@@ -1466,6 +1466,10 @@ int saop_check_runnable(const char *cmd, struct saop_err *e);
  * SAOP_CHECK_STDERR_MAX bytes (whole characters, "..." after), or "exited
  * with status N" / "killed by signal N" when it wrote none; or
  * -SAOP_ECONFIG when the shell could not run it, -SAOP_EIO, -SAOP_ENOMEM.
+ * A check that stops reading its input does not end the caller: SIGPIPE
+ * is held back in the calling thread while the text is written, and the
+ * one a write raised is taken back; the caller's handlers, dispositions
+ * and signal mask are left as they were (the check inherits them).
  */
 int saop_check_run(const char *cmd, const char *task_id, long turn,
     const char *text, size_t len, char **msg, struct saop_err *e);
