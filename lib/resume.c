@@ -918,7 +918,7 @@ struct log_row {
 	size_t initial_length;
 	int attempts;
 	const char *status;
-	const struct saop_resume_outcome *cost;
+	const struct saop_llm_cost *cost;
 };
 
 /*
@@ -960,11 +960,21 @@ event(const struct saop_resume_opts *o, const json_t *rec, const char *name,
 	return 0;
 }
 
-/* A JSON integer of n, or null when n is negative (not reported). */
+/*
+ * obj (stolen) with the counts of c added (saop_llm_cost_json()).
+ * Returns it, or NULL out of memory.
+ */
 static json_t *
-count_or_null(long long n)
+with_cost(json_t *obj, const struct saop_llm_cost *c)
 {
-	return n < 0 ? json_null() : json_integer((json_int_t)n);
+	json_t *cj = saop_llm_cost_json(c);
+
+	if (obj == NULL || cj == NULL || json_object_update(obj, cj) != 0) {
+		json_decref(obj);
+		obj = NULL;
+	}
+	json_decref(cj);
+	return obj;
 }
 
 /* Set rec.resume = {attempts, status, sent_bytes, received_bytes,
@@ -974,13 +984,9 @@ static int
 set_resume(json_t *rec, const struct saop_resume_outcome *o,
     enum saop_resume_status st, struct saop_err *e)
 {
-	if (json_object_set_new(rec, "resume", json_pack("{s:i,s:s,s:I,s:I,"
-	    "s:o,s:o}", "attempts", o->attempts, "status",
-	    saop_resume_status_name(st), "sent_bytes",
-	    (json_int_t)o->sent_bytes, "received_bytes",
-	    (json_int_t)o->received_bytes, "prompt_tokens",
-	    count_or_null(o->prompt_tokens), "completion_tokens",
-	    count_or_null(o->completion_tokens))) != 0 ||
+	if (json_object_set_new(rec, "resume", with_cost(json_pack("{s:i,s:s}",
+	    "attempts", o->attempts, "status", saop_resume_status_name(st)),
+	    &o->cost)) != 0 ||
 	    (o->ambiguous > 0 && json_object_set_new(json_object_get(rec,
 	    "resume"), "ambiguous", json_integer(o->ambiguous)) != 0))
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
@@ -1044,22 +1050,6 @@ progress_take(struct progress *p, char *buf, size_t len,
 	p->res = *res;
 }
 
-/* Add one call's cost to o: sent bytes, the answer's bytes and usage. */
-static void
-count_call(struct saop_resume_outcome *o, size_t sent,
-    const struct saop_llm_answer *a)
-{
-	o->sent_bytes += sent;
-	if (a->raw != NULL)
-		o->received_bytes += a->raw_len;
-	if (a->prompt_tokens >= 0)
-		o->prompt_tokens = (o->prompt_tokens < 0 ? 0 :
-		    o->prompt_tokens) + a->prompt_tokens;
-	if (a->completion_tokens >= 0)
-		o->completion_tokens = (o->completion_tokens < 0 ? 0 :
-		    o->completion_tokens) + a->completion_tokens;
-}
-
 /*
  * See saop.h: resume rec in place.  Returns 0 with out filled, or a
  * negative code (rec keeps the progress made).
@@ -1093,7 +1083,7 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	if (r.verdict != SAOP_TRUNCATED) {
 		state = saop_record_state(rec);
 		saop_detect_result_free(&r);
-		out->prompt_tokens = out->completion_tokens = -1;
+		saop_llm_cost_init(&out->cost);
 		if (set_resume(rec, out, SAOP_RESUME_SKIPPED, e) != 0)
 			return -e->code;
 		if (out->verdict == SAOP_INVALID)
@@ -1113,8 +1103,8 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	row.turn = turn >= 0 ? turn : 0;
 	row.truncation_index = r.truncation_index;
 	row.initial_length = len;
-	out->prompt_tokens = out->completion_tokens = -1;
-	row.cost = out;
+	saop_llm_cost_init(&out->cost);
+	row.cost = &out->cost;
 	if (opts->no_call) {
 		out->status = SAOP_RESUME_SUSPENDED;
 		rc = finish(rec, raw, len, &r, out, SAOP_RESUME_SUSPENDED,
@@ -1169,7 +1159,7 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 			break;
 		}
 		out->attempts++;
-		count_call(out, sent, &ans);
+		saop_llm_cost_add(&out->cost, sent, &ans);
 		if (ans.raw != NULL && (call_rc == 0 || ans.raw_len > 0)) {
 			memset(&jo, 0, sizeof(jo));
 			jo.unseen = unseen;
@@ -1237,12 +1227,9 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	    (rc = saop__store_tx(opts->store, 0, insert_row, &row, e)) != 0)
 		goto out;
 	rc = event(opts, rec, done ? SAOP_EVENT_RESUME_SUCCEEDED :
-	    SAOP_EVENT_RESUME_FAILED, json_pack("{s:i,s:s,s:I,s:I,s:I,s:o,s:o}",
+	    SAOP_EVENT_RESUME_FAILED, with_cost(json_pack("{s:i,s:s,s:I}",
 	    "attempts", out->attempts, "status", row.status, "length",
-	    (json_int_t)pg.len, "sent_bytes", (json_int_t)out->sent_bytes,
-	    "received_bytes", (json_int_t)out->received_bytes,
-	    "prompt_tokens", count_or_null(out->prompt_tokens),
-	    "completion_tokens", count_or_null(out->completion_tokens)));
+	    (json_int_t)pg.len), &out->cost));
 out:
 	free(pg.buf);
 	saop_detect_result_free(&pg.res);

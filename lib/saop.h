@@ -673,6 +673,36 @@ struct saop_llm_answer {
 void saop_llm_answer_free(struct saop_llm_answer *a);
 
 /*
+ * What model calls cost, summed call by call: the one sum of a call's
+ * cost, for the resume ("resume"), the correction turns ("validate") and
+ * the suspend policy ("usage").
+ */
+struct saop_llm_cost {
+	int calls;		/* answers counted */
+	size_t sent_bytes;	/* the text sent */
+	size_t received_bytes;	/* the answers' raw text */
+	long prompt_tokens;	/* summed usage; -1 while no call reported it */
+	long completion_tokens;
+};
+
+/* Make c empty: no call, no bytes, token counts -1 (none reported). */
+void saop_llm_cost_init(struct saop_llm_cost *c);
+
+/*
+ * Add to c one call that sent sent bytes and got a: its raw text's
+ * length, and each token count a reports (>= 0).
+ */
+void saop_llm_cost_add(struct saop_llm_cost *c, size_t sent,
+    const struct saop_llm_answer *a);
+
+/*
+ * c as it goes on a record or in an event: a new object {sent_bytes,
+ * received_bytes, prompt_tokens, completion_tokens}, a count not
+ * reported null.  Returns it, or NULL out of memory.
+ */
+json_t *saop_llm_cost_json(const struct saop_llm_cost *c);
+
+/*
  * Send request (a record's provider-neutral "request": model, messages,
  * max_tokens, system, tools...; borrowed) and fill a.  Returns 0 when the
  * model answered with a finish reason.  Else a negative code, with
@@ -975,11 +1005,9 @@ struct saop_resume_outcome {
 	int prefill_refused;	/* AUTO fell back to the user form */
 	int ambiguous;		/* answers not taken: two readings, two
 				   values (resume.ambiguous) */
-	/* What the resume cost, over all its calls (resume.sent_bytes...): */
-	size_t sent_bytes;	/* text of the resume turns sent */
-	size_t received_bytes;	/* text of the answers received */
-	long prompt_tokens;	/* summed usage; -1 when none reported */
-	long completion_tokens;
+	/* What the resume cost, over all its calls (resume.sent_bytes...):
+	 * the resume turns sent, the answers received, the usage. */
+	struct saop_llm_cost cost;
 };
 
 /*

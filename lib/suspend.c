@@ -1044,7 +1044,7 @@ struct turn {
 				   cut answer that is not JSON (malloc) */
 	size_t tlen;
 	json_t *extra;		/* choices, server_tools of the answer */
-	long prompt_tokens, completion_tokens;
+	struct saop_llm_cost cost;	/* the calls' usage */
 	int resumes;
 	int discarded;		/* partial text not JSON: asked again */
 };
@@ -1194,18 +1194,6 @@ answer_text(struct turn *t, const struct saop_llm_answer *a, size_t *len)
 	}
 	*len = json_string_length(args);
 	return json_string_value(args) != NULL ? json_string_value(args) : "";
-}
-
-/* Add a's token counts to t's. */
-static void
-count_usage(struct turn *t, const struct saop_llm_answer *a)
-{
-	if (a->prompt_tokens >= 0)
-		t->prompt_tokens = (t->prompt_tokens < 0 ? 0 :
-		    t->prompt_tokens) + a->prompt_tokens;
-	if (a->completion_tokens >= 0)
-		t->completion_tokens = (t->completion_tokens < 0 ? 0 :
-		    t->completion_tokens) + a->completion_tokens;
 }
 
 /*
@@ -1385,15 +1373,15 @@ finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
 	    a->finish_reason[0] == '\0' ? json_null() : t->tool_call != NULL &&
 	    strcmp(a->finish_reason, "stop") == 0 ? json_string("tool_calls") :
 	    json_string(a->finish_reason));
-	if (t->prompt_tokens >= 0 || t->completion_tokens >= 0) {
+	if (t->cost.prompt_tokens >= 0 || t->cost.completion_tokens >= 0) {
 		json_t *usage = json_object();
 
-		if (t->prompt_tokens >= 0)
+		if (t->cost.prompt_tokens >= 0)
 			json_object_set_new(usage, "prompt_tokens",
-			    json_integer(t->prompt_tokens));
-		if (t->completion_tokens >= 0)
+			    json_integer(t->cost.prompt_tokens));
+		if (t->cost.completion_tokens >= 0)
 			json_object_set_new(usage, "completion_tokens",
-			    json_integer(t->completion_tokens));
+			    json_integer(t->cost.completion_tokens));
 		bad |= json_object_set_new(rec, "usage", usage);
 	}
 	if (t->tool_call != NULL)
@@ -1607,7 +1595,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 	if (turn_init(&t, rec, o) != 0)
 		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
 		    "task_id");
-	t.prompt_tokens = t.completion_tokens = -1;
+	saop_llm_cost_init(&t.cost);
 	if (!json_is_object(json_object_get(rec, "request"))) {
 		turn_free(&t);
 		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
@@ -1628,7 +1616,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 		out->calls++;
 		rc = saop_model_call(&o->model, req, &a, e);
 		json_decref(req);
-		count_usage(&t, &a);
+		saop_llm_cost_add(&t.cost, 0, &a);
 		text = answer_text(&t, &a, &len);
 		out->received += len;
 		cls = rc == 0 ? SAOP_SUSPEND_NONE : saop_suspend_classify(e);

@@ -638,66 +638,14 @@ saop_correction_request(const json_t *request, const char *raw,
 	    e);
 }
 
-/* Add n (when reported, n >= 0) to the count *sum (-1: none yet). */
-static void
-add_tokens(long *sum, long n)
-{
-	if (n >= 0)
-		*sum = (*sum < 0 ? 0 : *sum) + n;
-}
-
-/*
- * What the correction turns of one record cost, summed over the calls
- * answered (validate.sent_bytes...); a token count is -1 while no call
- * reported it.
- */
-struct cost {
-	int calls;		/* the calls answered */
-	size_t sent_bytes;	/* the turns sent: the answer and the text */
-	size_t received_bytes;	/* the answers' text */
-	long prompt_tokens, completion_tokens;
-};
-
-/* Add to c what one call cost: sent bytes and its answer a. */
-static void
-count_call(struct cost *c, size_t sent, const struct saop_llm_answer *a)
-{
-	c->calls++;
-	c->sent_bytes += sent;
-	c->received_bytes += a->raw_len;
-	add_tokens(&c->prompt_tokens, a->prompt_tokens);
-	add_tokens(&c->completion_tokens, a->completion_tokens);
-}
-
-/* A JSON integer of n, or null when n is negative (not reported). */
-static json_t *
-count_or_null(long n)
-{
-	return n < 0 ? json_null() : json_integer((json_int_t)n);
-}
-
-/*
- * The four counts of c as a new object {sent_bytes, received_bytes,
- * prompt_tokens, completion_tokens}, or NULL out of memory.
- */
-static json_t *
-cost_json(const struct cost *c)
-{
-	return json_pack("{s:I, s:I, s:o, s:o}", "sent_bytes",
-	    (json_int_t)c->sent_bytes, "received_bytes",
-	    (json_int_t)c->received_bytes, "prompt_tokens",
-	    count_or_null(c->prompt_tokens), "completion_tokens",
-	    count_or_null(c->completion_tokens));
-}
-
 /*
  * Put the counts of c into rec.validate (made by set_validate()).
  * Returns 0, or -1 out of memory.
  */
 static int
-set_cost(json_t *rec, const struct cost *c)
+set_cost(json_t *rec, const struct saop_llm_cost *c)
 {
-	json_t *v = json_object_get(rec, "validate"), *cj = cost_json(c);
+	json_t *v = json_object_get(rec, "validate"), *cj = saop_llm_cost_json(c);
 
 	if (cj == NULL || !json_is_object(v) ||
 	    json_object_update(v, cj) != 0) {
@@ -713,10 +661,10 @@ set_cost(json_t *rec, const struct cost *c)
  * cost (one).  Returns a new object, or NULL out of memory.
  */
 static json_t *
-answered_data(int attempt, const struct cost *one)
+answered_data(int attempt, const struct saop_llm_cost *one)
 {
 	json_t *d = json_pack("{s:i}", "attempt", attempt);
-	json_t *cj = cost_json(one);
+	json_t *cj = saop_llm_cost_json(one);
 
 	if (d == NULL || cj == NULL || json_object_update(d, cj) != 0) {
 		json_decref(d);
@@ -876,7 +824,7 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
     struct saop_err *e)
 {
 	struct saop_llm_answer a;
-	struct cost cost = { 0, 0, 0, -1, -1 }, one;
+	struct saop_llm_cost cost, one;
 	json_t *v = NULL, *errors = NULL, *repairs = NULL, *req, *orig = NULL;
 	json_t *readings = NULL, *tc;
 	const char *raw;
@@ -887,6 +835,7 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 	int rc, attempts = 0, ret = 0, close = o->close, tool;
 
 	saop_err_clear(e);
+	saop_llm_cost_init(&cost);
 	state = saop_record_state(rec);
 	/* A tool call's arguments are never closed into a call that runs. */
 	tc = json_object_get(rec, "tool_call");
@@ -992,10 +941,9 @@ validate_record(json_t *rec, const struct saop_validate_opts *o, int keep,
 			goto out;
 		}
 		/* What this turn cost: on the record and in an event. */
-		memset(&one, 0, sizeof(one));
-		one.prompt_tokens = one.completion_tokens = -1;
-		count_call(&one, sent, &a);
-		count_call(&cost, sent, &a);
+		saop_llm_cost_init(&one);
+		saop_llm_cost_add(&one, sent, &a);
+		saop_llm_cost_add(&cost, sent, &a);
 		if ((rc = event(o, rec, SAOP_EVENT_CORRECTION_ANSWERED,
 		    answered_data(attempts, &one), e)) < 0) {
 			saop_llm_answer_free(&a);
