@@ -67,15 +67,21 @@ count_or_null(long n)
 	return n < 0 ? json_null() : json_integer((json_int_t)n);
 }
 
-/* See saop.h: c's four counts as a new object, or NULL out of memory. */
-json_t *
-saop_llm_cost_json(const struct saop_llm_cost *c)
+/* See saop.h: c's four counts set on obj, in order.  Returns 0 or -1. */
+int
+saop_llm_cost_put(json_t *obj, const struct saop_llm_cost *c)
 {
-	return json_pack("{s:I, s:I, s:o, s:o}", "sent_bytes",
-	    (json_int_t)c->sent_bytes, "received_bytes",
-	    (json_int_t)c->received_bytes, "prompt_tokens",
-	    count_or_null(c->prompt_tokens), "completion_tokens",
-	    count_or_null(c->completion_tokens));
+	if (!json_is_object(obj) ||
+	    json_object_set_new(obj, "sent_bytes",
+	    json_integer((json_int_t)c->sent_bytes)) != 0 ||
+	    json_object_set_new(obj, "received_bytes",
+	    json_integer((json_int_t)c->received_bytes)) != 0 ||
+	    json_object_set_new(obj, "prompt_tokens",
+	    count_or_null(c->prompt_tokens)) != 0 ||
+	    json_object_set_new(obj, "completion_tokens",
+	    count_or_null(c->completion_tokens)) != 0)
+		return -1;
+	return 0;
 }
 
 /* ---- reading the answer ---- */

@@ -961,19 +961,16 @@ event(const struct saop_resume_opts *o, const json_t *rec, const char *name,
 }
 
 /*
- * obj (stolen) with the counts of c added (saop_llm_cost_json()).
- * Returns it, or NULL out of memory.
+ * obj (stolen) with the counts of c set (saop_llm_cost_put()).  Returns
+ * it, or NULL out of memory.
  */
 static json_t *
 with_cost(json_t *obj, const struct saop_llm_cost *c)
 {
-	json_t *cj = saop_llm_cost_json(c);
-
-	if (obj == NULL || cj == NULL || json_object_update(obj, cj) != 0) {
+	if (saop_llm_cost_put(obj, c) != 0) {
 		json_decref(obj);
 		obj = NULL;
 	}
-	json_decref(cj);
 	return obj;
 }
 

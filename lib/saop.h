@@ -696,11 +696,12 @@ void saop_llm_cost_add(struct saop_llm_cost *c, size_t sent,
     const struct saop_llm_answer *a);
 
 /*
- * c as it goes on a record or in an event: a new object {sent_bytes,
- * received_bytes, prompt_tokens, completion_tokens}, a count not
- * reported null.  Returns it, or NULL out of memory.
+ * Set c on obj as it goes on a record or in an event: sent_bytes,
+ * received_bytes, prompt_tokens, completion_tokens (a count not reported
+ * null), after obj's other members.  Returns 0, or -1 when obj is not an
+ * object or out of memory.
  */
-json_t *saop_llm_cost_json(const struct saop_llm_cost *c);
+int saop_llm_cost_put(json_t *obj, const struct saop_llm_cost *c);
 
 /*
  * Send request (a record's provider-neutral "request": model, messages,

@@ -645,15 +645,7 @@ saop_correction_request(const json_t *request, const char *raw,
 static int
 set_cost(json_t *rec, const struct saop_llm_cost *c)
 {
-	json_t *v = json_object_get(rec, "validate"), *cj = saop_llm_cost_json(c);
-
-	if (cj == NULL || !json_is_object(v) ||
-	    json_object_update(v, cj) != 0) {
-		json_decref(cj);
-		return -1;
-	}
-	json_decref(cj);
-	return 0;
+	return saop_llm_cost_put(json_object_get(rec, "validate"), c);
 }
 
 /*
@@ -664,13 +656,11 @@ static json_t *
 answered_data(int attempt, const struct saop_llm_cost *one)
 {
 	json_t *d = json_pack("{s:i}", "attempt", attempt);
-	json_t *cj = saop_llm_cost_json(one);
 
-	if (d == NULL || cj == NULL || json_object_update(d, cj) != 0) {
+	if (saop_llm_cost_put(d, one) != 0) {
 		json_decref(d);
 		d = NULL;
 	}
-	json_decref(cj);
 	return d;
 }
 

@@ -39,19 +39,25 @@ in_call() {
 }
 [ -d /proc/self/fd ] || skip "no /proc/PID/fd to see a call in progress"
 
+# signalled STEP WHEN CHECK: run $prog on its input against a server
+# doing STEP, send $sig once CHECK says WHEN has come; $st its status.
+signalled() {
+	rm -f "$SAOP_DB" "$SAOP_DB-wal" "$SAOP_DB-shm"
+	srv_start "$1"
+	: >"$tmp/err"
+	"$prog" "$tmp/${prog#saop-}.in" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	wait_for "$what: $2" "$3"
+	kill -s "$sig" "$pid"
+	st=0
+	wait "$pid" || st=$?
+}
+
 for sig in TERM INT; do
 	for prog in saop-suspend saop-resume saop-validate; do
 		what="$prog, SIG$sig"
 		# 1. While waiting for the endpoint: the wait stops, exit 75.
-		rm -f "$SAOP_DB" "$SAOP_DB-wal" "$SAOP_DB-shm"
-		srv_start 'down=60'
-		: >"$tmp/err"
-		"$prog" "$tmp/${prog#saop-}.in" >"$tmp/out" 2>"$tmp/err" &
-		pid=$!
-		wait_for "$what: the wait" waiting
-		kill -s "$sig" "$pid"
-		st=0
-		wait "$pid" || st=$?
+		signalled 'down=60' 'the wait' waiting
 		[ "$st" -eq 75 ] || fail "$what while waiting: exit $st: $(cat "$tmp/err")"
 		grep -q 'stopped by a signal' "$tmp/err" ||
 		    fail "$what: stderr: $(cat "$tmp/err")"
@@ -59,15 +65,7 @@ for sig in TERM INT; do
 		    fail "$what: saved: $(sql 'SELECT * FROM agent_turn_states')"
 		# 2. During a call that hangs: dies of the signal; saop-suspend
 		# saved the turn before the call, and it is kept.
-		rm -f "$SAOP_DB" "$SAOP_DB-wal" "$SAOP_DB-shm"
-		srv_start 'hang'
-		: >"$tmp/err"
-		"$prog" "$tmp/${prog#saop-}.in" >"$tmp/out" 2>"$tmp/err" &
-		pid=$!
-		wait_for "$what: the call" in_call
-		kill -s "$sig" "$pid"
-		st=0
-		wait "$pid" || st=$?
+		signalled hang 'the call' in_call
 		case $sig in TERM) n=143 ;; INT) n=130 ;; esac
 		[ "$st" -eq "$n" ] || fail "$what during the call: exit $st, not $n: $(cat "$tmp/err")"
 		[ "$prog" != saop-suspend ] || saved ||

@@ -2372,7 +2372,7 @@ START_TEST(a_calls_cost_is_summed_once_and_shown_alike)
 {
 	struct saop_llm_answer a1, a2, a3;
 	struct saop_llm_cost c;
-	json_t *j;
+	json_t *j, *want;
 
 	memset(&a1, 0, sizeof(a1));
 	memset(&a2, 0, sizeof(a2));
@@ -2390,18 +2390,24 @@ START_TEST(a_calls_cost_is_summed_once_and_shown_alike)
 	a3.prompt_tokens = 5;
 	a3.completion_tokens = 0;
 	saop_llm_cost_init(&c);
-	j = saop_llm_cost_json(&c);
-	ck_assert(json_equal(j, json_pack("{s:i,s:i,s:n,s:n}", "sent_bytes", 0,
-	    "received_bytes", 0, "prompt_tokens", "completion_tokens")));
+	ck_assert_int_eq(saop_llm_cost_put(NULL, &c), -1);
+	j = json_pack("{s:i}", "attempt", 1);
+	ck_assert_int_eq(saop_llm_cost_put(j, &c), 0);
+	want = json_pack("{s:i,s:i,s:i,s:n,s:n}", "attempt", 1, "sent_bytes",
+	    0, "received_bytes", 0, "prompt_tokens", "completion_tokens");
+	ck_assert(json_equal(j, want));
+	json_decref(want);
 	json_decref(j);
 	saop_llm_cost_add(&c, 100, &a1);
-	j = saop_llm_cost_json(&c);
+	j = json_object();
+	ck_assert_int_eq(saop_llm_cost_put(j, &c), 0);
 	ck_assert(json_is_null(json_object_get(j, "prompt_tokens")));
 	json_decref(j);
 	saop_llm_cost_add(&c, 30, &a2);
 	saop_llm_cost_add(&c, 1, &a3);
 	ck_assert_int_eq(c.calls, 3);
-	j = saop_llm_cost_json(&c);
+	j = json_object();
+	ck_assert_int_eq(saop_llm_cost_put(j, &c), 0);
 	ck_assert_int_eq(json_integer_value(json_object_get(j, "sent_bytes")),
 	    131);
 	ck_assert_int_eq(json_integer_value(json_object_get(j,
