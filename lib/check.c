@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +38,9 @@ executable(const char *path)
 static int
 on_path(const char *name)
 {
-	const char *path = getenv("PATH"), *p, *end;
+	const char *path = saop__config_path(), *p, *end;
 	char full[PATH_MAX];
 
-	if (path == NULL || *path == '\0')
-		path = "/usr/bin:/bin";
 	for (p = path;; p = end + 1) {
 		size_t n;
 
@@ -97,7 +96,6 @@ child(const char *cmd, const char *task_id, long turn, int in, int err)
 	if (null < 0 || dup2(in, 0) < 0 || dup2(null, 1) < 0 ||
 	    dup2(err, 2) < 0)
 		_exit(SH_NOT_EXECUTABLE);
-	signal(SIGPIPE, SIG_DFL);
 	if (task_id != NULL)
 		setenv("SAOP_TASK_ID", task_id, 1);
 	else
@@ -112,6 +110,40 @@ child(const char *cmd, const char *task_id, long turn, int in, int err)
 	}
 	execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 	_exit(SH_NOT_EXECUTABLE);
+}
+
+/*
+ * write(2) of n bytes at p to fd, with SIGPIPE held back in this thread:
+ * a check that stops reading its input must not kill the caller, and
+ * the caller's handlers and dispositions are not the library's to
+ * change.  A SIGPIPE this write raised is taken back (sigwait()); one
+ * that was pending already stays.  Returns what write() returned, errno
+ * kept.
+ */
+static ssize_t
+write_held(int fd, const void *p, size_t n)
+{
+	sigset_t pipe_set, old, pending;
+	int was_pending, sig, saved;
+	ssize_t w;
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigemptyset(&pending);
+	sigpending(&pending);
+	was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	w = write(fd, p, n);
+	saved = errno;
+	if (w < 0 && saved == EPIPE && !was_pending) {
+		sigemptyset(&pending);
+		if (sigpending(&pending) == 0 &&
+		    sigismember(&pending, SIGPIPE))
+			sigwait(&pipe_set, &sig);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return w;
 }
 
 /*
@@ -143,8 +175,8 @@ pump(int w, const char *text, size_t len, int r, struct saop__buf *b,
 			return -1;
 		}
 		if (w >= 0 && p[1].revents != 0) {
-			n = done < len ? write(w, text + done, len - done > 65536 ?
-			    65536 : len - done) : 0;
+			n = done < len ? write_held(w, text + done, len - done >
+			    65536 ? 65536 : len - done) : 0;
 			if (n > 0)
 				done += (size_t)n;
 			/* Written, or the check stopped reading (EPIPE). */
@@ -220,7 +252,6 @@ int
 saop_check_run(const char *cmd, const char *task_id, long turn,
     const char *text, size_t len, char **msg, struct saop_err *e)
 {
-	struct sigaction ign, old;
 	struct saop__buf b;
 	int in[2] = { -1, -1 }, err[2] = { -1, -1 }, status = 0, r;
 	pid_t pid;
@@ -232,14 +263,11 @@ saop_check_run(const char *cmd, const char *task_id, long turn,
 		    strerror(errno));
 		goto out;
 	}
-	/* A check that does not read its input must not kill us. */
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &ign, &old);
+	/* A check that does not read its input must not kill us: pump()
+	 * writes it with SIGPIPE held back (write_held()). */
 	if ((pid = fork()) < 0) {
 		r = saop__fail(e, SAOP_EIO, errno, "--check: fork: %s",
 		    strerror(errno));
-		sigaction(SIGPIPE, &old, NULL);
 		goto out;
 	}
 	if (pid == 0) {
@@ -255,7 +283,6 @@ saop_check_run(const char *cmd, const char *task_id, long turn,
 	in[1] = -1;	/* pump() closed it */
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	sigaction(SIGPIPE, &old, NULL);
 	if (r != 0) {
 		r = saop__fail(e, SAOP_EIO, errno, "--check '%.200s': %s", cmd,
 		    strerror(errno));

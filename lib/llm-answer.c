@@ -31,6 +31,59 @@ saop_llm_answer_free(struct saop_llm_answer *a)
 	a->prompt_tokens = a->completion_tokens = -1;
 }
 
+/* See saop.h: c empty, its token counts -1.  Returns nothing. */
+void
+saop_llm_cost_init(struct saop_llm_cost *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->prompt_tokens = c->completion_tokens = -1;
+}
+
+/* Add n (when reported, n >= 0) to the count *sum (-1: none yet). */
+static void
+add_tokens(long *sum, long n)
+{
+	if (n >= 0)
+		*sum = (*sum < 0 ? 0 : *sum) + n;
+}
+
+/* See saop.h: one call's cost added to c.  Returns nothing. */
+void
+saop_llm_cost_add(struct saop_llm_cost *c, size_t sent,
+    const struct saop_llm_answer *a)
+{
+	c->calls++;
+	c->sent_bytes += sent;
+	if (a->raw != NULL)
+		c->received_bytes += a->raw_len;
+	add_tokens(&c->prompt_tokens, a->prompt_tokens);
+	add_tokens(&c->completion_tokens, a->completion_tokens);
+}
+
+/* A JSON integer of n, or null when n is negative (not reported). */
+static json_t *
+count_or_null(long n)
+{
+	return n < 0 ? json_null() : json_integer((json_int_t)n);
+}
+
+/* See saop.h: c's four counts set on obj, in order.  Returns 0 or -1. */
+int
+saop_llm_cost_put(json_t *obj, const struct saop_llm_cost *c)
+{
+	if (!json_is_object(obj) ||
+	    json_object_set_new(obj, "sent_bytes",
+	    json_integer((json_int_t)c->sent_bytes)) != 0 ||
+	    json_object_set_new(obj, "received_bytes",
+	    json_integer((json_int_t)c->received_bytes)) != 0 ||
+	    json_object_set_new(obj, "prompt_tokens",
+	    count_or_null(c->prompt_tokens)) != 0 ||
+	    json_object_set_new(obj, "completion_tokens",
+	    count_or_null(c->completion_tokens)) != 0)
+		return -1;
+	return 0;
+}
+
 /* ---- reading the answer ---- */
 
 /*

@@ -29,6 +29,8 @@ struct saop_reader {
 	size_t in_pos, in_len;
 	int eof;
 	FILE *pass;		/* lines that are not records go here */
+	void (*wait)(void *);	/* before a read that would wait */
+	void *wait_arg;
 };
 
 #define READ_AHEAD	(128 * 1024)
@@ -71,8 +73,8 @@ saop_reader_open(const char *path, size_t max_line, struct saop_err *e)
 }
 
 /*
- * Refill r->in with what the input holds now, flushing every output stream
- * first when the read would wait.  Returns 1, 0 at end of input, or
+ * Refill r->in with what the input holds now, calling r's wait hook (else
+ * flushing its pass stream) first when the read would wait.  Returns 1, 0 at end of input, or
  * -SAOP_ENOMEM or -SAOP_EIO with e filled.
  */
 static int
@@ -93,8 +95,12 @@ fill(struct saop_reader *r, struct saop_err *e)
 	 */
 	pfd.fd = fileno(r->f);
 	pfd.events = POLLIN;
-	if (poll(&pfd, 1, 0) == 0)
-		fflush(NULL);
+	if (poll(&pfd, 1, 0) == 0) {
+		if (r->wait != NULL)
+			r->wait(r->wait_arg);
+		else if (r->pass != NULL)
+			fflush(r->pass);
+	}
 	do
 		n = read(fileno(r->f), r->in, READ_AHEAD);
 	while (n < 0 && errno == EINTR);
@@ -595,6 +601,15 @@ void
 saop_reader_pass(struct saop_reader *r, FILE *out)
 {
 	r->pass = out;
+}
+
+/* See saop.h: wait(arg) before a read that would wait.  Returns nothing. */
+void
+saop_reader_on_wait(struct saop_reader *r, void (*wait)(void *arg),
+    void *arg)
+{
+	r->wait = wait;
+	r->wait_arg = arg;
 }
 
 /* The bytes of input taken by the lines read so far (see saop.h). */

@@ -920,7 +920,7 @@ struct log_row {
 	size_t initial_length;
 	int attempts;
 	const char *status;
-	const struct saop_resume_outcome *cost;
+	const struct saop_llm_cost *cost;
 };
 
 /*
@@ -964,11 +964,18 @@ event(const struct saop_resume_opts *o, const struct given *g,
 	return 0;
 }
 
-/* A JSON integer of n, or null when n is negative (not reported). */
+/*
+ * obj (stolen) with the counts of c set (saop_llm_cost_put()).  Returns
+ * it, or NULL out of memory.
+ */
 static json_t *
-count_or_null(long long n)
+with_cost(json_t *obj, const struct saop_llm_cost *c)
 {
-	return n < 0 ? json_null() : json_integer((json_int_t)n);
+	if (saop_llm_cost_put(obj, c) != 0) {
+		json_decref(obj);
+		obj = NULL;
+	}
+	return obj;
 }
 
 /*
@@ -992,14 +999,10 @@ set_resume(struct work *w, const struct saop_resume_outcome *o,
     enum saop_resume_status st, struct saop_err *e)
 {
 	json_decref(w->resume);
-	if ((w->resume = json_pack("{s:i,s:s,s:I,s:I,s:o,s:o}", "attempts",
-	    o->attempts, "status", saop_resume_status_name(st), "sent_bytes",
-	    (json_int_t)o->sent_bytes, "received_bytes",
-	    (json_int_t)o->received_bytes, "prompt_tokens",
-	    count_or_null(o->prompt_tokens), "completion_tokens",
-	    count_or_null(o->completion_tokens))) == NULL ||
-	    (o->ambiguous > 0 && json_object_set_new(w->resume, "ambiguous",
-	    json_integer(o->ambiguous)) != 0))
+	if ((w->resume = with_cost(json_pack("{s:i,s:s}", "attempts",
+	    o->attempts, "status", saop_resume_status_name(st)), &o->cost)) ==
+	    NULL || (o->ambiguous > 0 && json_object_set_new(w->resume,
+	    "ambiguous", json_integer(o->ambiguous)) != 0))
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
 	return 0;
 }
@@ -1086,22 +1089,6 @@ progress_take(struct progress *p, char *buf, size_t len,
 	p->res = *res;
 }
 
-/* Add one call's cost to o: sent bytes, the answer's bytes and usage. */
-static void
-count_call(struct saop_resume_outcome *o, size_t sent,
-    const struct saop_llm_answer *a)
-{
-	o->sent_bytes += sent;
-	if (a->raw != NULL)
-		o->received_bytes += a->raw_len;
-	if (a->prompt_tokens >= 0)
-		o->prompt_tokens = (o->prompt_tokens < 0 ? 0 :
-		    o->prompt_tokens) + a->prompt_tokens;
-	if (a->completion_tokens >= 0)
-		o->completion_tokens = (o->completion_tokens < 0 ? 0 :
-		    o->completion_tokens) + a->completion_tokens;
-}
-
 /*
  * The protocol on the answer g holds, into w and out: when it is cut,
  * call the model up to opts->max_attempts times, merging each
@@ -1127,7 +1114,7 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 
 	out->verdict = g->r.verdict;
 	if (g->r.verdict != SAOP_TRUNCATED) {
-		out->prompt_tokens = out->completion_tokens = -1;
+		saop_llm_cost_init(&out->cost);
 		if (set_resume(w, out, SAOP_RESUME_SKIPPED, e) != 0)
 			return -e->code;
 		if (out->verdict == SAOP_INVALID)
@@ -1140,8 +1127,8 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 	row.turn = g->turn >= 0 ? g->turn : 0;
 	row.truncation_index = g->r.truncation_index;
 	row.initial_length = g->len;
-	out->prompt_tokens = out->completion_tokens = -1;
-	row.cost = out;
+	saop_llm_cost_init(&out->cost);
+	row.cost = &out->cost;
 	if (opts->no_call) {
 		out->status = SAOP_RESUME_SUSPENDED;
 		return finish(w, g->raw, g->len, &g->r, out,
@@ -1193,7 +1180,7 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 			break;
 		}
 		out->attempts++;
-		count_call(out, sent, &ans);
+		saop_llm_cost_add(&out->cost, sent, &ans);
 		if (ans.raw != NULL && (call_rc == 0 || ans.raw_len > 0)) {
 			memset(&jo, 0, sizeof(jo));
 			jo.unseen = unseen;
@@ -1261,12 +1248,9 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 	    (rc = saop__store_tx(opts->store, 0, insert_row, &row, e)) != 0)
 		goto out;
 	rc = event(opts, g, done ? SAOP_EVENT_RESUME_SUCCEEDED :
-	    SAOP_EVENT_RESUME_FAILED, json_pack("{s:i,s:s,s:I,s:I,s:I,s:o,s:o}",
+	    SAOP_EVENT_RESUME_FAILED, with_cost(json_pack("{s:i,s:s,s:I}",
 	    "attempts", out->attempts, "status", row.status, "length",
-	    (json_int_t)pg.len, "sent_bytes", (json_int_t)out->sent_bytes,
-	    "received_bytes", (json_int_t)out->received_bytes,
-	    "prompt_tokens", count_or_null(out->prompt_tokens),
-	    "completion_tokens", count_or_null(out->completion_tokens)));
+	    (json_int_t)pg.len), &out->cost));
 out:
 	free(pg.buf);
 	saop_detect_result_free(&pg.res);

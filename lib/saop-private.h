@@ -102,6 +102,19 @@ int saop__buf_append_max(struct saop__buf *b, const void *p, size_t n,
 char *saop__buf_steal(struct saop__buf *b, size_t *len);
 void saop__buf_free(struct saop__buf *b);
 
+/*
+ * The environment the library follows besides the model's (lib/config.c,
+ * the only other file that reads it): the claim lease in ms
+ * ($SAOP_CLAIM_LEASE_MS, 100 and up, else SAOP_CLAIM_LEASE_MS); the
+ * proxy libcurl takes for an https (https 1) or http URL, NULL for none;
+ * the hosts reached without one ($no_proxy), NULL for none; where the
+ * shell looks for a program ($PATH, else /usr/bin:/bin).
+ */
+long long saop__config_lease_ms(void);
+const char *saop__config_proxy(int https);
+const char *saop__config_no_proxy(void);
+const char *saop__config_path(void);
+
 /* Open s's database if a lazy store has not yet; 0 or SAOP_EDB/EIO. */
 int saop__store_connect(struct saop_store *s, struct saop_err *e);
 

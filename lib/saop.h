@@ -138,6 +138,16 @@ int saop_reader_next(struct saop_reader *r, json_t **rec, struct saop_err *e);
 void saop_reader_pass(struct saop_reader *r, FILE *out);
 
 /*
+ * Call wait(arg) before each read that would wait for input not there
+ * yet (a program flushes what it wrote there, so that a record fed in
+ * alone comes out at once while input that streams in fast is still
+ * written in blocks).  NULL (the default): only the stream of
+ * saop_reader_pass() is flushed; the library touches no other stream.
+ */
+void saop_reader_on_wait(struct saop_reader *r, void (*wait)(void *arg),
+    void *arg);
+
+/*
  * The bytes of input taken by the lines read so far, their LFs included
  * (for progress: how far into a file of known size the reader is).
  */
@@ -422,8 +432,6 @@ struct saop_detect_result {
 
 struct saop_detector;
 
-/* DETECT-SECTION: further declarations of lib/detect.c go here. */
-
 /*
  * A new scanner that follows nesting up to max_depth containers (0:
  * SAOP_MAX_DEPTH); deeper input is invalid ("nesting deeper than N").
@@ -510,6 +518,14 @@ const char *saop_verdict_state(enum saop_verdict v);
  * ====================================================================== */
 
 struct saop_store;
+
+/*
+ * The state database a run uses (lib/config.c, the one rule): given when
+ * it is not NULL or empty (--db), else $SAOP_DB when set and not empty,
+ * else .saop/state.sqlite under the working directory.  Returns a
+ * borrowed string (given, the environment's, or a constant).
+ */
+const char *saop_config_db(const char *given);
 
 /*
  * Open (creating when missing) the state database at path; NULL means
@@ -756,6 +772,37 @@ struct saop_llm_answer {
 void saop_llm_answer_free(struct saop_llm_answer *a);
 
 /*
+ * What model calls cost, summed call by call: the one sum of a call's
+ * cost, for the resume ("resume"), the correction turns ("validate") and
+ * the suspend policy ("usage").
+ */
+struct saop_llm_cost {
+	int calls;		/* answers counted */
+	size_t sent_bytes;	/* the text sent */
+	size_t received_bytes;	/* the answers' raw text */
+	long prompt_tokens;	/* summed usage; -1 while no call reported it */
+	long completion_tokens;
+};
+
+/* Make c empty: no call, no bytes, token counts -1 (none reported). */
+void saop_llm_cost_init(struct saop_llm_cost *c);
+
+/*
+ * Add to c one call that sent sent bytes and got a: its raw text's
+ * length, and each token count a reports (>= 0).
+ */
+void saop_llm_cost_add(struct saop_llm_cost *c, size_t sent,
+    const struct saop_llm_answer *a);
+
+/*
+ * Set c on obj as it goes on a record or in an event: sent_bytes,
+ * received_bytes, prompt_tokens, completion_tokens (a count not reported
+ * null), after obj's other members.  Returns 0, or -1 when obj is not an
+ * object or out of memory.
+ */
+int saop_llm_cost_put(json_t *obj, const struct saop_llm_cost *c);
+
+/*
  * Send request (a record's provider-neutral "request": model, messages,
  * max_tokens, system, tools...; borrowed) and fill a.  Returns 0 when the
  * model answered with a finish reason.  Else a negative code, with
@@ -805,8 +852,6 @@ struct saop_model saop_llm_model(struct saop_llm_config *cfg);
 /* Make one call of m: what m->call returns (see struct saop_model). */
 int saop_model_call(const struct saop_model *m, const json_t *request,
     struct saop_llm_answer *a, struct saop_err *e);
-
-/* LLM-SECTION: further declarations of lib/llm.c go here. */
 
 /* ---- The user's schema on the wire (lib/llm-schema.c) ---- */
 
@@ -930,8 +975,6 @@ int saop_schema_note(struct saop_schema_guard *g, json_t *rec,
 /* ======================================================================
  * Resume: the partial-completion resume protocol (lib/resume.c).
  * ====================================================================== */
-
-/* RESUME-SECTION: declarations of lib/resume.c go here. */
 
 /*
  * The resume prompt (saop-resume(1)).  The request carries it followed by
@@ -1063,11 +1106,9 @@ struct saop_resume_outcome {
 	int prefill_refused;	/* AUTO fell back to the user form */
 	int ambiguous;		/* answers not taken: two readings, two
 				   values (resume.ambiguous) */
-	/* What the resume cost, over all its calls (resume.sent_bytes...): */
-	size_t sent_bytes;	/* text of the resume turns sent */
-	size_t received_bytes;	/* text of the answers received */
-	long prompt_tokens;	/* summed usage; -1 when none reported */
-	long completion_tokens;
+	/* What the resume cost, over all its calls (resume.sent_bytes...):
+	 * the resume turns sent, the answers received, the usage. */
+	struct saop_llm_cost cost;
 };
 
 /*
@@ -1112,7 +1153,10 @@ enum saop_suspend_class {
 	SAOP_SUSPEND_REFUSE = 3	/* no waiting fixes it: give up (69, 76, 78) */
 };
 
-/* The class of the failure e (code and HTTP status). */
+/*
+ * The class of the failure e (code and HTTP status): the one list of the
+ * model failures that end a call (every one not SAOP_SUSPEND_NONE).
+ */
 enum saop_suspend_class saop_suspend_classify(const struct saop_err *e);
 
 /* How to call, wait and resume. */
@@ -1251,8 +1295,8 @@ int saop_turn_state_each(struct saop_store *s, const char *task_id,
     struct saop_err *e);
 
 /*
- * Parse a DURATION ("90s", "30m", "2h", "500ms", a bare number of
- * seconds, "inf") into *ms (-1 for inf).  Returns 0, or -1 when it is
+ * (lib/config.c) Parse a DURATION ("90s", "30m", "2h", "500ms", a bare
+ * number of seconds, "inf") into *ms (-1 for inf).  Returns 0, or -1 when it is
  * not one.
  */
 int saop_duration_parse(const char *text, long long *ms);
@@ -1332,7 +1376,7 @@ struct saop_suspend_guard {
 struct saop_model saop_suspend_model(struct saop_suspend_guard *g);
 
 /*
- * Set o->max_resumes from SAOP_MAX_AUTO_RESUME (0 to 1000), o->poll_ms
+ * (lib/config.c) Set o->max_resumes from SAOP_MAX_AUTO_RESUME (0 to 1000), o->poll_ms
  * from SAOP_NETWORK_POLL_INTERVAL_MS (1 to 86400000) and o->max_wait_ms
  * from SAOP_MAX_WAIT (a duration, saop_duration_parse()), each to its
  * default when unset or empty.  Returns 0, or SAOP_ECONFIG naming the variable.
@@ -1341,19 +1385,11 @@ int saop_suspend_opts_from_env(struct saop_suspend_opts *o,
     struct saop_err *e);
 
 /*
- * For a program: catch SIGINT and SIGTERM and point o->stop and
- * o->waiting at the flags they set.  A signal while waiting for the
- * network stops the wait (the turn stays saved, the call is suspended);
- * at any other time the process dies of it as if it were not caught (the
- * turn was saved before the call, or is not saved at all).
- */
-void saop_suspend_catch_signals(struct saop_suspend_opts *o);
-
-/*
  * For a program whose stage (its name) calls the model of cfg (borrowed,
- * for as long as o is used): catch the signals
- * (saop_suspend_catch_signals()) and set o's stage, provider, model and
- * endpoint.
+ * for as long as o is used): set o's stage, provider, model and
+ * endpoint.  The library installs no signal handler: a program that
+ * wants a signal to stop the wait points o->stop and o->waiting at the
+ * flags its handler sets (src/cli.c's cli_catch_signals()).
  */
 void saop_suspend_opts_for(struct saop_suspend_opts *o, const char *stage,
     struct saop_llm_config *cfg);
@@ -1405,7 +1441,15 @@ int saop_schema_validate(const struct saop_schema *s, const json_t *instance,
 /* Free s; NULL is a no-op. */
 void saop_schema_free(struct saop_schema *s);
 
-/* SCHEMA-SECTION: further declarations of lib/schema.c go here. */
+/*
+ * 1 when text (len bytes) is one JSON array whose root schema in s judges
+ * it item by item (type, items, minItems, maxItems) and every item is
+ * valid: each item is parsed, checked and dropped, no tree of the whole
+ * is made.  0 means "not known" (another schema, another text, an item
+ * not valid): validate the whole value to learn the verdict and errors.
+ */
+int saop_schema_valid_items(const struct saop_schema *s, const char *text,
+    size_t len);
 
 /*
  * The schema document s was compiled from (borrowed: valid while s is).
@@ -1424,8 +1468,6 @@ int saop_schema_is_envelope(const struct saop_schema *s);
  * Repair and validate: local repair and the correction protocol
  * (lib/repair.c, lib/validate.c).
  * ====================================================================== */
-
-/* VALIDATE-SECTION: declarations of lib/repair.c and lib/validate.c go here. */
 
 /*
  * Repair a model's output text (len bytes, may hold NUL) when the local fix
@@ -1554,6 +1596,10 @@ int saop_check_runnable(const char *cmd, struct saop_err *e);
  * SAOP_CHECK_STDERR_MAX bytes (whole characters, "..." after), or "exited
  * with status N" / "killed by signal N" when it wrote none; or
  * -SAOP_ECONFIG when the shell could not run it, -SAOP_EIO, -SAOP_ENOMEM.
+ * A check that stops reading its input does not end the caller: SIGPIPE
+ * is held back in the calling thread while the text is written, and the
+ * one a write raised is taken back; the caller's handlers, dispositions
+ * and signal mask are left as they were (the check inherits them).
  */
 int saop_check_run(const char *cmd, const char *task_id, long turn,
     const char *text, size_t len, char **msg, struct saop_err *e);
@@ -1605,13 +1651,9 @@ struct saop_validate_outcome {
 				   (validate.closed) */
 	const json_t *errors;	/* validate.errors (borrowed from the
 				   record), NULL when valid */
-	/* What the correction turns cost, over the calls answered
-	 * (validate.sent_bytes...): */
-	int calls;
-	size_t sent_bytes;
-	size_t received_bytes;
-	long prompt_tokens;	/* summed usage; -1 when none reported */
-	long completion_tokens;
+	struct saop_llm_cost cost;	/* what the correction turns
+					   cost, over the calls answered
+					   (validate.sent_bytes...) */
 };
 
 /*
@@ -1644,8 +1686,6 @@ int saop_validate_plan(const json_t *rec, const struct saop_validate_opts *o,
 /* ======================================================================
  * Prune: tool-output pruning (lib/prune.c).
  * ====================================================================== */
-
-/* PRUNE-SECTION: declarations of lib/prune.c go here. */
 
 /* One tool output that was pruned (or, with dry_run, would be). */
 struct saop_prune_item {

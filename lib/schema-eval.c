@@ -1285,3 +1285,43 @@ saop__sch_item_valid(const struct saop_schema *s, const struct sch_node *n,
 		free(c.scope);
 	return ok && c.code == 0;
 }
+
+/* What stream_item() checks each item of an array with. */
+struct stream {
+	const struct saop_schema *s;
+	const struct sch_node *items;
+	pcre2_match_data *md;
+};
+
+/* saop__json_fast_items' callback: 0 when item i is valid, else 1. */
+static int
+stream_item(void *arg, json_t *item, size_t i)
+{
+	struct stream *st = arg;
+
+	return saop__sch_item_valid(st->s, st->items, item, i, &st->md) ? 0 :
+	    1;
+}
+
+/*
+ * See saop.h: is text one array the root schema judges item by item
+ * (type, items, min/maxItems), all valid?  Then no tree of the whole is
+ * needed: each item is parsed, checked and dropped.  Returns 1, or 0 for
+ * "not known" (the caller validates the whole value).
+ */
+int
+saop_schema_valid_items(const struct saop_schema *s, const char *text, size_t len)
+{
+	struct stream st;
+	size_t min, max, n;
+	int rc;
+
+	if ((st.items = saop__sch_items_schema(s, &min, &max)) == NULL)
+		return 0;
+	st.s = s;
+	st.md = NULL;
+	rc = saop__json_fast_items(text, len, stream_item, &st, &n);
+	if (st.md != NULL)
+		pcre2_match_data_free(st.md);
+	return rc == 0 && n >= min && n <= max;
+}

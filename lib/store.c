@@ -15,7 +15,6 @@
 
 #include "db.h"
 
-#define DEFAULT_DB	".saop/state.sqlite"
 #define TX_TRIES	50
 
 struct saop_store {
@@ -373,7 +372,7 @@ migrate(struct saop_store *s, struct saop_err *e)
 }
 
 /*
- * A store for path (NULL: $SAOP_DB, else DEFAULT_DB) that touches nothing
+ * A store for path (NULL: saop_config_db()'s rule) that touches nothing
  * yet (see saop.h).  Returns it, or NULL with e filled (SAOP_ENOMEM).
  */
 struct saop_store *
@@ -382,10 +381,7 @@ saop_store_new(const char *path, struct saop_err *e)
 	struct saop_store *s;
 
 	saop_err_clear(e);
-	if (path == NULL || *path == '\0')
-		path = getenv("SAOP_DB");
-	if (path == NULL || *path == '\0')
-		path = DEFAULT_DB;
+	path = saop_config_db(path);
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    (s->path = strdup(path)) == NULL ||
 	    (s->shown = saop__db_shown(path)) == NULL) {

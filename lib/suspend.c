@@ -140,20 +140,6 @@ epoch_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The claim lease in ms: $SAOP_CLAIM_LEASE_MS (100 and up), else 60 s. */
-static long long
-lease_ms(void)
-{
-	const char *v = getenv("SAOP_CLAIM_LEASE_MS");
-	long long n;
-	char *end;
-
-	if (v == NULL || *v == '\0')
-		return SAOP_CLAIM_LEASE_MS;
-	n = strtoll(v, &end, 10);
-	return *end == '\0' && n >= 100 ? n : SAOP_CLAIM_LEASE_MS;
-}
-
 /* A claim as stored: host NULL when the row is free. */
 struct claim {
 	const char *host;
@@ -209,7 +195,7 @@ my_claim(void)
 	c.host = w->host;
 	c.pid = w->pid;
 	c.start = w->start;
-	c.until = epoch_ms() + lease_ms();
+	c.until = epoch_ms() + saop__config_lease_ms();
 	return c;
 }
 
@@ -223,7 +209,7 @@ static void *
 renew_main(void *arg)
 {
 	struct saop__db *db;
-	long long lease = lease_ms();
+	long long lease = saop__config_lease_ms();
 
 	(void)arg;
 	if (saop__db_open(renew_path, &db, NULL) != 0)
@@ -758,42 +744,6 @@ saop_turn_task(const json_t *rec)
 	return text;
 }
 
-/*
- * Parse DURATION into ms (see saop.h): a number with ms, s, m, h or no
- * unit (seconds), or "inf".  Returns 0, or -1.
- */
-int
-saop_duration_parse(const char *text, long long *ms)
-{
-	static const struct {
-		const char *unit;
-		long long ms;
-	} units[] = { { "", 1000 }, { "ms", 1 }, { "s", 1000 },
-	    { "m", 60000 }, { "h", 3600000 } };
-	char *end;
-	double v;
-	size_t i;
-
-	if (strcmp(text, "inf") == 0 || strcmp(text, "infinity") == 0) {
-		*ms = -1;
-		return 0;
-	}
-	if (*text < '0' || *text > '9')
-		return -1;
-	errno = 0;
-	v = strtod(text, &end);
-	if (errno != 0 || end == text)
-		return -1;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (strcmp(end, units[i].unit) == 0) {
-			if (v * (double)units[i].ms > 9e15)
-				return -1;
-			*ms = (long long)(v * (double)units[i].ms);
-			return 0;
-		}
-	return -1;
-}
-
 /* ---- The connectivity monitor ---- */
 
 /* Milliseconds of a monotonic clock. */
@@ -867,25 +817,11 @@ url_host_port(const char *url, char *host, size_t hostsz, char *port,
 	return 0;
 }
 
-/* The first of the environment variables names that is set, or NULL. */
-static const char *
-env_first(const char *const *names)
-{
-	for (; *names != NULL; names++) {
-		const char *v = getenv(*names);
-
-		if (v != NULL && *v != '\0')
-			return v;
-	}
-	return NULL;
-}
-
 /* 1 when host matches the NO_PROXY list (libcurl's reading), else 0. */
 static int
 no_proxy_for(const char *host)
 {
-	static const char *const names[] = { "no_proxy", "NO_PROXY", NULL };
-	const char *list = env_first(names), *p;
+	const char *list = saop__config_no_proxy(), *p;
 	size_t hl = strlen(host), n;
 
 	if (list == NULL)
@@ -914,16 +850,11 @@ static int
 connect_target(const char *base, char *host, size_t hostsz, char *port,
     size_t portsz)
 {
-	static const char *const https_env[] = { "https_proxy", "HTTPS_PROXY",
-	    "all_proxy", "ALL_PROXY", NULL };
-	static const char *const http_env[] = { "http_proxy", "all_proxy",
-	    "ALL_PROXY", NULL };
 	const char *proxy;
 
 	if (url_host_port(base, host, hostsz, port, portsz) != 0)
 		return -1;
-	proxy = env_first(strncasecmp(base, "https://", 8) == 0 ? https_env :
-	    http_env);
+	proxy = saop__config_proxy(strncasecmp(base, "https://", 8) == 0);
 	if (proxy != NULL && !no_proxy_for(host)) {
 		if (url_host_port(proxy, host, hostsz, port, portsz) != 0)
 			return -1;
@@ -1114,7 +1045,7 @@ struct turn {
 	size_t tlen;
 	json_t *choices;	/* the answer's other choices, or NULL */
 	json_t *server_tools;	/* the tools the provider ran, or NULL */
-	long prompt_tokens, completion_tokens;
+	struct saop_llm_cost cost;	/* the calls' usage */
 	int resumes;
 	int discarded;		/* partial text not JSON: asked again */
 };
@@ -1251,18 +1182,6 @@ answer_text(struct turn *t, const struct saop_llm_answer *a, size_t *len)
 	}
 	*len = json_string_length(args);
 	return json_string_value(args) != NULL ? json_string_value(args) : "";
-}
-
-/* Add a's token counts to t's. */
-static void
-count_usage(struct turn *t, const struct saop_llm_answer *a)
-{
-	if (a->prompt_tokens >= 0)
-		t->prompt_tokens = (t->prompt_tokens < 0 ? 0 :
-		    t->prompt_tokens) + a->prompt_tokens;
-	if (a->completion_tokens >= 0)
-		t->completion_tokens = (t->completion_tokens < 0 ? 0 :
-		    t->completion_tokens) + a->completion_tokens;
 }
 
 /*
@@ -1439,15 +1358,15 @@ finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
 	    a->finish_reason[0] == '\0' ? NULL : t->tool_call != NULL &&
 	    strcmp(a->finish_reason, "stop") == 0 ? "tool_calls" :
 	    a->finish_reason);
-	if (t->prompt_tokens >= 0 || t->completion_tokens >= 0) {
+	if (t->cost.prompt_tokens >= 0 || t->cost.completion_tokens >= 0) {
 		json_t *usage = json_object();
 
-		if (t->prompt_tokens >= 0)
+		if (t->cost.prompt_tokens >= 0)
 			json_object_set_new(usage, "prompt_tokens",
-			    json_integer(t->prompt_tokens));
-		if (t->completion_tokens >= 0)
+			    json_integer(t->cost.prompt_tokens));
+		if (t->cost.completion_tokens >= 0)
 			json_object_set_new(usage, "completion_tokens",
-			    json_integer(t->completion_tokens));
+			    json_integer(t->cost.completion_tokens));
 		bad |= saop_record_set_usage(rec, usage);
 	}
 	if (t->tool_call != NULL)
@@ -1664,7 +1583,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 	if (turn_init(&t, rec, o) != 0)
 		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
 		    "task_id");
-	t.prompt_tokens = t.completion_tokens = -1;
+	saop_llm_cost_init(&t.cost);
 	if (saop_record_request(rec) == NULL) {
 		turn_free(&t);
 		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
@@ -1685,7 +1604,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 		out->calls++;
 		rc = saop_model_call(&o->model, req, &a, e);
 		json_decref(req);
-		count_usage(&t, &a);
+		saop_llm_cost_add(&t.cost, 0, &a);
 		text = answer_text(&t, &a, &len);
 		out->received += len;
 		cls = rc == 0 ? SAOP_SUSPEND_NONE : saop_suspend_classify(e);
@@ -1885,123 +1804,13 @@ saop_suspend_model(struct saop_suspend_guard *g)
 	return m;
 }
 
-/*
- * The whole number in the environment variable name, from min to max;
- * def when it is unset or empty.  Returns 0 with *out set, or
- * SAOP_ECONFIG naming the variable.
- */
-static int
-env_count(const char *name, long def, long min, long max, long *out,
-    struct saop_err *e)
-{
-	const char *v = getenv(name);
-	char *end;
-	long n;
-
-	*out = def;
-	if (v == NULL || *v == '\0')
-		return 0;
-	errno = 0;
-	n = strtol(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || n < min || n > max)
-		return saop__fail(e, SAOP_ECONFIG, 0, "%s: '%s' is not a "
-		    "whole number from %ld to %ld", name, v, min, max);
-	*out = n;
-	return 0;
-}
-
-/*
- * Set o's resumptions and poll interval from the environment (see
- * saop.h).  Returns 0, or SAOP_ECONFIG naming the variable.
- */
-int
-saop_suspend_opts_from_env(struct saop_suspend_opts *o, struct saop_err *e)
-{
-	const char *v;
-	long n;
-	int rc;
-
-	if ((rc = env_count("SAOP_MAX_AUTO_RESUME", SAOP_MAX_AUTO_RESUME, 0,
-	    1000, &n, e)) != 0)
-		return rc;
-	o->max_resumes = (int)n;
-	if ((rc = env_count("SAOP_NETWORK_POLL_INTERVAL_MS",
-	    SAOP_NETWORK_POLL_INTERVAL_MS, 1, 86400000L, &o->poll_ms, e)) != 0)
-		return rc;
-	o->max_wait_ms = SAOP_MAX_WAIT_MS;
-	if ((v = getenv("SAOP_MAX_WAIT")) != NULL && *v != '\0' &&
-	    saop_duration_parse(v, &o->max_wait_ms) != 0)
-		return saop__fail(e, SAOP_ECONFIG, 0, "SAOP_MAX_WAIT: '%.100s' "
-		    "is not a duration (90s, 30m, 2h, inf)", v);
-	return 0;
-}
-
-/* Set by the signal handler: stop waiting, keep the turn. */
-static volatile sig_atomic_t stop_flag;
-/* 1 while waiting for the network, 0 while calling. */
-static volatile sig_atomic_t waiting_flag;
-
-/* The program's own handlers of SIGINT and SIGTERM, run before dying. */
-static void (*prev_int)(int), (*prev_term)(int);
-
-/*
- * SIGINT, SIGTERM: while waiting, stop the wait (the turn is saved); at
- * any other time run the program's own handler (which removes a
- * temporary -o file, say), then die of the signal as if unhandled.
- */
-static void
-on_signal(int sig)
-{
-	void (*prev)(int) = sig == SIGINT ? prev_int : prev_term;
-
-	stop_flag = 1;
-	if (!waiting_flag) {
-		if (prev != NULL)
-			prev(sig);
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
-}
-
-/* Catch sig with on_signal(), keeping the handler it had in *prev (not
- * SIG_DFL, SIG_IGN or on_signal() itself). */
-static void
-catch_one(int sig, const struct sigaction *sa, void (**prev)(int))
-{
-	struct sigaction old;
-
-	if (sigaction(sig, sa, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-	    old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN &&
-	    old.sa_handler != on_signal)
-		*prev = old.sa_handler;
-}
-
 /* See saop.h: a program's suspend options in one call.  Returns nothing. */
 void
 saop_suspend_opts_for(struct saop_suspend_opts *o, const char *stage,
     struct saop_llm_config *cfg)
 {
-	saop_suspend_catch_signals(o);
 	o->stage = stage;
 	o->provider = cfg->provider;
 	o->model = saop_llm_model(cfg);
 	o->endpoint = cfg->base;
-}
-
-/*
- * Catch SIGINT and SIGTERM and point o's stop and waiting flags at the
- * ones the handler uses (see saop.h).  Returns nothing.
- */
-void
-saop_suspend_catch_signals(struct saop_suspend_opts *o)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;	/* no SA_RESTART: wake the sleep */
-	sigemptyset(&sa.sa_mask);
-	catch_one(SIGINT, &sa, &prev_int);
-	catch_one(SIGTERM, &sa, &prev_term);
-	o->stop = &stop_flag;
-	o->waiting = &waiting_flag;
 }

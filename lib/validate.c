@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "saop-private.h"
-#include "schema-int.h"
 
 /* Fill e with an out-of-memory error: returns -SAOP_ENOMEM. */
 static int
@@ -107,45 +106,6 @@ parse_error(const char *text, size_t len, const json_error_t *je)
 	return error_new("", kw, msg);
 }
 
-struct stream {
-	const struct saop_schema *s;
-	const struct sch_node *items;
-	pcre2_match_data *md;
-};
-
-/* saop__json_fast_items' callback: 0 when item i is valid, else 1. */
-static int
-stream_item(void *arg, json_t *item, size_t i)
-{
-	struct stream *st = arg;
-
-	return saop__sch_item_valid(st->s, st->items, item, i, &st->md) ? 0 :
-	    1;
-}
-
-/*
- * Is text one array the root schema judges item by item (type, items,
- * min/maxItems), all valid?  Then no tree of the whole is needed: each
- * item is parsed, checked and dropped.  0 means "not known": the caller
- * reads the text as usual and learns the verdict and the errors.
- */
-static int
-stream_valid(const struct saop_schema *s, const char *text, size_t len)
-{
-	struct stream st;
-	size_t min, max, n;
-	int rc;
-
-	if ((st.items = saop__sch_items_schema(s, &min, &max)) == NULL)
-		return 0;
-	st.s = s;
-	st.md = NULL;
-	rc = saop__json_fast_items(text, len, stream_item, &st, &n);
-	if (st.md != NULL)
-		pcre2_match_data_free(st.md);
-	return rc == 0 && n >= min && n <= max;
-}
-
 /* Is text (len bytes) complete JSON by the scanner's judgement?  1 or 0. */
 static int
 scanner_complete(const char *text, size_t len)
@@ -217,7 +177,7 @@ validate_text(const struct saop_schema *s, int no_repair, int close,
 	if (readings != NULL)
 		*readings = NULL;
 	saop_err_clear(e);
-	if (!keep && stream_valid(s, text, len)) {
+	if (!keep && saop_schema_valid_items(s, text, len)) {
 		if ((*repairs = json_array()) == NULL ||
 		    (*errors = json_array()) == NULL)
 			goto oom;
@@ -678,58 +638,6 @@ saop_correction_request(const json_t *request, const char *raw,
 	    e);
 }
 
-/* Add n (when reported, n >= 0) to the count *sum (-1: none yet). */
-static void
-add_tokens(long *sum, long n)
-{
-	if (n >= 0)
-		*sum = (*sum < 0 ? 0 : *sum) + n;
-}
-
-/*
- * What the correction turns of one record cost, summed over the calls
- * answered (validate.sent_bytes...); a token count is -1 while no call
- * reported it.
- */
-struct cost {
-	int calls;		/* the calls answered */
-	size_t sent_bytes;	/* the turns sent: the answer and the text */
-	size_t received_bytes;	/* the answers' text */
-	long prompt_tokens, completion_tokens;
-};
-
-/* Add to c what one call cost: sent bytes and its answer a. */
-static void
-count_call(struct cost *c, size_t sent, const struct saop_llm_answer *a)
-{
-	c->calls++;
-	c->sent_bytes += sent;
-	c->received_bytes += a->raw_len;
-	add_tokens(&c->prompt_tokens, a->prompt_tokens);
-	add_tokens(&c->completion_tokens, a->completion_tokens);
-}
-
-/* A JSON integer of n, or null when n is negative (not reported). */
-static json_t *
-count_or_null(long n)
-{
-	return n < 0 ? json_null() : json_integer((json_int_t)n);
-}
-
-/*
- * The four counts of c as a new object {sent_bytes, received_bytes,
- * prompt_tokens, completion_tokens}, or NULL out of memory.
- */
-static json_t *
-cost_json(const struct cost *c)
-{
-	return json_pack("{s:I, s:I, s:o, s:o}", "sent_bytes",
-	    (json_int_t)c->sent_bytes, "received_bytes",
-	    (json_int_t)c->received_bytes, "prompt_tokens",
-	    count_or_null(c->prompt_tokens), "completion_tokens",
-	    count_or_null(c->completion_tokens));
-}
-
 /*
  * What the protocol reads of a record, once, before it starts: every
  * later step works on this and on its own outcome (struct work), never on
@@ -776,7 +684,7 @@ struct work {
 	enum saop_state state;	/* the state to write; NONE: as it came */
 	int valid, attempts, closed;
 	size_t repairs;
-	struct cost cost;	/* the correction turns answered */
+	struct saop_llm_cost cost;	/* the correction turns answered */
 };
 
 /*
@@ -849,15 +757,7 @@ set_readings(struct work *w, int close, const json_t *repairs,
 static int
 set_cost(struct work *w)
 {
-	json_t *cj = cost_json(&w->cost);
-
-	if (cj == NULL || !json_is_object(w->validate) ||
-	    json_object_update(w->validate, cj) != 0) {
-		json_decref(cj);
-		return -1;
-	}
-	json_decref(cj);
-	return 0;
+	return saop_llm_cost_put(w->validate, &w->cost);
 }
 
 /*
@@ -865,16 +765,14 @@ set_cost(struct work *w)
  * cost (one).  Returns a new object, or NULL out of memory.
  */
 static json_t *
-answered_data(int attempt, const struct cost *one)
+answered_data(int attempt, const struct saop_llm_cost *one)
 {
 	json_t *d = json_pack("{s:i}", "attempt", attempt);
-	json_t *cj = cost_json(one);
 
-	if (d == NULL || cj == NULL || json_object_update(d, cj) != 0) {
+	if (saop_llm_cost_put(d, one) != 0) {
 		json_decref(d);
 		d = NULL;
 	}
-	json_decref(cj);
 	return d;
 }
 
@@ -994,7 +892,7 @@ correct(const struct given *g, const struct saop_validate_opts *o,
     int keep, struct work *w, struct saop_err *e)
 {
 	struct saop_llm_answer a;
-	struct cost one;
+	struct saop_llm_cost one;
 	json_t *v = NULL, *errors = NULL, *repairs = NULL, *readings = NULL;
 	json_t *req;
 	const char *raw = g->raw;
@@ -1091,10 +989,9 @@ correct(const struct given *g, const struct saop_validate_opts *o,
 			goto out;
 		}
 		/* What this turn cost: on the record and in an event. */
-		memset(&one, 0, sizeof(one));
-		one.prompt_tokens = one.completion_tokens = -1;
-		count_call(&one, sent, &a);
-		count_call(&w->cost, sent, &a);
+		saop_llm_cost_init(&one);
+		saop_llm_cost_add(&one, sent, &a);
+		saop_llm_cost_add(&w->cost, sent, &a);
 		if ((rc = event(o, g, SAOP_EVENT_CORRECTION_ANSWERED,
 		    answered_data(attempts, &one), e)) < 0) {
 			saop_llm_answer_free(&a);
@@ -1164,11 +1061,7 @@ write_outcome(json_t *rec, const struct given *g, const struct work *w,
 	out->closed = w->closed;
 	out->errors = w->valid ? NULL : json_object_get(w->validate,
 	    "errors");
-	out->calls = w->cost.calls;
-	out->sent_bytes = w->cost.sent_bytes;
-	out->received_bytes = w->cost.received_bytes;
-	out->prompt_tokens = w->cost.prompt_tokens;
-	out->completion_tokens = w->cost.completion_tokens;
+	out->cost = w->cost;
 	return bad ? -1 : 0;
 }
 
@@ -1182,9 +1075,10 @@ saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
 {
 	struct given g;
 	struct work w = { NULL, NULL, NULL, NULL, SAOP_STATE_NONE, 0, 0, 0,
-	    0, { 0, 0, 0, -1, -1 } };
+	    0, { 0, 0, 0, 0, 0 } };
 	int rc;
 
+	saop_llm_cost_init(&w.cost);
 	read_given(rec, &g);
 	rc = correct(&g, o, !o->no_envelope, &w, e);
 	if (write_outcome(rec, &g, &w, out) != 0 && rc >= 0)

@@ -649,6 +649,42 @@ cli_state_status(const char *state)
 }
 
 /*
+ * The value of the environment variable name (read here alone among the
+ * programs' files), or NULL when unset or empty.
+ */
+static const char *
+env_value(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/* See cli.h: $SAOP_SCHEMA, or NULL. */
+const char *
+cli_env_schema(void)
+{
+	return env_value("SAOP_SCHEMA");
+}
+
+/* See cli.h: $SAOP_SCHEMA_MODE, or NULL. */
+const char *
+cli_env_schema_mode(void)
+{
+	return env_value("SAOP_SCHEMA_MODE");
+}
+
+/* See cli.h: $SAOP_MAX_CORRECTION_RETRIES, else def (exits 64). */
+int
+cli_env_correction_retries(int def)
+{
+	const char *v = env_value("SAOP_MAX_CORRECTION_RETRIES");
+
+	return v != NULL ? (int)cli_count("SAOP_MAX_CORRECTION_RETRIES", v,
+	    100) : def;
+}
+
+/*
  * The task id for a record without one (see cli.h).  Returns --task,
  * $SAOP_TASK_ID, else the id made on the first call (borrowed: valid until
  * exit).
@@ -661,7 +697,7 @@ cli_task_id(const struct cli *o)
 
 	if (o->task != NULL)
 		return o->task;
-	if ((env = getenv("SAOP_TASK_ID")) != NULL && *env != '\0')
+	if ((env = env_value("SAOP_TASK_ID")) != NULL)
 		return env;
 	if (made[0] == '\0') {
 		struct timeval tv;
@@ -722,6 +758,22 @@ cli_raw_record(const struct cli *o)
 	return rec;
 }
 
+/* Hand on every stream the program wrote to (the reader's wait hook). */
+static void
+flush_all(void *arg)
+{
+	(void)arg;
+	fflush(NULL);
+}
+
+/* See cli.h: r flushes the program's streams before it waits.  Returns
+ * nothing. */
+void
+cli_flush_on_wait(struct saop_reader *r)
+{
+	saop_reader_on_wait(r, flush_all, NULL);
+}
+
 /*
  * Open the records of path (or with -R read the one raw record) into r;
  * exits with the error when path cannot be opened.
@@ -736,6 +788,8 @@ cli_records_open(struct cli_records *r, const struct cli *o, const char *path)
 		r->raw = cli_raw_record(o);
 	else if ((r->in = saop_reader_open(path, o->max_record, &e)) == NULL)
 		cli_die(&e);
+	else
+		cli_flush_on_wait(r->in);
 }
 
 /*
@@ -798,25 +852,14 @@ cli_record_error(json_t *rec, const struct saop_err *e)
 }
 
 /*
- * 1 when e is a failed model call (network, rate limit, refusal, bad
- * request, prefill, protocol, configuration): the run makes no more calls.
- * Else 0.
+ * 1 when e is a failed model call, by the one list of them
+ * (saop_suspend_classify(): network, rate limit, refusal, bad request,
+ * prefill, protocol, configuration): the run makes no more calls.  Else 0.
  */
 int
 cli_call_failed(const struct saop_err *e)
 {
-	switch (e->code) {
-	case SAOP_ENETWORK:
-	case SAOP_ERATELIMIT:
-	case SAOP_EREFUSED:
-	case SAOP_EBADREQ:
-	case SAOP_EPREFILL:
-	case SAOP_EPROTO:
-	case SAOP_ECONFIG:
-		return 1;
-	default:
-		return 0;
-	}
+	return saop_suspend_classify(e) != SAOP_SUSPEND_NONE;
 }
 
 /* See cli.h.  Returns nothing: writes rec's raw text with an LF. */
@@ -987,6 +1030,39 @@ cli_run(struct cli_loop *l)
 	if (stopped)
 		status = cli_worse(saop_err_exit_status(stop.code), status);
 	return status;
+}
+
+/* Set by on_signal(): stop waiting, the turn stays saved. */
+static volatile sig_atomic_t stop_flag;
+/* 1 while the suspend policy waits for the network, 0 while it calls. */
+static volatile sig_atomic_t waiting_flag;
+
+/*
+ * SIGINT, SIGTERM: while waiting, stop the wait (the turn is saved); at
+ * any other time die of the signal as if it were not caught, -o's
+ * temporary file removed first (on_fatal_signal()).
+ */
+static void
+on_signal(int sig)
+{
+	stop_flag = 1;
+	if (!waiting_flag)
+		on_fatal_signal(sig);
+}
+
+/* See cli.h: the handlers in, o's flags pointed at theirs. */
+void
+cli_catch_signals(struct saop_suspend_opts *o)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;	/* no SA_RESTART: wake the sleep */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	o->stop = &stop_flag;
+	o->waiting = &waiting_flag;
 }
 
 /*

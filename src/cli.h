@@ -227,6 +227,34 @@ struct saop_store *cli_store(const struct cli *o);
 long cli_count(const char *name, const char *arg, long max);
 
 /*
+ * Before r waits for input that is not there yet, flush every stream the
+ * program wrote to (a record fed in alone comes out at once, while input
+ * that streams in fast is still written in blocks).
+ */
+void cli_flush_on_wait(struct saop_reader *r);
+
+/*
+ * What only the programs read from the environment (src/cli.c alone
+ * reads it for them; the library's settings are lib/config.c's, the
+ * model's lib/llm-config.c's): the user's schema ($SAOP_SCHEMA) and
+ * where saop-suspend puts it ($SAOP_SCHEMA_MODE), each NULL when unset
+ * or empty; the correction turns of saop-validate
+ * ($SAOP_MAX_CORRECTION_RETRIES, 0 to 100, def when unset or empty;
+ * exits 64 naming the variable when it is not a count).
+ */
+const char *cli_env_schema(void);
+const char *cli_env_schema_mode(void);
+int cli_env_correction_retries(int def);
+
+/*
+ * Catch SIGINT and SIGTERM for the suspend policy of o: while o waits for
+ * the network a signal stops the wait (o->stop; the turn stays saved,
+ * the call is suspended); at any other time the process dies of it as if
+ * it were not caught.  Returns nothing.
+ */
+void cli_catch_signals(struct saop_suspend_opts *o);
+
+/*
  * -R: all of standard input (at most --max-record bytes) as the raw of
  * one new record {"raw": ...}; exits 65 when it is not UTF-8 text.
  */

@@ -286,6 +286,7 @@ prune_entries(const char *path, struct saop_prune_opts *po)
 	check.on_output = NULL;
 	if ((in = saop_reader_open(path, opt.max_record, &e)) == NULL)
 		cli_die(&e);
+	cli_flush_on_wait(in);
 	/* Lines that are not entries wait in a file (however long they
 	 * are) until the entries read before them are written. */
 	if (!opt.quiet && (bad = tmpfile()) != NULL)

@@ -192,17 +192,15 @@ read_records(const struct cli *o, const char *path, json_t *report)
 }
 
 /*
- * The database the run reads: --db, $SAOP_DB, else .saop/state.sqlite;
- * NULL when that file does not exist (a report never makes one).  A
- * server's URI is taken as it is.
+ * The database the run reads (saop_config_db(): --db, $SAOP_DB, else
+ * .saop/state.sqlite); NULL when that file does not exist (a report never
+ * makes one).  A server's URI is taken as it is.
  */
 static const char *
 db_path(const struct cli *o)
 {
-	const char *p = o->db;
+	const char *p = saop_config_db(o->db);
 
-	if (p == NULL && ((p = getenv("SAOP_DB")) == NULL || *p == '\0'))
-		p = ".saop/state.sqlite";
 	return saop_store_is_server(p) || access(p, F_OK) == 0 ? p : NULL;
 }
 
@@ -266,8 +264,7 @@ run(int argc, char *argv[])
 		return copy(&opt, db, copy_to, first < argc);
 	if (db == NULL && first == argc) {
 		cli_warn("no state database at %s, and no records given",
-		    opt.db ? opt.db : getenv("SAOP_DB") && *getenv("SAOP_DB") ?
-		    getenv("SAOP_DB") : ".saop/state.sqlite");
+		    saop_config_db(opt.db));
 		return EX_NOINPUT;
 	}
 	if (db != NULL && (s = saop_store_open(db, &e)) == NULL)

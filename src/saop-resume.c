@@ -173,6 +173,7 @@ run(int argc, char *argv[])
 	cli_llm_config(&opt, &r.cfg);
 	r.ro.provider = r.cfg.provider;
 	saop_suspend_opts_for(&r.guard.opts, "saop-resume", &r.cfg);
+	cli_catch_signals(&r.guard.opts);
 	r.guard.opts.max_answer = opt.max_record ? opt.max_record :
 	    SAOP_MAX_RECORD_BYTES;
 	r.ro.model = saop_suspend_model(&r.guard);

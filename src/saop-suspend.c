@@ -176,13 +176,13 @@ load_schema(struct suspend_run *r)
 	size_t n;
 
 	if (r->schema_mode == NULL || *r->schema_mode == '\0')
-		r->schema_mode = getenv("SAOP_SCHEMA_MODE");
+		r->schema_mode = cli_env_schema_mode();
 	if (r->schema_mode != NULL && *r->schema_mode != '\0' &&
 	    saop_schema_mode_parse(r->schema_mode, &mode) != 0)
 		cli_usage_error("--schema-mode: '%s' is not native, prompt "
 		    "or off", r->schema_mode);
 	if (p == NULL || *p == '\0')
-		p = getenv("SAOP_SCHEMA");
+		p = cli_env_schema();
 	if (p == NULL || *p == '\0')
 		return;
 	r->schema = strcmp(p, "envelope") == 0 ?
@@ -589,6 +589,7 @@ run(int argc, char *argv[])
 	cli_llm_config(&opt, &r.cfg);
 	load_schema(&r);
 	saop_suspend_opts_for(&r.so, "saop-suspend", &r.cfg);
+	cli_catch_signals(&r.so);
 	r.so.max_answer = opt.max_record ? opt.max_record :
 	    SAOP_MAX_RECORD_BYTES;
 	r.quiet = opt.quiet;

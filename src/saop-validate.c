@@ -236,7 +236,6 @@ run(int argc, char *argv[])
 	struct cli_loop loop = { 0 };
 	struct saop_schema *schema;
 	struct saop_err e;
-	const char *env;
 	size_t i;
 	int status, first;
 
@@ -250,10 +249,7 @@ run(int argc, char *argv[])
 	r.vo.max_retries = SAOP_MAX_CORRECTION_RETRIES;
 	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
 		cli_die(&e);
-	if ((env = getenv("SAOP_MAX_CORRECTION_RETRIES")) != NULL &&
-	    *env != '\0')
-		r.vo.max_retries = (int)cli_count(
-		    "SAOP_MAX_CORRECTION_RETRIES", env, 100);
+	r.vo.max_retries = cli_env_correction_retries(r.vo.max_retries);
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);
 	cli_operands(argc, argv, first, opt.raw_in ? 0 : 1);
 	/* A check that cannot run stops the run before any record. */
@@ -262,9 +258,8 @@ run(int argc, char *argv[])
 			cli_die(&e);
 	r.vo.checks = r.checks;
 	r.so.ref_dirs = r.refs;
-	if (r.schema_path == NULL && (env = getenv("SAOP_SCHEMA")) != NULL &&
-	    *env != '\0')
-		r.schema_path = env;
+	if (r.schema_path == NULL)
+		r.schema_path = cli_env_schema();
 	if (r.schema_path != NULL && strcmp(r.schema_path, "envelope") == 0)
 		r.schema_path = NULL;
 	schema = r.schema_path != NULL ? saop_schema_load(r.schema_path,
@@ -276,6 +271,7 @@ run(int argc, char *argv[])
 	cli_llm_config(&opt, &r.cfg);
 	r.model = !r.no_retry && (opt.dry_run || saop_llm_configured(&r.cfg));
 	saop_suspend_opts_for(&r.guard.opts, "saop-validate", &r.cfg);
+	cli_catch_signals(&r.guard.opts);
 	/* The correction calls carry a given schema in the provider's
 	 * structured-output field too (dropped once a server refuses it). */
 	if (r.schema_path != NULL) {

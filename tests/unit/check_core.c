@@ -48,6 +48,66 @@ reader_on(const char *text, size_t max)
 	return r;
 }
 
+/* The wait hook's state: the pipe's write end, the calls seen. */
+struct waiter {
+	int fd;
+	int calls;
+};
+
+/* The wait hook: the input comes only now, then ends. */
+static void
+feed_on_wait(void *arg)
+{
+	struct waiter *w = arg;
+	static const char line[] = "{\"turn\": 1}\n";
+
+	w->calls++;
+	if (w->fd >= 0) {
+		ck_assert_int_eq(write(w->fd, line, sizeof(line) - 1),
+		    (long)sizeof(line) - 1);
+		close(w->fd);
+		w->fd = -1;
+	}
+}
+
+/*
+ * Before a read that would wait, the reader calls the caller's hook (a
+ * program flushes its output there) and flushes no stream of its own
+ * accord: another stream's buffered bytes stay buffered.
+ */
+START_TEST(reader_calls_the_wait_hook_and_flushes_no_other_stream)
+{
+	struct waiter w;
+	struct saop_reader *r;
+	struct saop_err e;
+	struct stat st;
+	char path[64];
+	json_t *rec = NULL;
+	int p[2];
+	FILE *other = tmpfile();
+
+	ck_assert_ptr_nonnull(other);
+	ck_assert_int_eq(setvbuf(other, NULL, _IOFBF, 4096), 0);
+	fputs("buffered", other);
+	ck_assert_int_eq(pipe(p), 0);
+	snprintf(path, sizeof(path), "/dev/fd/%d", p[0]);
+	r = saop_reader_open(path, 0, &e);
+	ck_assert_ptr_nonnull(r);
+	w.fd = p[1];
+	w.calls = 0;
+	saop_reader_on_wait(r, feed_on_wait, &w);
+	ck_assert_int_eq(saop_reader_next(r, &rec, &e), 1);
+	ck_assert_int_eq(json_integer_value(json_object_get(rec, "turn")), 1);
+	ck_assert_int_ge(w.calls, 1);
+	ck_assert_int_eq(fstat(fileno(other), &st), 0);
+	ck_assert_int_eq(st.st_size, 0);
+	json_decref(rec);
+	saop_reader_close(r);
+	close(p[0]);
+	fclose(other);
+}
+END_TEST
+
 START_TEST(codes_map_to_sysexits)
 {
 	ck_assert_int_eq(saop_err_exit_status(SAOP_EDATA), EX_DATAERR);
@@ -772,6 +832,8 @@ main(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, codes_map_to_sysexits);
+	tcase_add_test(tc,
+	    reader_calls_the_wait_hook_and_flushes_no_other_stream);
 	tcase_add_test(tc, fail_returns_negative_code_and_fills_err);
 	tcase_add_test(tc, reader_keeps_unknown_fields_in_order);
 	tcase_add_test(tc, reader_skips_blank_lines_and_counts_them);

@@ -2363,6 +2363,64 @@ find_python(void)
 	pclose(p);
 }
 
+/*
+ * The one sum of a call's cost: bytes sent and received added call by
+ * call (an answer without raw text adds none), a token count null until
+ * some call reports it, then the sum of those that did.
+ */
+START_TEST(a_calls_cost_is_summed_once_and_shown_alike)
+{
+	struct saop_llm_answer a1, a2, a3;
+	struct saop_llm_cost c;
+	json_t *j, *want;
+
+	memset(&a1, 0, sizeof(a1));
+	memset(&a2, 0, sizeof(a2));
+	memset(&a3, 0, sizeof(a3));
+	a1.raw = "{\"a\"";
+	a1.raw_len = 4;
+	a1.prompt_tokens = -1;
+	a1.completion_tokens = -1;
+	a2.raw = "1}";
+	a2.raw_len = 2;
+	a2.prompt_tokens = 10;
+	a2.completion_tokens = -1;
+	a3.raw = NULL;
+	a3.raw_len = 7;	/* no text: not received */
+	a3.prompt_tokens = 5;
+	a3.completion_tokens = 0;
+	saop_llm_cost_init(&c);
+	ck_assert_int_eq(saop_llm_cost_put(NULL, &c), -1);
+	j = json_pack("{s:i}", "attempt", 1);
+	ck_assert_int_eq(saop_llm_cost_put(j, &c), 0);
+	want = json_pack("{s:i,s:i,s:i,s:n,s:n}", "attempt", 1, "sent_bytes",
+	    0, "received_bytes", 0, "prompt_tokens", "completion_tokens");
+	ck_assert(json_equal(j, want));
+	json_decref(want);
+	json_decref(j);
+	saop_llm_cost_add(&c, 100, &a1);
+	j = json_object();
+	ck_assert_int_eq(saop_llm_cost_put(j, &c), 0);
+	ck_assert(json_is_null(json_object_get(j, "prompt_tokens")));
+	json_decref(j);
+	saop_llm_cost_add(&c, 30, &a2);
+	saop_llm_cost_add(&c, 1, &a3);
+	ck_assert_int_eq(c.calls, 3);
+	j = json_object();
+	ck_assert_int_eq(saop_llm_cost_put(j, &c), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(j, "sent_bytes")),
+	    131);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+	    "received_bytes")), 6);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+	    "prompt_tokens")), 15);
+	ck_assert_int_eq(json_integer_value(json_object_get(j,
+	    "completion_tokens")), 0);
+	ck_assert(json_is_integer(json_object_get(j, "completion_tokens")));
+	json_decref(j);
+}
+END_TEST
+
 static Suite *
 llm_suite(void)
 {
@@ -2373,6 +2431,7 @@ llm_suite(void)
 	tcase_set_timeout(fx, 60);
 	tcase_set_timeout(gen, 120);
 	tcase_set_timeout(flt, 60);
+	tcase_add_test(fx, a_calls_cost_is_summed_once_and_shown_alike);
 	tcase_add_test(fx,
 	    openai_length_stream_gives_the_partial_json_and_length);
 	tcase_add_test(fx,

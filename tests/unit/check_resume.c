@@ -681,13 +681,13 @@ START_TEST(progress_accumulates_and_the_cost_is_counted)
 	/* The last request quoted all of it so far. */
 	ck_assert_str_eq(msg(f.last, 1, "content"), PROMPT_AND("[")
 	    SAOP_RESUME_PARTIAL_LABEL "[\"abcdefg");
-	ck_assert_uint_eq(oc.received_bytes, 9);
+	ck_assert_uint_eq(oc.cost.received_bytes, 9);
 	ck_assert_int_eq(iget(rec, "resume", "received_bytes"), 9);
-	ck_assert_uint_eq(oc.sent_bytes, 3 * strlen(PROMPT_AND("[")
+	ck_assert_uint_eq(oc.cost.sent_bytes, 3 * strlen(PROMPT_AND("[")
 	    SAOP_RESUME_PARTIAL_LABEL) + 3 + 6 + 9);
 	ck_assert_int_eq(iget(rec, "resume", "sent_bytes"),
-	    (json_int_t)oc.sent_bytes);
-	ck_assert_int_eq(oc.prompt_tokens, 101 + 102 + 103);
+	    (json_int_t)oc.cost.sent_bytes);
+	ck_assert_int_eq(oc.cost.prompt_tokens, 101 + 102 + 103);
 	ck_assert_int_eq(iget(rec, "resume", "prompt_tokens"), 306);
 	ck_assert_int_eq(iget(rec, "resume", "completion_tokens"), 9);
 	json_decref(rec);
@@ -698,7 +698,7 @@ START_TEST(progress_accumulates_and_the_cost_is_counted)
 	f.last = NULL;
 	rec = record("[\"a");
 	ck_assert_int_eq(saop_resume_record(rec, &o, &oc, &e), 0);
-	ck_assert_int_eq(oc.prompt_tokens, -1);
+	ck_assert_int_eq(oc.cost.prompt_tokens, -1);
 	ck_assert(json_is_null(json_object_get(json_object_get(rec,
 	    "resume"), "prompt_tokens")));
 	ck_assert(json_is_null(json_object_get(json_object_get(rec,
@@ -1589,7 +1589,7 @@ START_TEST(every_cut_of_the_corpus_resumes_byte_for_byte)
 				    "cut at %zu (form %d): %s, '%.*s'", i, k,
 				    form, saop_resume_status_name(oc.status),
 				    (int)rl, raw);
-				ck_assert_uint_eq(oc.received_bytes, st.sent);
+				ck_assert_uint_eq(oc.cost.received_bytes, st.sent);
 				ck_assert_int_eq(oc.attempts, st.calls);
 				json_decref(rec);
 				done++;

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -359,6 +360,60 @@ START_TEST(the_envelope_keeps_its_saop_words_and_quotes_no_schema)
 }
 END_TEST
 
+/* SIGPIPEs the handler below saw. */
+static volatile sig_atomic_t pipes;
+
+/* A caller's own SIGPIPE handler: counts. */
+static void
+count_pipe(int sig)
+{
+	(void)sig;
+	pipes++;
+}
+
+/*
+ * A check that reads none of a 1 MB answer: the run is its verdict, and
+ * the caller's SIGPIPE handler, mask and pending set are as they were
+ * (no SIGPIPE reached it, none is left pending).
+ */
+START_TEST(a_check_that_does_not_read_leaves_the_callers_signals_alone)
+{
+	struct sigaction sa, now;
+	sigset_t mask_before, mask_after, pending;
+	size_t len = 1 << 20;
+	struct saop_err e;
+	char *text = malloc(len), *msg = NULL;
+	int rc, round;
+
+	ck_assert_ptr_nonnull(text);
+	memset(text, ' ', len);
+	text[0] = '[';
+	text[len - 1] = ']';
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = count_pipe;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGPIPE, &sa, NULL), 0);
+	sigprocmask(SIG_SETMASK, NULL, &mask_before);
+	for (round = 0; round < 3; round++) {
+		rc = saop_check_run(round == 2 ? "exit 3" : "true", NULL, -1,
+		    text, len, &msg, &e);
+		ck_assert_int_eq(rc, round == 2 ? 0 : 1);
+		free(msg);
+		msg = NULL;
+	}
+	ck_assert_int_eq(pipes, 0);
+	sigprocmask(SIG_SETMASK, NULL, &mask_after);
+	ck_assert_int_eq(sigismember(&mask_after, SIGPIPE),
+	    sigismember(&mask_before, SIGPIPE));
+	sigpending(&pending);
+	ck_assert_int_eq(sigismember(&pending, SIGPIPE), 0);
+	ck_assert_int_eq(sigaction(SIGPIPE, NULL, &now), 0);
+	ck_assert_ptr_eq((void *)now.sa_handler, (void *)count_pipe);
+	signal(SIGPIPE, SIG_DFL);
+	free(text);
+}
+END_TEST
+
 static Suite *
 structured_suite(void)
 {
@@ -377,6 +432,8 @@ structured_suite(void)
 	    the_correction_text_asks_for_the_start_the_type_fixes);
 	tcase_add_test(tc,
 	    the_envelope_keeps_its_saop_words_and_quotes_no_schema);
+	tcase_add_test(tc,
+	    a_check_that_does_not_read_leaves_the_callers_signals_alone);
 	suite_add_tcase(s, tc);
 	return s;
 }

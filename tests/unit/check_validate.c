@@ -716,13 +716,13 @@ START_TEST(the_record_is_written_once_with_the_outcome_returned)
 	ck_assert_int_eq(json_integer_value(json_object_get(v, "attempts")),
 	    3);
 	ck_assert_ptr_null(oc.errors);
-	ck_assert_int_eq(oc.calls, 3);
-	ck_assert_uint_eq(oc.sent_bytes, w.sc.sent);
+	ck_assert_int_eq(oc.cost.calls, 3);
+	ck_assert_uint_eq(oc.cost.sent_bytes, w.sc.sent);
 	ck_assert_int_eq(json_integer_value(json_object_get(v, "sent_bytes")),
 	    (json_int_t)w.sc.sent);
-	ck_assert_uint_eq(oc.received_bytes, w.sc.received);
-	ck_assert_int_eq(oc.prompt_tokens, 10 + 20 + 30);
-	ck_assert_int_eq(oc.completion_tokens, 1 + 2 + 3);
+	ck_assert_uint_eq(oc.cost.received_bytes, w.sc.received);
+	ck_assert_int_eq(oc.cost.prompt_tokens, 10 + 20 + 30);
+	ck_assert_int_eq(oc.cost.completion_tokens, 1 + 2 + 3);
 	ck_assert_int_eq(json_integer_value(json_object_get(v,
 	    "completion_tokens")), 6);
 	ck_assert_str_eq(json_string_value(json_object_get(w.rec, "raw")),
