@@ -192,6 +192,14 @@ int saop__llm_header_given(const struct saop_llm_config *cfg,
 int saop__llm_schema_apply(json_t *body, const struct saop_llm_config *cfg,
     const json_t *request);
 
+/*
+ * Is request a continuation of a cut answer (its messages end with the
+ * answer so far as the assistant's turn, or with the resume prompt)?
+ * Does it carry a structured-output field of its own?  1 or 0.
+ */
+int saop__llm_is_continuation(const json_t *request);
+int saop__llm_has_own(const json_t *request);
+
 /* ---- lib/llm-answer.c: JSON and the answer ---- */
 
 /*
