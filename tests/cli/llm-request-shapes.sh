@@ -133,4 +133,53 @@ done <<'TABLE'
 {"type":"tool","name":"get"} {"type":"function","function":{"name":"get"}} {"type":"tool","name":"get"} {"type":"function","name":"get"} {"mode":"ANY","allowedFunctionNames":["get"]}
 {"type":"function","function":{"name":"get"}} {"type":"function","function":{"name":"get"}} {"type":"tool","name":"get"} {"type":"function","name":"get"} {"mode":"ANY","allowedFunctionNames":["get"]}
 TABLE
+
+# The other request members: a system of blocks, the token limit (the
+# first of max_tokens / max_completion_tokens), stop as one string or a
+# list, a function tool without parameters (an empty object schema where
+# the format needs one), an assistant's text before its calls.
+jq -nc '{task_id: "t", request: {system: [{type: "text", text: "sys"}],
+    messages: [{role: "user", content: "x"}, {role: "assistant", content:
+    "thinking", tool_calls: [{id: "c", type: "function", function: {name:
+    "f", arguments: "{}"}}]}], tools: [{type: "function", function: {name:
+    "f"}}], stop: "END", max_tokens: 5, max_completion_tokens: 9,
+    temperature: 0.5}}' >"$tmp/rec"
+body anthropic
+jqf '.system == [{"type": "text", "text": "sys"}] and .max_tokens == 5 and
+    .stop_sequences == ["END"] and .temperature == 0.5 and
+    .tools == [{"name": "f", "input_schema": {"type": "object"}}] and
+    .messages[1].content[0] == {"type": "text", "text": "thinking"}' "$tmp/body"
+body openai-responses
+jqf '.instructions == "sys" and .max_output_tokens == 5 and
+    .tools == [{"type": "function", "name": "f", "parameters":
+      {"type": "object"}}] and
+    .input[1] == {"role": "assistant", "content": "thinking"}' "$tmp/body"
+body gemini
+jqf '.generationConfig == {"maxOutputTokens": 5, "temperature": 0.5,
+      "stopSequences": ["END"]} and
+    .systemInstruction.parts == [{"text": "sys"}] and
+    .contents[1].parts[0] == {"text": "thinking"}' "$tmp/body"
+jq -c '.request.stop_sequences = ["a", "b"]' "$tmp/rec" >"$tmp/rec2"
+mv "$tmp/rec2" "$tmp/rec"
+body gemini
+jqf '.generationConfig.stopSequences == ["a", "b"]' "$tmp/body"
+
+# A request that is not an object: 65, named.
+echo '{"task_id": "t", "request": [1]}' |
+    expect_status 65 saop-suspend --dry-run >"$tmp/out" 2>"$tmp/err"
+grep -q 'request is not a JSON object' "$tmp/err" || fail "$(cat "$tmp/err")"
+
+# The user's headers as --dry-run shows them: the key's own header
+# (SAOP_AUTH_HEADER) masked even under a harmless name, a Bearer
+# credential masked after its scheme, any other header whole.
+echo '{"task_id": "t", "request": {"messages": [{"role": "user", "content": "x"}]}}' |
+    SAOP_AUTH_HEADER=X-Pass expect_status 0 saop-suspend --dry-run \
+    --header 'X-Pass: hunter22' --header 'X-Trace: 1' \
+    --header 'Authorization: Bearer abcdefghijklmnopq' >"$tmp/out"
+sed '/^$/q' "$tmp/out" >"$tmp/heads"
+grep -q -x 'X-Pass: \*\*\*\*' "$tmp/heads" || fail "X-Pass: $(cat "$tmp/heads")"
+grep -q -x 'X-Trace: 1' "$tmp/heads" || fail "X-Trace: $(cat "$tmp/heads")"
+grep -q -x 'Authorization: Bearer abc\.\.\.\*\*\*\*' "$tmp/heads" ||
+    fail "Authorization: $(cat "$tmp/heads")"
+grep -q -e hunter22 -e defghij "$tmp/out" && fail "a secret shown: $(cat "$tmp/out")"
 exit 0
