@@ -4,7 +4,7 @@
 # a check the shell cannot run is 78 on its record; a check killed by a
 # signal, and one whose stderr is not UTF-8, fail the record in words
 # (the bytes that are not UTF-8 as '?'); an empty PATH still finds
-# programs in /usr/bin:/bin.
+# programs in /usr/bin:/bin; a record without a turn sets no SAOP_TURN.
 . "$top_srcdir/tests/cli/lib.sh"
 
 echo '{}' >"$tmp/any.json"
@@ -40,4 +40,10 @@ jqf '.validate.errors[0].message == "check:1: bad ?? byte"' "$tmp/out"
 expect_status 0 env PATH= "$(command -v saop-validate)" --schema \
     "$tmp/any.json" --no-retry --check true <"$tmp/rec" >"$tmp/out"
 jqf '.state == "OK"' "$tmp/out"
+
+# A record without a turn: SAOP_TURN is not set for the check at all.
+printf '%s\n' '{"task_id":"t","raw":"{}"}' '{"task_id":"t","turn":4,"raw":"{}"}' |
+    expect_status 1 v --check 'test -z "${SAOP_TURN+x}"' >"$tmp/out" 2>/dev/null
+[ "$(jq -r .state "$tmp/out" | tr '\n' ' ')" = "OK INVALID " ] ||
+    fail "SAOP_TURN: $(cat "$tmp/out")"
 exit 0

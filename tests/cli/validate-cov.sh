@@ -101,4 +101,39 @@ grep -q 'the answer to correction turn 1 is 3000 bytes, over the limit of 2000' 
     "$tmp/err" || fail "--max-record: $(cat "$tmp/err")"
 jqf '.raw == "nope" and .state == "INVALID" and .validate.attempts == 0' "$tmp/out"
 [ "$(wc -l <"$FAKE_LLM_LOG")" -eq 1 ] || fail "not one call: $(cat "$FAKE_LLM_LOG")"
+
+# 7. Over the size limit, errors that point into no subschema (a --check's,
+#    a type error at the root) quote no part of the schema at all.
+jq -nc --arg raw '{"two": "x"}' '{task_id: "t", raw: $raw}' >"$tmp/rec"
+expect_status 1 saop-validate --schema "$tmp/big.json" --check false \
+    --dry-run "$tmp/rec" >"$tmp/out"
+body "$tmp/out" | jq -r '.messages[-1].content' >"$tmp/prompt"
+grep -q 'Errors: check:1: exited with status 1' "$tmp/prompt" ||
+    fail "check: $(cat "$tmp/prompt")"
+grep -q -x 'The parts of the JSON Schema the errors point at:\|The JSON Schema it must follow:' \
+    "$tmp/prompt" && fail "a part quoted for a check: $(cat "$tmp/prompt")"
+jq -nc '{task_id: "t", raw: "[1]"}' |
+    expect_status 1 saop-validate --schema "$tmp/big.json" --dry-run >"$tmp/out"
+body "$tmp/out" | jq -r '.messages[-1].content' >"$tmp/prompt"
+grep -q '(root): expected object, got array' "$tmp/prompt" ||
+    fail "root: $(cat "$tmp/prompt")"
+grep -q -x 'The parts of the JSON Schema the errors point at:\|The JSON Schema it must follow:' \
+    "$tmp/prompt" && fail "the whole schema quoted: $(cat "$tmp/prompt")"
+
+# 8. --close closes a cut answer whose tool_call is null (no tool call).
+printf '%s\n' '{"task_id":"t","raw":"{\"a\": [1, {\"b\": tr","tool_call":null}' |
+    expect_status 0 saop-validate --schema "$tmp/obj.json" --no-retry --close \
+    >"$tmp/out"
+jqf '.state == "OK" and .validate.closed == true and
+    .envelope == {"a": [1, {"b": true}]}' "$tmp/out"
+
+# 9. A correction that cannot be built (request.messages not an array):
+#    65 on its record, no call, the record as it was validated.
+fake_llm_start '{"text": "{}"}'
+printf '%s\n' '{"task_id":"t","raw":"nope","request":{"messages":5}}' |
+    expect_status 65 saop-validate >"$tmp/out" 2>"$tmp/err"
+[ ! -s "$FAKE_LLM_LOG" ] || fail "a call made: $(cat "$FAKE_LLM_LOG")"
+grep -q 'request.messages is not an array' "$tmp/err" || fail "$(cat "$tmp/err")"
+jqf '.raw == "nope" and .validate.valid == false and .error.status == 65' \
+    "$tmp/out"
 exit 0
