@@ -182,4 +182,47 @@ grep -q -x 'X-Trace: 1' "$tmp/heads" || fail "X-Trace: $(cat "$tmp/heads")"
 grep -q -x 'Authorization: Bearer abc\.\.\.\*\*\*\*' "$tmp/heads" ||
     fail "Authorization: $(cat "$tmp/heads")"
 grep -q -e hunter22 -e defghij "$tmp/out" && fail "a secret shown: $(cat "$tmp/out")"
+
+# --schema-mode prompt: the schema as words where each format keeps its
+# system text: after the leading system and developer messages (OpenAI),
+# after the system text or as one more system block (Anthropic), after
+# the instructions (Responses), as one more systemInstruction part
+# (Gemini, made when there is none).
+echo '{"type": "object"}' >"$tmp/o.json"
+prompt='Answer with JSON only: one value that follows this JSON Schema.
+
+```json
+{
+  "type": "object"
+}
+```'
+pbody() {
+	echo "$2" | SAOP_PROVIDER=$1 expect_status 0 saop-suspend --dry-run \
+	    --schema "$tmp/o.json" --schema-mode prompt >"$tmp/out"
+	sed '1,/^$/d' "$tmp/out" >"$tmp/body"
+}
+lead='{"task_id": "t", "request": {"messages": [{"role": "system", "content": "s1"}, {"role": "developer", "content": "d1"}, {"role": "user", "content": "x"}]}}'
+blocks='{"task_id": "t", "request": {"system": [{"type": "text", "text": "blk"}], "messages": [{"role": "user", "content": "x"}]}}'
+bare='{"task_id": "t", "request": {"messages": [{"role": "user", "content": "x"}]}}'
+pbody openai "$lead"
+jq -e --arg p "$prompt" '[.messages[] | .role] == ["system", "developer",
+    "system", "user"] and .messages[2].content == $p' "$tmp/body" >/dev/null ||
+    fail "prompt, openai: $(cat "$tmp/body")"
+pbody anthropic "$lead"
+jq -e --arg p "$prompt" '.system == "s1\n\n" + $p' "$tmp/body" >/dev/null ||
+    fail "prompt, anthropic: $(cat "$tmp/body")"
+pbody anthropic "$blocks"
+jq -e --arg p "$prompt" '.system == [{"type": "text", "text": "blk"},
+    {"type": "text", "text": $p}]' "$tmp/body" >/dev/null ||
+    fail "prompt, anthropic blocks: $(cat "$tmp/body")"
+pbody openai-responses "$blocks"
+jq -e --arg p "$prompt" '.instructions == "blk\n\n" + $p' "$tmp/body" \
+    >/dev/null || fail "prompt, responses: $(cat "$tmp/body")"
+pbody gemini "$bare"
+jq -e --arg p "$prompt" '.systemInstruction == {"parts": [{"text": $p}]}' \
+    "$tmp/body" >/dev/null || fail "prompt, gemini: $(cat "$tmp/body")"
+pbody gemini "$lead"
+jq -e --arg p "$prompt" '.systemInstruction.parts == [{"text": "s1"},
+    {"text": "d1"}, {"text": $p}]' "$tmp/body" >/dev/null ||
+    fail "prompt, gemini after the system text: $(cat "$tmp/body")"
 exit 0
