@@ -46,4 +46,15 @@ printf '%s\n' '{"task_id":"t","raw":"{}"}' '{"task_id":"t","turn":4,"raw":"{}"}'
     expect_status 1 v --check 'test -z "${SAOP_TURN+x}"' >"$tmp/out" 2>/dev/null
 [ "$(jq -r .state "$tmp/out" | tr '\n' ' ')" = "OK INVALID " ] ||
     fail "SAOP_TURN: $(cat "$tmp/out")"
+
+# A check's long stderr clipped at 2000 bytes, "..." after; a command with
+# blanks before its path; an empty PATH entry (the current directory).
+expect_status 1 v --check 'head -c 5000 /dev/zero | tr "\0" e >&2; exit 1' \
+    <"$tmp/rec" >"$tmp/out" 2>/dev/null
+jqf '.validate.errors[0].message | length == 2012 and endswith("eee...")' "$tmp/out"
+expect_status 0 v --check '  /bin/true  x' <"$tmp/rec" >"$tmp/out"
+jqf '.state == "OK"' "$tmp/out"
+expect_status 0 env PATH=":/usr/bin:/bin" "$(command -v saop-validate)" \
+    --schema "$tmp/any.json" --no-retry --check true <"$tmp/rec" >"$tmp/out"
+jqf '.state == "OK"' "$tmp/out"
 exit 0

@@ -130,6 +130,8 @@ done <<'TABLE'
 "none" "none" {"type":"none"} "none" {"mode":"NONE"}
 {"type":"any"} "required" {"type":"any"} "required" {"mode":"ANY"}
 {"type":"auto"} "auto" {"type":"auto"} "auto" {"mode":"AUTO"}
+{"type":"none"} "none" {"type":"none"} "none" {"mode":"NONE"}
+{"foo":1} {"foo":1} {"foo":1} {"foo":1} null
 {"type":"tool","name":"get"} {"type":"function","function":{"name":"get"}} {"type":"tool","name":"get"} {"type":"function","name":"get"} {"mode":"ANY","allowedFunctionNames":["get"]}
 {"type":"function","function":{"name":"get"}} {"type":"function","function":{"name":"get"}} {"type":"tool","name":"get"} {"type":"function","name":"get"} {"mode":"ANY","allowedFunctionNames":["get"]}
 TABLE
