@@ -202,6 +202,7 @@ prune_raw(const char *path, struct saop_prune_opts *po)
 		msgs = json_object_get(v, "messages");
 		po->field = "/messages";
 	} else {
+		json_decref(v);		/* data_error() exits: nothing held */
 		data_error(1, "", "-R reads a chat request (an object with"
 		    " messages) or a messages array");
 	}

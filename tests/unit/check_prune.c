@@ -489,6 +489,388 @@ START_TEST(only_the_exact_marker_counts_as_a_summary)
 }
 END_TEST
 
+/* A marker as saop_prune_summary() writes it, for bytes b and row id. */
+#define MARK(b, id) "\n\n[... " b " bytes total \xe2\x80\x94 full output" \
+	" in state.sqlite, id " id "]"
+
+START_TEST(the_marker_s_numbers_are_read_strictly)
+{
+	static const struct {
+		const char *s;
+		int ok;
+	} cases[] = {
+		{ "12]", 0 },				/* digits, nothing before */
+		{ "abc" MARK("12", "03"), 0 },		/* a leading zero */
+		{ "abc" MARK("12", "12345678901234567890"), 0 },  /* 20 digits */
+		{ "abc" MARK("12", "9223372036854775808"), 0 },	/* > INT64_MAX */
+		{ "abc" MARK("", "3"), 0 },		/* no total */
+		{ "abc" MARK("012", "3"), 0 },		/* the total's zero */
+		{ "abc 12 bytes total \xe2\x80\x94 full output in "
+		    "state.sqlite, id 3]", 0 },		/* no head */
+		{ "x:3]", 0 },				/* ':' before the id */
+		{ "abc" MARK("1", "0"), 0 },		/* row 0 */
+		{ MARK("0", "9223372036854775807"), 1 },
+	};
+	unsigned long long b = 7;
+	long long id = 7;
+	size_t i, n;
+	char *s;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_msg(saop_prune_is_summary(cases[i].s,
+		    strlen(cases[i].s), NULL, NULL) == cases[i].ok,
+		    "case %zu", i);
+	ck_assert_int_eq(saop_prune_is_summary(MARK("0", "9223372036854775807"),
+	    strlen(MARK("0", "9223372036854775807")), &b, &id), 1);
+	ck_assert_uint_eq(b, 0);
+	ck_assert(id == 9223372036854775807LL);
+	/* Without out_len, the same summary, read back by the same rule. */
+	s = saop_prune_summary("hello world", 11, 5, 42, NULL);
+	ck_assert_str_eq(s, "hello" MARK("11", "42"));
+	n = strlen(s);
+	ck_assert_int_eq(saop_prune_is_summary(s, n, &b, &id), 1);
+	ck_assert_uint_eq(b, 11);
+	ck_assert_int_eq(id, 42);
+	free(s);
+}
+END_TEST
+
+START_TEST(nine_outputs_of_one_conversation_are_all_stored)
+{
+	struct saop_prune_stats st;
+	struct saop_err e;
+	json_t *m = json_array();
+	size_t i;
+	char want[64];
+
+	for (i = 0; i < 9; i++)
+		json_array_append_new(m, json_pack("{s:s, s:s, s:o}", "role",
+		    "tool", "tool_call_id", "c", "content",
+		    text_of(60000, (char)('a' + i))));
+	json_array_append_new(m, json_pack("{s:s}", "role", "assistant"));
+	json_array_append_new(m, json_pack("{s:s}", "role", "assistant"));
+	ck_assert_int_eq(prune(m, &st, &e), 0);
+	ck_assert_uint_eq(st.outputs, 9);
+	ck_assert_uint_eq(st.pruned, 9);
+	ck_assert_uint_eq(st.stored, 9);
+	ck_assert_int_eq(rows(), 9);
+	for (i = 0; i < 9; i++) {
+		const char *c = content(m, i);
+		long long id;
+
+		ck_assert_int_eq(saop_prune_is_summary(c, strlen(c), NULL,
+		    &id), 1);
+		ck_assert_int_eq(id, (long long)i + 1);
+		snprintf(want, sizeof(want), "%c%c", (char)('a' + i),
+		    (char)('a' + i));
+		ck_assert_int_eq(strncmp(c, want, 2), 0);
+	}
+	json_decref(m);
+}
+END_TEST
+
+START_TEST(messages_not_an_array_fail_without_an_error_struct)
+{
+	struct saop_prune_opts o;
+	json_t *v = json_integer(1);
+
+	saop_prune_opts_init(&o);
+	o.store = store;
+	ck_assert_int_eq(saop_prune_messages(v, &o, NULL, NULL), -SAOP_EDATA);
+	json_decref(v);
+}
+END_TEST
+
+START_TEST(messages_without_a_role_or_content_are_passed_over)
+{
+	struct saop_prune_stats st;
+	struct saop_err e;
+	long long id;
+	json_t *m = json_pack("[{s:o}, {s:s, s:s}, {s:s, s:s, s:o}, {s:s},"
+	    " {s:s}]", "content", text_of(60000, 'r'), "role", "tool",
+	    "tool_call_id", "a", "role", "function", "name", "fn", "content",
+	    text_of(60000, 'f'), "role", "assistant", "role", "assistant");
+
+	ck_assert_int_eq(prune(m, &st, &e), 0);
+	ck_assert_uint_eq(st.outputs, 1);
+	ck_assert_uint_eq(st.pruned, 1);
+	/* The message without a role is left whole. */
+	ck_assert_uint_eq(strlen(content(m, 0)), 60000);
+	ck_assert_ptr_null(json_object_get(json_array_get(m, 1), "content"));
+	ck_assert_int_eq(saop_prune_is_summary(content(m, 2),
+	    strlen(content(m, 2)), NULL, NULL), 1);
+	/* A function message's name is its tool's name. */
+	ck_assert_int_eq(saop_tool_output_latest(store, "fn", NULL, &id, &e),
+	    0);
+	ck_assert_int_eq(id, 1);
+	json_decref(m);
+}
+END_TEST
+
+START_TEST(a_tool_result_block_of_an_object_is_named_and_nothing_stored)
+{
+	struct saop_prune_stats st;
+	struct saop_err e;
+	json_t *m = json_pack("[{s:s, s:[{s:s, s:s, s:o}, {s:s, s:s, "
+	    "s:{s:i}}]}, {s:s}, {s:s}]", "role", "user", "content", "type",
+	    "tool_result", "tool_use_id", "u1", "content",
+	    text_of(60000, 'k'), "type", "tool_result", "tool_use_id", "u2",
+	    "content", "a", 1, "role", "assistant", "role", "assistant");
+
+	ck_assert_int_eq(prune(m, &st, &e), -SAOP_EDATA);
+	ck_assert_str_eq(e.field, "/request/messages/0/content/1/content");
+	ck_assert_int_eq(rows(), 0);
+	/* The first block, before the bad one, is not changed either. */
+	ck_assert_uint_eq(json_string_length(json_object_get(json_array_get(
+	    json_object_get(json_array_get(m, 0), "content"), 0), "content")),
+	    60000);
+	json_decref(m);
+}
+END_TEST
+
+START_TEST(a_tool_result_without_a_call_id_is_pruned_without_a_name)
+{
+	struct saop_prune_stats st;
+	struct saop_err e;
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f;
+	json_t *m = json_pack("[{s:s, s:[{s:s, s:o}]}, {s:s}, {s:s}]",
+	    "role", "user", "content", "type", "tool_result", "content",
+	    text_of(60000, 'w'), "role", "assistant", "role", "assistant");
+
+	ck_assert_int_eq(prune(m, &st, &e), 0);
+	ck_assert_uint_eq(st.pruned, 1);
+	f = open_memstream(&buf, &n);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(saop_tool_output_list(store, NULL, f, &e), 0);
+	fclose(f);
+	/* id, task, tool "-", call "-", bytes, age */
+	ck_assert_msg(strstr(buf, "\n1\ttask-1\t-\t-\t60000\t3\t") != NULL,
+	    "%s", buf);
+	free(buf);
+	json_decref(m);
+}
+END_TEST
+
+START_TEST(entries_of_every_bad_shape_are_named)
+{
+	struct saop_prune_opts o;
+	struct saop_prune_stats st = { 0 };
+	struct saop_err e;
+	json_t *en;
+	long line = 9;
+	char sum[256];
+
+	saop_prune_opts_init(&o);
+	o.store = store;
+	o.task_id = "t";
+	en = json_integer(3);
+	ck_assert_int_eq(saop_prune_entries(&en, &line, 1, &o, &st, &e),
+	    -SAOP_EDATA);
+	ck_assert_str_eq(e.field, "");
+	ck_assert_int_eq(e.line, 9);
+	json_decref(en);
+	en = json_pack("{s:s, s:s, s:i}", "raw_content", "abc", "byte_size",
+	    "3", "turn_age", 2);
+	ck_assert_int_eq(saop_prune_entries(&en, NULL, 1, &o, &st, &e),
+	    -SAOP_EDATA);
+	ck_assert_str_eq(e.field, "/byte_size");
+	ck_assert_int_eq(e.line, 0);
+	json_decref(en);
+	/* byte_size null is no size; a summary keeps the size of its raw. */
+	snprintf(sum, sizeof(sum), "abc" MARK("60000", "5"));
+	en = json_pack("{s:s, s:n, s:i}", "raw_content", "abc", "byte_size",
+	    "turn_age", 2);
+	ck_assert_int_eq(saop_prune_entries(&en, NULL, 1, &o, &st, &e), 0);
+	json_decref(en);
+	en = json_pack("{s:s, s:i, s:i}", "raw_content", sum, "byte_size",
+	    60000, "turn_age", 2);
+	ck_assert_int_eq(saop_prune_entries(&en, NULL, 1, &o, &st, &e), 0);
+	ck_assert_uint_eq(st.already, 1);
+	ck_assert_uint_eq(st.pruned, 0);
+	json_decref(en);
+}
+END_TEST
+
+/* An open_store callback: the store in arg, or a failure when NULL. */
+static struct saop_store *
+open_cb(void *arg, struct saop_err *e)
+{
+	if (arg == NULL)
+		saop__fail(e, SAOP_EDB, 0, "cannot open it");
+	return arg;
+}
+
+START_TEST(the_store_is_opened_only_when_an_output_is_to_be_stored)
+{
+	struct saop_prune_opts o;
+	struct saop_prune_stats st;
+	struct saop_err e;
+	json_t *m = openai_conv(60000, 2, 's');
+
+	saop_prune_opts_init(&o);
+	o.task_id = "t";
+	ck_assert_int_eq(saop_prune_messages(m, &o, &st, &e), -SAOP_EDB);
+	ck_assert_str_eq(e.msg, "no state database to store tool outputs in");
+	o.open_store = open_cb;
+	ck_assert_int_eq(saop_prune_messages(m, &o, &st, &e), -SAOP_EDB);
+	ck_assert_str_eq(e.msg, "cannot open it");
+	ck_assert_uint_eq(strlen(content(m, 2)), 60000);
+	ck_assert_int_eq(rows(), 0);
+	o.store_arg = store;
+	ck_assert_int_eq(saop_prune_messages(m, &o, &st, &e), 0);
+	ck_assert_int_eq(rows(), 1);
+	ck_assert_int_eq(saop_prune_is_summary(content(m, 2),
+	    strlen(content(m, 2)), NULL, NULL), 1);
+	json_decref(m);
+}
+END_TEST
+
+START_TEST(an_entry_s_capture_time_is_stored_and_listed_escaped)
+{
+	struct saop_prune_opts o;
+	struct saop_prune_stats st = { 0 };
+	struct saop_err e;
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f;
+	json_t *en;
+
+	saop_prune_opts_init(&o);
+	o.store = store;
+	o.task_id = "t";
+	en = json_pack("{s:s, s:o, s:i, s:s}", "tool_name", "del\x7f",
+	    "raw_content", text_of(60000, 'c'), "turn_age", 4, "captured_at",
+	    "2020-01-02T03:04:05.000Z");
+	ck_assert_int_eq(saop_prune_entries(&en, NULL, 1, &o, &st, &e), 0);
+	json_decref(en);
+	f = open_memstream(&buf, &n);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(saop_tool_output_list(store, "t", f, &e), 0);
+	fclose(f);
+	ck_assert_msg(strstr(buf, "\tdel\\x7f\t-\t60000\t4\t"
+	    "2020-01-02T03:04:05.000Z\t") != NULL, "%s", buf);
+	free(buf);
+}
+END_TEST
+
+START_TEST(a_write_error_is_an_io_error)
+{
+	struct saop_err e;
+	json_t *m = openai_conv(60000, 2, 'z');
+	struct saop_prune_stats st;
+	FILE *f;
+
+	/* No call id: the list writes its cell as "-". */
+	json_object_del(json_array_get(m, 2), "tool_call_id");
+
+	ck_assert_int_eq(prune(m, &st, &e), 0);
+	if ((f = fopen("/dev/full", "w")) == NULL)
+		return;		/* no /dev/full: nothing to check */
+	ck_assert_int_eq(saop_tool_output_get(store, 1, f, &e), -SAOP_EIO);
+	ck_assert_msg(strncmp(e.msg, "write error: ", 13) == 0, "%s", e.msg);
+	setvbuf(f, NULL, _IONBF, 0);
+	ck_assert_int_eq(saop_tool_output_list(store, NULL, f, &e), -SAOP_EIO);
+	ck_assert_msg(strncmp(e.msg, "write error: ", 13) == 0, "%s", e.msg);
+	fclose(f);
+	json_decref(m);
+}
+END_TEST
+
+START_TEST(parts_and_blocks_that_are_not_tool_text_are_left_alone)
+{
+	struct saop_prune_stats st;
+	struct saop_err e;
+	json_t *m = json_pack("[{s:s, s:[{s:s, s:s}]}, {s:s},"
+	    " {s:s, s:[{s:s}, {s:s, s:s}]},"
+	    " {s:s, s:[{s:s}, {s:s, s:i}], s:[{s:s, s:s}]},"
+	    " {s:s, s:s, s:[{s:s}]}, {s:s, s:s, s:[{s:s, s:i}]},"
+	    " {s:s}, {s:s}]",
+	    "role", "assistant", "content", "id", "u9", "name", "x",
+	    "role", "user",
+	    "role", "user", "content", "text", "hi", "type", "text",
+	    "text", "hi",
+	    "role", "assistant", "content", "id", "u8", "id", "u7",
+	    "name", 5, "tool_calls", "type", "function", "function", "x",
+	    "role", "tool", "tool_call_id", "a", "content", "text", "x",
+	    "role", "tool", "tool_call_id", "b", "content", "type", "text",
+	    "text", 5,
+	    "role", "assistant", "role", "assistant");
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(prune(m, &st, &e), 0);
+	/* Only the two tool messages are outputs; neither is text. */
+	ck_assert_uint_eq(st.outputs, 0);
+	ck_assert_int_eq(rows(), 0);
+	json_decref(m);
+}
+END_TEST
+
+START_TEST(an_output_without_a_task_is_an_internal_error)
+{
+	struct saop_prune_opts o;
+	struct saop_err e;
+	json_t *m = openai_conv(60000, 2, 'i');
+
+	saop_prune_opts_init(&o);
+	o.store = store;
+	ck_assert_int_eq(saop_prune_messages(m, &o, NULL, &e),
+	    -SAOP_EINTERNAL);
+	ck_assert_str_eq(e.msg, "pruning without a task id");
+	ck_assert_int_eq(rows(), 0);
+	/* Without a store and without e: still the database's error. */
+	o.store = NULL;
+	o.task_id = "t";
+	ck_assert_int_eq(saop_prune_messages(m, &o, NULL, NULL), -SAOP_EDB);
+	ck_assert_uint_eq(strlen(content(m, 2)), 60000);
+	json_decref(m);
+}
+END_TEST
+
+START_TEST(entries_without_a_turn_age_or_tallies_are_named)
+{
+	struct saop_prune_opts o;
+	struct saop_err e;
+	json_t *en;
+
+	saop_prune_opts_init(&o);
+	o.store = store;
+	o.task_id = "t";
+	en = json_pack("{s:s}", "raw_content", "abc");
+	ck_assert_int_eq(saop_prune_entries(&en, NULL, 1, &o, NULL, &e),
+	    -SAOP_EDATA);
+	ck_assert_str_eq(e.field, "/turn_age");
+	json_decref(en);
+	en = json_pack("{s:o, s:i}", "raw_content", text_of(60000, 'e'),
+	    "turn_age", 2);
+	ck_assert_int_eq(saop_prune_entries(&en, NULL, 1, &o, NULL, &e), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(en, "stored_id")),
+	    1);
+	json_decref(en);
+}
+END_TEST
+
+START_TEST(a_store_that_cannot_open_fails_every_read)
+{
+	struct saop_err e;
+	struct saop_store *bad;
+	long long id = 5;
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/no/such/dir/state.sqlite", tmpdir);
+	/* saop_store_new() connects on the first use. */
+	bad = saop_store_new(path, &e);
+	ck_assert_ptr_nonnull(bad);
+	ck_assert_int_lt(saop_tool_output_get(bad, 1, stdout, &e), 0);
+	ck_assert_msg(strstr(e.msg, "no/such/dir") != NULL, "%s", e.msg);
+	ck_assert_int_lt(saop_tool_output_latest(bad, "x", NULL, &id, &e), 0);
+	ck_assert_int_eq(id, 0);
+	ck_assert_int_lt(saop_tool_output_list(bad, NULL, stdout, &e), 0);
+	saop_store_close(bad);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -514,6 +896,20 @@ main(void)
 	tcase_add_test(tc, entries_use_their_turn_age_and_name_a_bad_field);
 	tcase_add_test(tc, a_message_that_is_not_an_object_is_named);
 	tcase_add_test(tc, only_the_exact_marker_counts_as_a_summary);
+	tcase_add_test(tc, the_marker_s_numbers_are_read_strictly);
+	tcase_add_test(tc, nine_outputs_of_one_conversation_are_all_stored);
+	tcase_add_test(tc, messages_not_an_array_fail_without_an_error_struct);
+	tcase_add_test(tc, messages_without_a_role_or_content_are_passed_over);
+	tcase_add_test(tc, a_tool_result_block_of_an_object_is_named_and_nothing_stored);
+	tcase_add_test(tc, a_tool_result_without_a_call_id_is_pruned_without_a_name);
+	tcase_add_test(tc, entries_of_every_bad_shape_are_named);
+	tcase_add_test(tc, the_store_is_opened_only_when_an_output_is_to_be_stored);
+	tcase_add_test(tc, an_entry_s_capture_time_is_stored_and_listed_escaped);
+	tcase_add_test(tc, a_write_error_is_an_io_error);
+	tcase_add_test(tc, parts_and_blocks_that_are_not_tool_text_are_left_alone);
+	tcase_add_test(tc, an_output_without_a_task_is_an_internal_error);
+	tcase_add_test(tc, entries_without_a_turn_age_or_tallies_are_named);
+	tcase_add_test(tc, a_store_that_cannot_open_fails_every_read);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

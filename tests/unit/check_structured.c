@@ -64,6 +64,35 @@ START_TEST(only_closed_objects_with_every_property_required_are_strict)
 	    "{\"a\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": "
 	    "\"null\"}]}}, \"required\": [\"a\"], \"additionalProperties\": "
 	    "false, \"$defs\": {\"x\": {\"type\": \"object\"}}}"), 0);
+	/* A nullable object (a type list naming "object") must be closed. */
+	ck_assert_int_eq(strict("{\"type\": \"object\", \"properties\": "
+	    "{\"a\": {\"type\": [\"object\", \"null\"]}}, \"required\": "
+	    "[\"a\"], \"additionalProperties\": false}"), 0);
+	ck_assert_int_eq(strict("{\"type\": \"object\", \"properties\": "
+	    "{\"a\": {\"type\": [\"null\", \"object\"], \"properties\": "
+	    "{}, \"additionalProperties\": false}}, \"required\": [\"a\"], "
+	    "\"additionalProperties\": false}"), 1);
+	/* items, definitions and a nested anyOf are checked too. */
+	ck_assert_int_eq(strict("{\"type\": \"object\", \"properties\": "
+	    "{\"a\": {\"type\": \"array\", \"items\": {\"type\": "
+	    "\"object\"}}}, \"required\": [\"a\"], "
+	    "\"additionalProperties\": false}"), 0);
+	ck_assert_int_eq(strict("{\"type\": \"object\", \"properties\": "
+	    "{\"a\": {\"type\": \"array\", \"items\": {\"type\": "
+	    "\"string\"}}}, \"required\": [\"a\"], "
+	    "\"additionalProperties\": false, \"definitions\": {\"d\": "
+	    "{\"type\": \"string\"}}}"), 1);
+	ck_assert_int_eq(strict("{\"type\": \"object\", \"properties\": "
+	    "{}, \"additionalProperties\": false, \"definitions\": {\"d\": "
+	    "{\"type\": \"object\"}}}"), 0);
+	ck_assert_int_eq(strict("{\"type\": \"object\", \"properties\": "
+	    "{\"a\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": "
+	    "\"object\"}]}}, \"required\": [\"a\"], "
+	    "\"additionalProperties\": false}"), 0);
+	/* A schema that is not an object (true) is not in the subset. */
+	ck_assert_int_eq(strict("{\"type\": \"object\", \"properties\": "
+	    "{\"a\": true}, \"required\": [\"a\"], "
+	    "\"additionalProperties\": false}"), 0);
 }
 END_TEST
 
