@@ -1670,8 +1670,9 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 	memset(out, 0, sizeof(*out));
 	saop_err_clear(e);
 	if (turn_init(&t, rec, o) != 0)
-		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
-		    "task_id");
+		return json_object_get(rec, "task_id") != NULL ?
+		    saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory") :
+		    saop__fail(e, SAOP_EDATA, 0, "the record has no task_id");
 	t.prompt_tokens = t.completion_tokens = -1;
 	if (!json_is_object(json_object_get(rec, "request"))) {
 		turn_free(&t);

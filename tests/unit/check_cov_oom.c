@@ -29,8 +29,9 @@
 #endif
 
 /* The allocation that fails (only that one: the clean-up after it gets
- * its memory, as after a passing shortage), 0 for none. */
-static long fail_at, allocs;
+ * its memory, as after a passing shortage), 0 for none.  Counted per
+ * thread: the claim renewer of lib/suspend.c allocates on its own. */
+static __thread long fail_at, allocs;
 
 /* Count an allocation; 1 when it is to fail. */
 static int
@@ -545,6 +546,114 @@ START_TEST(resume_record_survives_every_failed_allocation)
 }
 END_TEST
 
+/* A scripted model for suspend_turn(): a loss after part of the answer,
+ * then the rest (its own allocation failing is a failed call). */
+static int
+losing(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	int *calls = arg;
+	const char *text = (*calls)++ == 0 ? "{\"a\": [1, " : "2]}";
+
+	(void)request;
+	memset(a, 0, sizeof(*a));
+	a->prompt_tokens = a->completion_tokens = -1;
+	if ((a->raw = strdup(text)) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+	a->raw_len = strlen(text);
+	if (*calls == 1)
+		return saop__fail(e, SAOP_ENETWORK, 0, "connection reset");
+	strcpy(a->finish_reason, "stop");
+	return 0;
+}
+
+/* The network back at once. */
+static int
+up(void *arg)
+{
+	(void)arg;
+	return 1;
+}
+
+/* saop_suspend_turn() of a turn cut by a loss, then resumed (arg: 1
+ * from a saved tool call): every failed allocation leaves an error of
+ * memory or of the store, never a crash; the turn resolves without. */
+static int
+suspend_turn(void *arg, long n)
+{
+	struct saop_suspend_opts o;
+	struct saop_suspend_outcome out;
+	struct saop_err e;
+	json_t *rec, *state = NULL;
+	int calls = 0, rc, hit;
+
+	rec = json_pack("{s:s, s:i, s:{s:[{s:s, s:s}]}}", "task_id", "t",
+	    "turn", 2, "request", "messages", "role", "user", "content",
+	    "JSON please");
+	ck_assert_ptr_nonnull(rec);
+	if (arg != NULL) {
+		calls = 1;
+		state = json_pack("{s:s, s:{s:s, s:s, s:i}, s:[{s:s, s:{s:s, "
+		    "s:s}}, {s:s, s:{s:s, s:s}}], s:s}", "partial",
+		    "{\"a\": [1, ", "tool_call", "id", "c1", "name", "f",
+		    "index", 0, "tool_calls", "id", "c1", "function", "name",
+		    "f", "arguments", "{\"a\": [1, ", "id", "c2", "function",
+		    "name", "g", "arguments", "{}", "text", "Calling f.");
+		ck_assert_ptr_nonnull(state);
+	}
+	memset(&o, 0, sizeof(o));
+	o.store = store;
+	o.stage = "saop-suspend";
+	o.max_resumes = 2;
+	o.poll_ms = 1;
+	o.max_wait_ms = 60000;
+	o.form = SAOP_RESUME_AUTO;
+	o.provider = SAOP_PROVIDER_ANTHROPIC;
+	o.model.call = losing;
+	o.model.arg = &calls;
+	o.probe = up;
+	saop_err_clear(&e);
+	arm(n);
+	rc = saop_suspend_turn(rec, state, &o, &out, &e);
+	hit = disarm();
+	ck_assert_msg(rc == 0 || rc == -SAOP_ENOMEM || rc == -SAOP_EDB ||
+	    (hit && rc == -SAOP_ENETWORK), "run %ld: %d: %s", n, rc, e.msg);
+	if (rc < 0)
+		ck_assert_int_eq(e.code, -rc);
+	if (!hit) {
+		ck_assert_msg(rc == 0, "%d: %s", rc, e.msg);
+		ck_assert_str_eq(json_string_value(json_object_get(rec, "raw")),
+		    "{\"a\": [1, 2]}");
+		ck_assert_int_eq(out.resumes, arg != NULL ? 0 : 1);
+		if (arg != NULL)
+			ck_assert_str_eq(json_string_value(json_object_get(rec,
+			    "finish_reason")), "tool_calls");
+	}
+	ck_assert_int_ge(saop_turn_state_clear(store, "t", &e), 0);
+	json_decref(state);
+	json_decref(rec);
+	return hit;
+}
+
+START_TEST(suspend_turn_survives_every_failed_allocation)
+{
+	char path[] = "/tmp/saop-cov-oom.XXXXXX", db[64], cmd[96];
+	struct saop_err e;
+
+	ck_assert_ptr_nonnull(mkdtemp(path));
+	snprintf(db, sizeof(db), "%s/state.sqlite", path);
+	ck_assert_ptr_nonnull(store = saop_store_open(db, &e));
+	/* Once whole first: the claim renewer started, the tables made. */
+	ck_assert_int_eq(suspend_turn(NULL, 0), 0);
+	ck_assert_int_gt(each_failure(suspend_turn, NULL), RUNS(10));
+	ck_assert_int_gt(each_failure(suspend_turn, path), RUNS(10));
+	saop_store_close(store);
+	store = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* saop_repair() of near-JSON needing several repairs. */
 static int
 repair(void *arg, long n)
@@ -758,6 +867,7 @@ main(void)
 	tcase_add_test(tc, resume_merge_survives_every_failed_allocation);
 	tcase_add_test(tc, resume_join_survives_every_failed_allocation);
 	tcase_add_test(tc, resume_record_survives_every_failed_allocation);
+	tcase_add_test(tc, suspend_turn_survives_every_failed_allocation);
 	tcase_add_test(tc, repair_survives_every_failed_allocation);
 	tcase_add_test(tc, schema_survives_every_failed_allocation);
 	tcase_add_test(tc, detect_survives_every_failed_allocation);
