@@ -401,6 +401,45 @@ START_TEST(a_sentence_ending_in_a_colon_is_not_cut_after_it)
 }
 END_TEST
 
+START_TEST(many_repeats_and_a_spoiled_prefix)
+{
+	struct saop_resume_join j;
+	const char *out;
+
+	/* Twelve bytes that repeat themselves: more readings of a repeat
+	 * than are tried; the string written again from its start wins. */
+	memset(&j, 0, sizeof(j));
+	ck_assert_int_eq(join("[\"aaaaaaaaaaaa", "aaaaaaaaaaaa\"]", &j, &out),
+	    SAOP_COMPLETE);
+	ck_assert_str_eq(out, "[\"aaaaaaaaaaaa\"]");
+	/* A prefix invalid before the cut: nothing after it mends it, and
+	 * no words are cut from the answer. */
+	ck_assert_int_eq(join("{\"a\": 1,, \"b\": ", "2} Done.", &j, &out),
+	    SAOP_INVALID);
+	ck_assert_str_eq(out, "{\"a\": 1,, \"b\": 2} Done.");
+}
+END_TEST
+
+START_TEST(a_prefill_with_only_the_tail_shown_sees_no_unseen_space)
+{
+	/* The tail context sends no prefill: the partial's trailing space
+	 * was not hidden, and the answer's own is kept as it came. */
+	static const struct step one[] = { { 0, "2]}", NULL } };
+	struct saop_resume_opts o = { 0 };
+	struct saop_resume_outcome out;
+	struct script s = { one, 1, 0, 0 };
+	json_t *r = record("t", "{\"a\": [1, ", NULL);
+
+	o.form = SAOP_RESUME_PREFILL;
+	o.context = SAOP_RESUME_TAIL;
+	ck_assert_int_eq(resume(r, &s, &o, &out), 0);
+	ck_assert_int_eq(s.prefill_seen, 0);
+	ck_assert_str_eq(str(r, "raw"), "{\"a\": [1, 2]}");
+	ck_assert_int_eq(out.status, SAOP_RESUME_RESOLVED);
+	json_decref(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -420,6 +459,9 @@ main(void)
 	tcase_add_test(tc, a_log_row_the_store_refuses_fails_the_record);
 	tcase_add_test(tc, join_ignores_places_beyond_the_prefix);
 	tcase_add_test(tc, a_sentence_ending_in_a_colon_is_not_cut_after_it);
+	tcase_add_test(tc, many_repeats_and_a_spoiled_prefix);
+	tcase_add_test(tc,
+	    a_prefill_with_only_the_tail_shown_sees_no_unseen_space);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
