@@ -68,22 +68,24 @@ string_n(const char *buf, size_t len)
 	return json_stringn_nocheck(buf, len);
 }
 
-/* Append {"role": role, "content": text} to msgs; 0 or -1. */
+/* Append {"role": role, "content": content (stolen)} to msgs; 0 or -1. */
 static int
 append_turn(json_t *msgs, const char *role, json_t *content)
 {
-	json_t *m;
+	json_t *m = json_object();
 
-	if (content == NULL)
+	if (m == NULL || content == NULL ||
+	    json_object_set_new(m, "role", json_string(role)) != 0) {
+		json_decref(m);
+		json_decref(content);
 		return -1;
-	if ((m = json_object()) == NULL ||
-	    json_object_set_new(m, "role", json_string(role)) != 0 ||
-	    json_object_set_new(m, "content", content) != 0 ||
-	    json_array_append_new(msgs, m) != 0) {
+	}
+	/* Both take their value, even when they fail. */
+	if (json_object_set_new(m, "content", content) != 0) {
 		json_decref(m);
 		return -1;
 	}
-	return 0;
+	return json_array_append_new(msgs, m) != 0 ? -1 : 0;
 }
 
 /*

@@ -1124,9 +1124,8 @@ START_TEST(the_guard_waits_out_a_429_and_passes_a_record_without_task)
 	saop_llm_answer_free(&a);
 	/* No task: the model called as it is, no policy, no row. */
 	json_object_del(r, "task_id");
-	sc.calls = 0;
-	sc.steps = s + 1;
-	sc.n = 1;
+	opts(&g.opts, s + 1, 1);
+	g.opts.stage = "saop-validate";
 	memset(&g.out, 0, sizeof(g.out));
 	ck_assert_int_eq(saop_model_call(&m, req, &a, &e), 0);
 	ck_assert_str_eq(a.raw, "{\"b\": 2}");
