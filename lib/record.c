@@ -584,9 +584,14 @@ saop__record_text(const json_t *rec, size_t *len, struct saop_err *e)
 		return NULL;
 	}
 	rc = saop_record_write(f, rec, e);
-	if (fclose(f) != 0 && rc == 0)
-		rc = saop__fail(e, SAOP_ENOMEM, errno, "out of memory");
+	/* glibc's fclose() may lose the buffer for want of memory, and
+	 * still return 0. */
+	if ((fclose(f) != 0 || text == NULL) && rc == 0)
+		rc = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	if (rc != 0) {
+		/* A memory stream fails for want of memory only. */
+		if (e->code != SAOP_ENOMEM)
+			saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 		free(text);
 		return NULL;
 	}

@@ -10,9 +10,11 @@
 
 #include "db.h"
 
-/* Readings of an answer tried, and repeats of the received tail per
- * reading. */
-#define MAX_CANDIDATES	6
+/* Readings of an answer tried (as it is, a fence's body, after a colon,
+ * after each of its first LINE_READINGS lines), and repeats of the
+ * received tail per reading. */
+#define LINE_READINGS	3
+#define MAX_CANDIDATES	(3 + LINE_READINGS)
 #define MAX_OVERLAPS	8
 
 /* See saop.h.  Returns the word of resume status s. */
@@ -66,22 +68,24 @@ string_n(const char *buf, size_t len)
 	return json_stringn_nocheck(buf, len);
 }
 
-/* Append {"role": role, "content": text} to msgs; 0 or -1. */
+/* Append {"role": role, "content": content (stolen)} to msgs; 0 or -1. */
 static int
 append_turn(json_t *msgs, const char *role, json_t *content)
 {
-	json_t *m;
+	json_t *m = json_object();
 
-	if (content == NULL)
+	if (m == NULL || content == NULL ||
+	    json_object_set_new(m, "role", json_string(role)) != 0) {
+		json_decref(m);
+		json_decref(content);
 		return -1;
-	if ((m = json_object()) == NULL ||
-	    json_object_set_new(m, "role", json_string(role)) != 0 ||
-	    json_object_set_new(m, "content", content) != 0 ||
-	    json_array_append_new(msgs, m) != 0) {
+	}
+	/* Both take their value, even when they fail. */
+	if (json_object_set_new(m, "content", content) != 0) {
 		json_decref(m);
 		return -1;
 	}
-	return 0;
+	return json_array_append_new(msgs, m) != 0 ? -1 : 0;
 }
 
 /*
@@ -373,7 +377,7 @@ readings(const char *cont, size_t clen, struct span *sp)
 		}
 	/* After each of the first lines. */
 	pos = lead;
-	for (lines = 0; lines < 3 && n < MAX_CANDIDATES; lines++) {
+	for (lines = 0; lines < LINE_READINGS; lines++) {
 		nl = memchr(cont + pos, '\n', clen - pos);
 		if (nl == NULL)
 			break;
@@ -411,7 +415,7 @@ overlaps(const char *p, size_t plen, const char *c, size_t clen, size_t *ks,
 	}
 	t = p + plen - m;
 	for (i = 0, q = 0; i < m; i++) {
-		while (q > 0 && (q == m || c[q] != t[i]))
+		while (q > 0 && c[q] != t[i])	/* q < m: q <= i */
 			q = pi[q - 1];
 		if (c[q] == t[i])
 			q++;
@@ -534,13 +538,12 @@ value_byte(const char *s, size_t n, size_t *i, int *str, int *esc)
 	return -1;
 }
 
-/* The end of the JSON of a merge scanned as r (len bytes): where a
- * complete value ends, else all of it. */
+/* The end of the JSON of a merge scanned as r (COMPLETE: its
+ * saop__detect_part() sets json_end). */
 static size_t
-json_end(const struct saop_detect_result *r, size_t len)
+json_end(const struct saop_detect_result *r)
 {
-	return r->verdict == SAOP_COMPLETE && r->json_end > 0 ?
-	    (size_t)r->json_end : len;
+	return (size_t)r->json_end;
 }
 
 /* 1 when a[from..an) and b[from..bn) hold the same value (the same bytes
@@ -575,8 +578,8 @@ cut_words(const struct joiner *j, char *buf, size_t *len, size_t hlen,
 	struct saop_detect_result cut;
 	size_t at = (size_t)r->error_offset, lead = at;
 
-	if (r->verdict != SAOP_INVALID || at < hlen || at >= *len)
-		return 0;
+	if (r->verdict != SAOP_INVALID || at < hlen)
+		return 0;	/* at <= *len: at == *len is no sentence */
 	while (lead > hlen && is_ws((unsigned char)buf[lead - 1]))
 		lead--;
 	if (lead == at || !sentence_start(buf + at, *len - at))
@@ -630,8 +633,8 @@ consider(struct joiner *j, const char *tail, size_t tlen, int likely)
 		cls = 0;	/* A cut answer: no reading is finished. */
 	if (j->have && cls == j->cls && likely == j->likely && cls == 0 &&
 	    !j->cut) {
-		if (!same_value(buf, json_end(&r, len), j->buf,
-		    json_end(&j->res, j->len), j->js))
+		if (!same_value(buf, json_end(&r), j->buf,
+		    json_end(&j->res), j->js))
 			j->differs = 1;
 		else if (len < j->len)
 			goto take;	/* The same value, less doubled space. */
@@ -766,7 +769,7 @@ saop_resume_join(const char *prefix, size_t plen, const char *cont,
 		j.open_str = plen - j.js - ts;
 	n = readings(cont, clen, sp);
 	for (i = 0; i < n && rc == 0; i++) {
-		if (i > 0 && j.have && j.res.verdict == SAOP_COMPLETE)
+		if (i > 0 && j.res.verdict == SAOP_COMPLETE)	/* j.have: i > 0 */
 			break;	/* A later reading only for what is left. */
 		rc = judge_reading(&j, at, cont + sp[i].off, sp[i].len,
 		    i * L_NEXT_READING);
@@ -1021,16 +1024,22 @@ finish(struct work *w, const char *raw, size_t len,
 
 	memset(&cut, 0, sizeof(cut));
 	if ((s = json_stringn(raw, len)) == NULL) {
+		size_t ri = (size_t)r->resume_index;
+
+		if (saop_utf8_valid(raw, len) == len)
+			return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
 		/*
 		 * Only a character cut at the very end can do that (the
 		 * scanner passed the rest): a JSON string cannot hold half a
 		 * character, so the record keeps what precedes it, the
 		 * resume point, and the model writes that character again.
 		 */
-		if (r->verdict != SAOP_TRUNCATED || (s = json_stringn(raw,
-		    (size_t)r->resume_index)) == NULL)
+		if (r->verdict != SAOP_TRUNCATED ||
+		    saop_utf8_valid(raw, ri) != ri)
 			return saop__fail(e, SAOP_EINTERNAL, 0,
 			    "the merged output is not valid UTF-8");
+		if ((s = json_stringn(raw, ri)) == NULL)
+			return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
 		if (scan_part(raw, (size_t)r->resume_index,
 		    (size_t)r->json_start, r->wrapper, 0, &cut, e) != 0) {
 			json_decref(s);
@@ -1212,7 +1221,7 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 			}
 		}
 		saop_llm_answer_free(&ans);
-		if (call_rc < 0 && !done)
+		if (call_rc < 0)
 			break;
 		call_rc = 0;
 	}

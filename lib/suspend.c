@@ -776,15 +776,14 @@ sleep_ms(long ms, const volatile sig_atomic_t *stop)
 }
 
 /*
- * Split url's authority into host (without brackets) and port (the
- * scheme's default when none).  Returns 0, or -1 when url has no host.
+ * Split url's authority into host (without brackets) and port (def when
+ * none).  Returns 0, or -1 when url has no host.
  */
 static int
 url_host_port(const char *url, char *host, size_t hostsz, char *port,
-    size_t portsz)
+    size_t portsz, const char *def)
 {
 	const char *p, *end, *at, *hs, *he, *colon;
-	int https = strncasecmp(url, "https://", 8) == 0;
 
 	p = strstr(url, "://");
 	p = p != NULL ? p + 3 : url;
@@ -813,7 +812,7 @@ url_host_port(const char *url, char *host, size_t hostsz, char *port,
 		memcpy(port, colon + 1, (size_t)(end - colon - 1));
 		port[end - colon - 1] = '\0';
 	} else
-		snprintf(port, portsz, "%s", https ? "443" : "80");
+		snprintf(port, portsz, "%s", def);
 	return 0;
 }
 
@@ -851,18 +850,16 @@ connect_target(const char *base, char *host, size_t hostsz, char *port,
     size_t portsz)
 {
 	const char *proxy;
+	int https = strncasecmp(base, "https://", 8) == 0;
 
-	if (url_host_port(base, host, hostsz, port, portsz) != 0)
+	if (url_host_port(base, host, hostsz, port, portsz, https ? "443" :
+	    "80") != 0)
 		return -1;
-	proxy = saop__config_proxy(strncasecmp(base, "https://", 8) == 0);
-	if (proxy != NULL && !no_proxy_for(host)) {
-		if (url_host_port(proxy, host, hostsz, port, portsz) != 0)
-			return -1;
-		/* A proxy URL without a port means libcurl's 1080. */
-		if (strstr(proxy, "://") == NULL || strchr(strstr(proxy,
-		    "://") + 3, ':') == NULL)
-			snprintf(port, portsz, "1080");
-	}
+	proxy = saop__config_proxy(https);
+	/* A proxy URL without a port means libcurl's 1080. */
+	if (proxy != NULL && !no_proxy_for(host) &&
+	    url_host_port(proxy, host, hostsz, port, portsz, "1080") != 0)
+		return -1;
 	return 0;
 }
 
@@ -1581,8 +1578,9 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 	memset(out, 0, sizeof(*out));
 	saop_err_clear(e);
 	if (turn_init(&t, rec, o) != 0)
-		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
-		    "task_id");
+		return saop_record_has(rec, SAOP_RECORD_TASK_ID) ?
+		    saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory") :
+		    saop__fail(e, SAOP_EDATA, 0, "the record has no task_id");
 	saop_llm_cost_init(&t.cost);
 	if (saop_record_request(rec) == NULL) {
 		turn_free(&t);

@@ -31,9 +31,10 @@
 /* The allocation that fails (only that one: the clean-up after it gets
  * its memory, as after a passing shortage), 0 for none; with keep set,
  * it and every one after it (a shortage that lasts: the clean-up fails
- * too). */
-static long fail_at, allocs;
-static int keep;
+ * too).  Counted per thread: the claim renewer of lib/suspend.c
+ * allocates on its own. */
+static __thread long fail_at, allocs;
+static __thread int keep;
 
 /* Count an allocation; 1 when it is to fail. */
 static int
@@ -409,6 +410,283 @@ START_TEST(resume_merge_survives_every_failed_allocation)
 }
 END_TEST
 
+/* A merge for join_case(): prefix + cont, and what it gives (want NULL:
+ * two readings, the prefix kept). */
+struct join_case {
+	const char *prefix, *cont, *want;
+};
+
+/* saop_resume_join() of one struct join_case: every path of the merge
+ * (leading blank lines, a repeat dropped, a fence's body, words after
+ * the value, two readings) meets its failed allocations. */
+static int
+join_case(void *arg, long n)
+{
+	const struct join_case *c = arg;
+	struct saop_resume_join o;
+	struct saop_detect_result res;
+	struct saop_err e;
+	char *out = NULL;
+	size_t outlen = 0;
+	int rc, hit;
+
+	memset(&o, 0, sizeof(o));
+	memset(&res, 0, sizeof(res));
+	saop_err_clear(&e);
+	arm(n);
+	rc = saop_resume_join(c->prefix, strlen(c->prefix), c->cont,
+	    strlen(c->cont), &o, &out, &outlen, &res, &e);
+	hit = disarm();
+	if (rc < 0) {
+		ck_assert_int_eq(rc, -SAOP_ENOMEM);
+		ck_assert_int_eq(e.code, SAOP_ENOMEM);
+		ck_assert_ptr_null(out);
+	} else if (!hit) {
+		ck_assert_str_eq(out, c->want != NULL ? c->want : c->prefix);
+		ck_assert_int_eq(rc, c->want != NULL ? SAOP_COMPLETE :
+		    SAOP_TRUNCATED);
+		ck_assert_int_eq(o.ambiguous, c->want == NULL);
+	}
+	free(out);
+	saop_detect_result_free(&res);
+	return hit;
+}
+
+START_TEST(resume_join_survives_every_failed_allocation)
+{
+	static const struct join_case cases[] = {
+		{ "{\"a\": \"he", "\n\nllo\"}", "{\"a\": \"hello\"}" },
+		{ "{\"a\": \"hello wor", "hello world\"}",
+		    "{\"a\": \"hello world\"}" },
+		{ "{\"a\": [1, ", "Sure:\n```json\n2]}\n```",
+		    "{\"a\": [1, 2]}\n" },
+		{ "{\"a\": [1, ", "2]} That is all.", "{\"a\": [1, 2]}" },
+		{ "[1, 22, 33", "22, 333]", NULL } };
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_int_gt(each_failure(join_case, (void *)&cases[i]),
+		    RUNS(3));
+}
+END_TEST
+
+/* A scripted model for resume_record(): answers in turn (code, text,
+ * finish_reason); its own allocation failing is a failed call. */
+struct answer {
+	int rc;
+	const char *text, *finish;
+};
+struct answers {
+	const struct answer *a;
+	int n, calls;
+};
+
+/* The next scripted answer.  Returns its code. */
+static int
+answering(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	struct answers *s = arg;
+	const struct answer *st = &s->a[s->calls < s->n ? s->calls++ :
+	    s->n - 1];
+
+	(void)request;
+	memset(a, 0, sizeof(*a));
+	a->prompt_tokens = a->completion_tokens = -1;
+	if ((a->raw = strdup(st->text)) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+	a->raw_len = strlen(st->text);
+	snprintf(a->finish_reason, sizeof(a->finish_reason), "%s",
+	    st->finish);
+	if (st->rc != 0)
+		return saop__fail(e, -st->rc, 0, "scripted failure");
+	return 0;
+}
+
+/* A case of resume_record(): the record's raw and state, the answers,
+ * and what must come of it. */
+struct record_case {
+	const char *raw, *state;
+	struct answer a[2];
+	int n, max_attempts, rc;
+	const char *want_raw, *want_state;
+};
+
+/* saop_resume_record() of one struct record_case: every outcome of the
+ * attempt loop meets its failed allocations, and a failure leaves the
+ * record as it came or with the progress made. */
+static int
+record_case(void *arg, long n)
+{
+	const struct record_case *c = arg;
+	struct saop_resume_opts o;
+	struct saop_resume_outcome out;
+	struct answers s = { c->a, c->n, 0 };
+	struct saop_err e;
+	json_t *rec = json_pack("{s:s, s:s, s:{s:[{s:s, s:s}]}}", "raw",
+	    c->raw, "task_id", "t", "request", "messages", "role", "user",
+	    "content", "JSON please");
+	const char *raw;
+	int rc, hit;
+
+	ck_assert_ptr_nonnull(rec);
+	if (c->state != NULL)
+		json_object_set_new(rec, "state", json_string(c->state));
+	memset(&o, 0, sizeof(o));
+	o.max_attempts = c->max_attempts;
+	o.model.call = answering;
+	o.model.arg = &s;
+	saop_err_clear(&e);
+	arm(n);
+	rc = saop_resume_record(rec, &o, &out, &e);
+	hit = disarm();
+	raw = json_string_value(json_object_get(rec, "raw"));
+	ck_assert_ptr_nonnull(raw);
+	ck_assert_msg(strncmp(raw, c->raw, strlen(c->raw)) == 0, "%s", raw);
+	if (rc != c->rc) {
+		ck_assert_msg(hit, "%d: %s", rc, e.msg);
+		ck_assert_int_eq(rc, -SAOP_ENOMEM);
+		ck_assert_int_eq(e.code, SAOP_ENOMEM);
+	} else if (!hit) {
+		ck_assert_str_eq(raw, c->want_raw);
+		ck_assert_str_eq(json_string_value(json_object_get(rec,
+		    "state")), c->want_state);
+	}
+	json_decref(rec);
+	return hit;
+}
+
+START_TEST(resume_record_survives_every_failed_allocation)
+{
+	static const struct record_case cases[] = {
+		/* Resolved by one answer. */
+		{ "{\"a\": [1, ", NULL, { { 0, "2]}", "stop" } }, 1, 0, 0,
+		    "{\"a\": [1, 2]}", "OK" },
+		/* The attempts run out, the bytes merged kept. */
+		{ "{\"a\": [1, ", NULL, { { 0, "2, ", "length" } }, 1, 1, 0,
+		    "{\"a\": [1, 2, ", "RESUME_EXHAUSTED" },
+		/* A call fails after part of the rest. */
+		{ "{\"a\": [1, ", NULL, { { -SAOP_ENETWORK, "2, ", "" } }, 1,
+		    0, -SAOP_ENETWORK, "{\"a\": [1, 2, ", "TRUNCATED" },
+		/* Complete already: no call, the state set. */
+		{ "{\"a\": 1}", "TRUNCATED", { { 0, "", "stop" } }, 0, 0, 0,
+		    "{\"a\": 1}", "OK" } };
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		ck_assert_int_gt(each_failure(record_case, (void *)&cases[i]),
+		    RUNS(2));
+}
+END_TEST
+
+/* A scripted model for suspend_turn(): a loss after part of the answer,
+ * then the rest (its own allocation failing is a failed call). */
+static int
+losing(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	int *calls = arg;
+	const char *text = (*calls)++ == 0 ? "{\"a\": [1, " : "2]}";
+
+	(void)request;
+	memset(a, 0, sizeof(*a));
+	a->prompt_tokens = a->completion_tokens = -1;
+	if ((a->raw = strdup(text)) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
+	a->raw_len = strlen(text);
+	if (*calls == 1)
+		return saop__fail(e, SAOP_ENETWORK, 0, "connection reset");
+	strcpy(a->finish_reason, "stop");
+	return 0;
+}
+
+/* The network back at once. */
+static int
+up(void *arg)
+{
+	(void)arg;
+	return 1;
+}
+
+/* saop_suspend_turn() of a turn cut by a loss, then resumed (arg: 1
+ * from a saved tool call): every failed allocation leaves an error of
+ * memory or of the store, never a crash; the turn resolves without. */
+static int
+suspend_turn(void *arg, long n)
+{
+	struct saop_suspend_opts o;
+	struct saop_suspend_outcome out;
+	struct saop_err e;
+	json_t *rec, *state = NULL;
+	int calls = 0, rc, hit;
+
+	rec = json_pack("{s:s, s:i, s:{s:[{s:s, s:s}]}}", "task_id", "t",
+	    "turn", 2, "request", "messages", "role", "user", "content",
+	    "JSON please");
+	ck_assert_ptr_nonnull(rec);
+	if (arg != NULL) {
+		calls = 1;
+		state = json_pack("{s:s, s:{s:s, s:s, s:i}, s:[{s:s, s:{s:s, "
+		    "s:s}}, {s:s, s:{s:s, s:s}}], s:s}", "partial",
+		    "{\"a\": [1, ", "tool_call", "id", "c1", "name", "f",
+		    "index", 0, "tool_calls", "id", "c1", "function", "name",
+		    "f", "arguments", "{\"a\": [1, ", "id", "c2", "function",
+		    "name", "g", "arguments", "{}", "text", "Calling f.");
+		ck_assert_ptr_nonnull(state);
+	}
+	memset(&o, 0, sizeof(o));
+	o.store = store;
+	o.stage = "saop-suspend";
+	o.max_resumes = 2;
+	o.poll_ms = 1;
+	o.max_wait_ms = 60000;
+	o.form = SAOP_RESUME_AUTO;
+	o.provider = SAOP_PROVIDER_ANTHROPIC;
+	o.model.call = losing;
+	o.model.arg = &calls;
+	o.probe = up;
+	saop_err_clear(&e);
+	arm(n);
+	rc = saop_suspend_turn(rec, state, &o, &out, &e);
+	hit = disarm();
+	ck_assert_msg(rc == 0 || rc == -SAOP_ENOMEM || rc == -SAOP_EDB ||
+	    (hit && rc == -SAOP_ENETWORK), "run %ld: %d: %s", n, rc, e.msg);
+	if (rc < 0)
+		ck_assert_int_eq(e.code, -rc);
+	if (!hit) {
+		ck_assert_msg(rc == 0, "%d: %s", rc, e.msg);
+		ck_assert_str_eq(json_string_value(json_object_get(rec, "raw")),
+		    "{\"a\": [1, 2]}");
+		ck_assert_int_eq(out.resumes, arg != NULL ? 0 : 1);
+		if (arg != NULL)
+			ck_assert_str_eq(json_string_value(json_object_get(rec,
+			    "finish_reason")), "tool_calls");
+	}
+	ck_assert_int_ge(saop_turn_state_clear(store, "t", &e), 0);
+	json_decref(state);
+	json_decref(rec);
+	return hit;
+}
+
+START_TEST(suspend_turn_survives_every_failed_allocation)
+{
+	char path[] = "/tmp/saop-cov-oom.XXXXXX", db[64], cmd[96];
+	struct saop_err e;
+
+	ck_assert_ptr_nonnull(mkdtemp(path));
+	snprintf(db, sizeof(db), "%s/state.sqlite", path);
+	ck_assert_ptr_nonnull(store = saop_store_open(db, &e));
+	/* Once whole first: the claim renewer started, the tables made. */
+	ck_assert_int_eq(suspend_turn(NULL, 0), 0);
+	ck_assert_int_gt(each_failure(suspend_turn, NULL), RUNS(10));
+	ck_assert_int_gt(each_failure(suspend_turn, path), RUNS(10));
+	saop_store_close(store);
+	store = NULL;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* saop_repair() of near-JSON needing several repairs. */
 static int
 repair(void *arg, long n)
@@ -620,6 +898,9 @@ main(void)
 	tcase_add_test(tc, prune_survives_every_failed_allocation);
 	tcase_add_test(tc, prune_store_survives_every_failed_allocation);
 	tcase_add_test(tc, resume_merge_survives_every_failed_allocation);
+	tcase_add_test(tc, resume_join_survives_every_failed_allocation);
+	tcase_add_test(tc, resume_record_survives_every_failed_allocation);
+	tcase_add_test(tc, suspend_turn_survives_every_failed_allocation);
 	tcase_add_test(tc, repair_survives_every_failed_allocation);
 	tcase_add_test(tc, schema_survives_every_failed_allocation);
 	tcase_add_test(tc, detect_survives_every_failed_allocation);

@@ -12,6 +12,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "saop-private.h"
 
@@ -213,6 +214,232 @@ START_TEST(answers_that_never_complete_exhaust_the_attempts)
 }
 END_TEST
 
+START_TEST(a_call_that_fails_after_the_whole_answer_resolves)
+{
+	/* The rest came whole, then the connection broke: the record is
+	 * complete, and nothing is kept of the failure. */
+	static const struct step tail[] = { { -SAOP_ENETWORK, "2]}", NULL } };
+	struct saop_resume_opts o = { 0 };
+	struct saop_resume_outcome out;
+	struct script s = { tail, 1, 0, 0 };
+	json_t *r = record("t", "{\"a\": [1, ", NULL);
+
+	ck_assert_int_eq(resume(r, &s, &o, &out), 0);
+	ck_assert_int_eq(out.status, SAOP_RESUME_RESOLVED);
+	ck_assert_int_eq(out.verdict, SAOP_COMPLETE);
+	ck_assert_int_eq(out.attempts, 1);
+	ck_assert_int_eq(s.calls, 1);
+	ck_assert_str_eq(str(r, "raw"), "{\"a\": [1, 2]}");
+	ck_assert_str_eq(str(r, "state"), "OK");
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(a_refused_prefill_outside_the_prefill_form_is_final)
+{
+	/* AUTO with a provider that takes the user form: a prefill refusal
+	 * cannot be the form's fault, so it is no reason to ask again. */
+	static const struct step two[] = { { -SAOP_EPREFILL, "", NULL },
+	    { 0, "2]}", NULL } };
+	struct saop_resume_opts o = { 0 };
+	struct saop_resume_outcome out;
+	struct script s = { two, 2, 0, 0 };
+	json_t *r = record("t", "{\"a\": [1, ", NULL);
+
+	o.provider = SAOP_PROVIDER_OPENAI;
+	o.form = SAOP_RESUME_AUTO;
+	ck_assert_int_eq(resume(r, &s, &o, &out), -SAOP_EPREFILL);
+	ck_assert_int_eq(s.calls, 1);
+	ck_assert_int_eq(s.prefill_seen, 0);
+	ck_assert_int_eq(out.prefill_refused, 0);
+	ck_assert_int_eq(o.form, SAOP_RESUME_AUTO);
+	ck_assert_int_eq(out.status, SAOP_RESUME_SUSPENDED);
+	ck_assert_str_eq(str(r, "raw"), "{\"a\": [1, ");
+	ck_assert_str_eq(str(r, "state"), "TRUNCATED");
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(a_request_that_is_no_object_is_refused_before_any_call)
+{
+	struct saop_resume_opts o = { 0 };
+	struct saop_resume_outcome out;
+	struct script s = { NULL, 0, 0, 0 };
+	struct saop_err e;
+	json_t *r = json_pack("{s:s, s:i}", "raw", "{\"a\": [1, ", "request",
+	    5);
+
+	o.model.call = scripted;
+	o.model.arg = &s;
+	saop_err_clear(&e);
+	ck_assert_int_eq(saop_resume_record(r, &o, &out, &e), -SAOP_EDATA);
+	ck_assert_str_eq(e.field, "/request");
+	ck_assert_int_eq(s.calls, 0);
+	ck_assert_str_eq(str(r, "raw"), "{\"a\": [1, ");
+	ck_assert_ptr_null(json_object_get(r, "resume"));
+	json_decref(r);
+	/* Messages that are no array: refused when the request is built,
+	 * still before any call, the record as it came. */
+	r = json_pack("{s:s, s:{s:i}}", "raw", "{\"a\": [1, ", "request",
+	    "messages", 5);
+	saop_err_clear(&e);
+	ck_assert_int_eq(saop_resume_record(r, &o, &out, &e), -SAOP_EDATA);
+	ck_assert_str_eq(e.field, "/request/messages");
+	ck_assert_int_eq(s.calls, 0);
+	ck_assert_int_eq(out.attempts, 0);
+	ck_assert_str_eq(str(r, "raw"), "{\"a\": [1, ");
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(a_log_row_the_store_refuses_fails_the_record)
+{
+	/* The store refuses the partial_completion_log row (a trigger, as a
+	 * full disk or a locked file would): the record says so (EDB), and
+	 * no RESUME_SUCCEEDED event claims a resume the log does not hold. */
+	static const struct step one[] = { { 0, "2]}", NULL } };
+	char dir[] = "/tmp/check_cov_resume.XXXXXX", db[80], cmd[120];
+	struct saop_resume_opts o = { 0 };
+	struct saop_resume_outcome out;
+	struct script s = { one, 1, 0, 0 };
+	struct saop_err e;
+	sqlite3_stmt *q;
+	json_t *r = record("t", "{\"a\": [1, ", NULL);
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(db, sizeof(db), "%s/state.sqlite", dir);
+	o.store = saop_store_open(db, &e);
+	ck_assert_msg(o.store != NULL, "%s", e.msg);
+	ck_assert_int_eq(sqlite3_exec(saop__store_db(o.store),
+	    "CREATE TRIGGER no_log BEFORE INSERT ON partial_completion_log "
+	    "BEGIN SELECT RAISE(ABORT, 'the log is full'); END;", NULL, NULL,
+	    NULL), SQLITE_OK);
+	o.model.call = scripted;
+	o.model.arg = &s;
+	saop_err_clear(&e);
+	ck_assert_int_eq(saop_resume_record(r, &o, &out, &e), -SAOP_EDB);
+	ck_assert_int_eq(e.code, SAOP_EDB);
+	ck_assert_int_eq(s.calls, 1);
+	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(o.store),
+	    "SELECT group_concat(event, ',') FROM (SELECT event FROM events "
+	    "ORDER BY id)", -1, &q, NULL), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 0),
+	    "PARTIAL_COMPLETION_DETECTED");
+	sqlite3_finalize(q);
+	saop_store_close(o.store);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	json_decref(r);
+}
+END_TEST
+
+/* saop_resume_join() of prefix and cont under opt; the verdict, *out
+ * (static, NUL-terminated). */
+static int
+join(const char *prefix, const char *cont, struct saop_resume_join *opt,
+    const char **out)
+{
+	static char keep[256];
+	struct saop_err e;
+	char *m = NULL;
+	size_t mlen = 0;
+	int v;
+
+	saop_err_clear(&e);
+	v = saop_resume_join(prefix, strlen(prefix), cont, strlen(cont), opt,
+	    &m, &mlen, NULL, &e);
+	ck_assert_int_ge(v, 0);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_uint_lt(mlen, sizeof(keep));
+	memcpy(keep, m, mlen);
+	keep[mlen] = '\0';
+	free(m);
+	*out = keep;
+	return v;
+}
+
+START_TEST(join_ignores_places_beyond_the_prefix)
+{
+	struct saop_resume_join j;
+	const char *out;
+
+	/* A JSON start past the end of the prefix: read from its start. */
+	memset(&j, 0, sizeof(j));
+	j.json_start = 100;
+	j.wrapper = SAOP_WRAP_FENCE;
+	ck_assert_int_eq(join("[1, ", "2]", &j, &out), SAOP_COMPLETE);
+	ck_assert_str_eq(out, "[1, 2]");
+	/* More unseen white space than the prefix holds: read as none
+	 * unseen (nothing before the prefix is looked at), the repeated
+	 * space dropped as a repeat. */
+	memset(&j, 0, sizeof(j));
+	j.unseen = 100;
+	ck_assert_int_eq(join("[1, ", "  2]", &j, &out), SAOP_COMPLETE);
+	ck_assert_str_eq(out, "[1,  2]");
+	j.unseen = 0;
+	ck_assert_int_eq(join("[1, ", "  2]", &j, &out), SAOP_COMPLETE);
+	ck_assert_str_eq(out, "[1,  2]");
+}
+END_TEST
+
+START_TEST(a_sentence_ending_in_a_colon_is_not_cut_after_it)
+{
+	struct saop_resume_join j;
+	const char *out;
+
+	/* "Wait:" ends at its colon: no reading after it; the words spoil
+	 * the object, and the merge says so. */
+	memset(&j, 0, sizeof(j));
+	ck_assert_int_eq(join("{\"a\": 1, ", "Wait:", &j, &out),
+	    SAOP_INVALID);
+	ck_assert_str_eq(out, "{\"a\": 1, Wait:");
+	/* With a space after it, the rest is read after the colon. */
+	ck_assert_int_eq(join("{\"a\": 1, ", "Here: \"b\": 2}", &j, &out),
+	    SAOP_COMPLETE);
+	ck_assert_str_eq(out, "{\"a\": 1, \"b\": 2}");
+}
+END_TEST
+
+START_TEST(many_repeats_and_a_spoiled_prefix)
+{
+	struct saop_resume_join j;
+	const char *out;
+
+	/* Twelve bytes that repeat themselves: more readings of a repeat
+	 * than are tried; the string written again from its start wins. */
+	memset(&j, 0, sizeof(j));
+	ck_assert_int_eq(join("[\"aaaaaaaaaaaa", "aaaaaaaaaaaa\"]", &j, &out),
+	    SAOP_COMPLETE);
+	ck_assert_str_eq(out, "[\"aaaaaaaaaaaa\"]");
+	/* A prefix invalid before the cut: nothing after it mends it, and
+	 * no words are cut from the answer. */
+	ck_assert_int_eq(join("{\"a\": 1,, \"b\": ", "2} Done.", &j, &out),
+	    SAOP_INVALID);
+	ck_assert_str_eq(out, "{\"a\": 1,, \"b\": 2} Done.");
+}
+END_TEST
+
+START_TEST(a_prefill_with_only_the_tail_shown_sees_no_unseen_space)
+{
+	/* The tail context sends no prefill: the partial's trailing space
+	 * was not hidden, and the answer's own is kept as it came. */
+	static const struct step one[] = { { 0, "2]}", NULL } };
+	struct saop_resume_opts o = { 0 };
+	struct saop_resume_outcome out;
+	struct script s = { one, 1, 0, 0 };
+	json_t *r = record("t", "{\"a\": [1, ", NULL);
+
+	o.form = SAOP_RESUME_PREFILL;
+	o.context = SAOP_RESUME_TAIL;
+	ck_assert_int_eq(resume(r, &s, &o, &out), 0);
+	ck_assert_int_eq(s.prefill_seen, 0);
+	ck_assert_str_eq(str(r, "raw"), "{\"a\": [1, 2]}");
+	ck_assert_int_eq(out.status, SAOP_RESUME_RESOLVED);
+	json_decref(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -226,6 +453,15 @@ main(void)
 	tcase_add_test(tc, prefill_refused_in_auto_falls_back_to_the_user_form);
 	tcase_add_test(tc, a_call_that_fails_keeps_what_it_received);
 	tcase_add_test(tc, answers_that_never_complete_exhaust_the_attempts);
+	tcase_add_test(tc, a_call_that_fails_after_the_whole_answer_resolves);
+	tcase_add_test(tc, a_refused_prefill_outside_the_prefill_form_is_final);
+	tcase_add_test(tc, a_request_that_is_no_object_is_refused_before_any_call);
+	tcase_add_test(tc, a_log_row_the_store_refuses_fails_the_record);
+	tcase_add_test(tc, join_ignores_places_beyond_the_prefix);
+	tcase_add_test(tc, a_sentence_ending_in_a_colon_is_not_cut_after_it);
+	tcase_add_test(tc, many_repeats_and_a_spoiled_prefix);
+	tcase_add_test(tc,
+	    a_prefill_with_only_the_tail_shown_sees_no_unseen_space);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

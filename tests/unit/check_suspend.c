@@ -927,6 +927,219 @@ START_TEST(probe_of_a_closed_port_says_down)
 }
 END_TEST
 
+/* ---- Rarer ways of a turn (issue 25) ---- */
+
+/* The role of the last message of request i of the script. */
+static const char *
+last_role(int i)
+{
+	const json_t *m = json_object_get(sc.requests[i], "messages");
+
+	return json_string_value(json_object_get(json_array_get(m,
+	    json_array_size(m) - 1), "role"));
+}
+
+START_TEST(a_record_without_a_task_or_a_request_is_refused)
+{
+	static const struct step s[] = { { 0, 0, -1, "{}" } };
+	struct saop_suspend_opts o;
+	struct saop_suspend_outcome out;
+	struct saop_err e;
+	json_t *r = json_pack("{s:{s:[]}}", "request", "messages");
+
+	opts(&o, s, 1);
+	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e),
+	    -SAOP_EDATA);
+	ck_assert_ptr_nonnull(strstr(e.msg, "task_id"));
+	/* Nothing to forget either. */
+	ck_assert_int_eq(saop_suspend_forget(&o, r, &e), 0);
+	json_decref(r);
+	r = json_pack("{s:s, s:s}", "task_id", "t", "request", "hi");
+	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e),
+	    -SAOP_EDATA);
+	ck_assert_ptr_nonnull(strstr(e.msg, "request object"));
+	ck_assert_int_eq(sc.calls, 0);
+	ck_assert_int_eq(out.calls, 0);
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"), 0);
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(a_prefill_refused_after_a_loss_goes_on_in_the_user_form)
+{
+	static const struct step s[] = {
+		{ SAOP_ENETWORK, 0, -1, "{\"a\": [1, " },
+		{ SAOP_EPREFILL, 400, -1, "" },
+		{ 0, 0, -1, "2]}" } };
+	struct saop_suspend_opts o;
+	struct saop_suspend_outcome out;
+	struct saop_err e;
+	json_t *r = rec();
+
+	opts(&o, s, 3);
+	o.form = SAOP_RESUME_AUTO;
+	o.provider = SAOP_PROVIDER_ANTHROPIC;
+	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "raw")),
+	    "{\"a\": [1, 2]}");
+	ck_assert_int_eq(sc.calls, 3);
+	/* The first resume prefilled; the one after the refusal did not. */
+	ck_assert_str_eq(last_role(1), "assistant");
+	ck_assert_str_eq(last_role(2), "user");
+	ck_assert_int_eq(o.form, SAOP_RESUME_USER);
+	ck_assert_int_eq(out.resumes, 1);
+	json_decref(r);
+}
+END_TEST
+
+/* The monitor's lines, joined. */
+static char said[1024];
+
+/* Keep one line of the monitor; the first one (the wait begins) is
+ * followed by a signal. */
+static void
+say(const char *line)
+{
+	size_t n = strlen(said);
+
+	snprintf(said + n, sizeof(said) - n, "%s\n", line);
+	sc.stop = 1;
+}
+
+START_TEST(a_signal_in_the_first_wait_suspends_without_a_probe)
+{
+	/* A 503 waits an interval before its first probe; a signal in that
+	 * wait stops it: saved, let go, limit "signal", no probe.  A wait
+	 * without end says so. */
+	static const struct step s[] = { { SAOP_ERATELIMIT, 503, -1, "[1, " } };
+	struct saop_suspend_opts o;
+	struct saop_suspend_outcome out;
+	struct saop_err e;
+	json_t *r = rec();
+
+	opts(&o, s, 1);
+	o.max_wait_ms = -1;
+	o.poll_ms = 60000;
+	said[0] = '\0';
+	saop_suspend_set_notice(say);
+	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e),
+	    -SAOP_ERATELIMIT);
+	saop_suspend_set_notice(NULL);
+	ck_assert_int_eq(sc.probes, 0);
+	ck_assert_int_eq(out.suspended, 1);
+	ck_assert_str_eq(out.limit, "signal");
+	ck_assert_ptr_nonnull(strstr(said, "for no limit)"));
+	ck_assert_ptr_nonnull(strstr(said, "stopped by a signal"));
+	ck_assert_ptr_nonnull(strstr(e.msg, "stopped while waiting"));
+	ck_assert_str_eq(json_string_value(json_object_get(r, "state")),
+	    "PAUSED_FOR_INTERVENTION");
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"), 1);
+	ck_assert_str_eq(query_text("SELECT count(*) FROM agent_turn_states "
+	    "WHERE claim_pid IS NULL"), "1");
+	ck_assert_str_eq(events(),
+	    "NETWORK_LOST,TURN_SUSPENDED");
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(a_429_whose_wait_a_signal_stops_suspends_the_turn)
+{
+	/* Retry-After of a day (held to the longest wait), stopped by a
+	 * signal: the turn suspended and saved, not called again. */
+	static const struct step s[] = {
+		{ SAOP_ERATELIMIT, 429, 86400000L, "" } };
+	struct saop_suspend_opts o;
+	struct saop_suspend_outcome out;
+	struct saop_err e;
+	json_t *r = rec();
+
+	opts(&o, s, 1);
+	sc.stop = 1;
+	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e),
+	    -SAOP_ERATELIMIT);
+	ck_assert_int_eq(out.rate_waits, 1);
+	ck_assert_int_eq(sc.calls, 1);
+	ck_assert_str_eq(out.limit, "signal");
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"), 1);
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(a_saved_tool_call_resumes_as_a_tool_call)
+{
+	static const struct step s[] = { { 0, 0, -1, "1}" } };
+	struct saop_suspend_opts o;
+	struct saop_suspend_outcome out;
+	struct saop_err e;
+	json_t *r = rec(), *state, *calls;
+
+	state = json_pack("{s:s, s:{s:s, s:s, s:i}, s:[{s:s, s:s, s:{s:s, "
+	    "s:s}}, {s:s, s:s, s:{s:s, s:s}}], s:s}",
+	    "partial", "{\"a\": ",
+	    "tool_call", "id", "c1", "name", "f", "index", 0,
+	    "tool_calls", "id", "c1", "type", "function", "function", "name",
+	    "f", "arguments", "{\"a\": ", "id", "c2", "type", "function",
+	    "function", "name", "g", "arguments", "{}",
+	    "text", "Calling f.");
+	ck_assert_ptr_nonnull(state);
+	opts(&o, s, 1);
+	ck_assert_int_eq(saop_suspend_turn(r, state, &o, &out, &e), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(r, "raw")), "{\"a\": 1}");
+	/* A tool call continued as text is still a tool call. */
+	ck_assert_str_eq(json_string_value(json_object_get(r,
+	    "finish_reason")), "tool_calls");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(r,
+	    "tool_call"), "id")), "c1");
+	calls = json_object_get(r, "tool_calls");
+	ck_assert_uint_eq(json_array_size(calls), 2);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    json_array_get(calls, 0), "function"), "arguments")),
+	    "{\"a\": 1}");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+	    json_array_get(calls, 1), "function"), "arguments")), "{}");
+	ck_assert_str_eq(json_string_value(json_object_get(r, "text")), "Calling f.");
+	json_decref(state);
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(the_guard_waits_out_a_429_and_passes_a_record_without_task)
+{
+	static const struct step s[] = {
+		{ SAOP_ERATELIMIT, 429, 1, "" },
+		{ 0, 0, -1, "{\"b\": 2}" } };
+	struct saop_suspend_guard g;
+	struct saop_llm_answer a;
+	struct saop_model m;
+	struct saop_err e;
+	json_t *r = rec(), *req = json_object_get(r, "request");
+
+	memset(&g, 0, sizeof(g));
+	opts(&g.opts, s, 2);
+	g.opts.stage = "saop-validate";
+	g.rec = r;
+	m = saop_suspend_model(&g);
+	ck_assert_int_eq(saop_model_call(&m, req, &a, &e), 0);
+	ck_assert_str_eq(a.raw, "{\"b\": 2}");
+	ck_assert_int_eq(g.out.rate_waits, 1);
+	ck_assert_int_eq(g.out.calls, 2);
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"), 0);
+	saop_llm_answer_free(&a);
+	/* No task: the model called as it is, no policy, no row. */
+	json_object_del(r, "task_id");
+	opts(&g.opts, s + 1, 1);
+	g.opts.stage = "saop-validate";
+	memset(&g.out, 0, sizeof(g.out));
+	ck_assert_int_eq(saop_model_call(&m, req, &a, &e), 0);
+	ck_assert_str_eq(a.raw, "{\"b\": 2}");
+	ck_assert_int_eq(sc.calls, 1);
+	ck_assert_int_eq(g.out.calls, 0);
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"), 0);
+	saop_llm_answer_free(&a);
+	json_decref(r);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -966,6 +1179,15 @@ main(void)
 	tcase_add_test(tc, guard_covers_a_numeric_task_id);
 	tcase_add_test(tc,
 	    validate_protocol_pauses_and_resumes_through_the_guard);
+	tcase_add_test(tc, a_record_without_a_task_or_a_request_is_refused);
+	tcase_add_test(tc,
+	    a_prefill_refused_after_a_loss_goes_on_in_the_user_form);
+	tcase_add_test(tc,
+	    a_signal_in_the_first_wait_suspends_without_a_probe);
+	tcase_add_test(tc, a_429_whose_wait_a_signal_stops_suspends_the_turn);
+	tcase_add_test(tc, a_saved_tool_call_resumes_as_a_tool_call);
+	tcase_add_test(tc,
+	    the_guard_waits_out_a_429_and_passes_a_record_without_task);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
