@@ -105,10 +105,14 @@ def markers(path):
 
 
 def history_check(floors_path, current):
-    """Messages for floors lower than in the file's previous version."""
+    """Messages for floors lower than in the file's previous version.
+
+    Versions are taken along the first parents (what landed, merge by
+    merge): two branches raising the same floor apart are not a fall."""
     try:
         revs = subprocess.run(
-            ["git", "log", "--format=%H", "--", floors_path],
+            ["git", "log", "--first-parent", "--format=%H", "--",
+             floors_path],
             capture_output=True, text=True, check=True).stdout.split()
     except (OSError, subprocess.CalledProcessError):
         return []
