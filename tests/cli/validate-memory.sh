@@ -1,13 +1,14 @@
 #!/bin/sh
 # saop-validate short of memory: a 6 MB record under a limit on address
 # space (ulimit -v) just above what reading it takes is not parsed whole
-# by the fast parser, and jansson's reader, which aborts or reads past its buffer when an
-# allocation fails on so long a text, is not asked: the line is named
-# ("line 1: out of memory"), handed on unchanged, the next record is
-# validated, and the run ends with 70.  A record read whole whose answer
-# has no memory to be parsed is written with its error (70, "out of
-# memory"), not judged invalid.  Under ASan (no limit on address space
-# possible) only the latter, with allocations over 4 MB refused.
+# by the fast parser, and jansson's reader, which aborts or reads past
+# its buffer when an allocation fails on so long a text, is not asked:
+# the line is named ("line 1: out of memory"), handed on unchanged, the
+# next record is validated, and the run ends with 70.  A record read
+# whole whose answer has no memory to be parsed is written with its
+# error (70, "out of memory"), not judged invalid.  Under ASan (no limit
+# on address space possible) only the latter, with allocations over 4 MB
+# refused.
 . "$top_srcdir/tests/cli/lib.sh"
 
 xs=$(head -c 6000000 /dev/zero | tr '\0' x)
