@@ -1072,7 +1072,7 @@ write_outcome(json_t *rec, const struct given *g, const struct work *w,
 		m[n] = SAOP_RECORD_STATE;
 		v[n++] = state;
 	}
-	if (n > 0 && saop__record_put_all(rec, m, v, n) != 0)
+	if (saop__record_put_all(rec, m, v, n) != 0)
 		return -1;
 	if (w->state != SAOP_STATE_NONE)
 		out->state = w->state;

@@ -651,7 +651,8 @@ END_TEST
 /* One record to correct, and how. */
 struct vcase {
 	const char *name;
-	int user;		/* 1: the user's schema, 0: the envelope */
+	int user;		/* 1: the user's long schema, 2: a short one
+				   (an array of integers), 0: the envelope */
 	const char *raw;
 	const char *more;	/* JSON object merged into the record */
 	const char *const *answers;	/* the model's, in order */
@@ -660,6 +661,8 @@ struct vcase {
 	size_t nchecks;
 	json_t *expect;		/* the record after a run failing nothing */
 	int calls;		/* the model's calls in this run */
+	const char *state;	/* the state it ends in, failing nothing */
+	int attempts;		/* and the turns answered */
 };
 
 /* The stand-in model: the case's next answer.  Returns 0, or
@@ -772,7 +775,7 @@ whole(const struct vcase *c, const json_t *rec, const json_t *was, int rc,
 
 /* The store of the cases that log events, and the schemas (made once). */
 static struct saop_store *vstore;
-static struct saop_schema *venv, *vuser;
+static struct saop_schema *venv, *vuser, *vitems;
 
 /* saop_validate_record() on case arg, allocation n failing. */
 static int
@@ -789,7 +792,7 @@ correct_record(void *arg, long n)
 	rec = case_record(c);
 	ck_assert_ptr_nonnull(was = json_deep_copy(rec));
 	memset(&o, 0, sizeof(o));
-	o.schema = c->user ? vuser : venv;
+	o.schema = c->user == 2 ? vitems : c->user ? vuser : venv;
 	o.max_retries = c->max_retries;
 	o.close = c->close;
 	o.no_envelope = c->no_envelope;
@@ -817,8 +820,14 @@ correct_record(void *arg, long n)
 		whole(c, rec, was, rc, &out);
 	if (!hit) {
 		ck_assert_msg(rc == 0, "%s: %d: %s", c->name, rc, e.msg);
-		if (c->expect == NULL)
+		if (c->expect == NULL) {
+			ck_assert_str_eq(json_string_value(json_object_get(rec,
+			    "state")), c->state);
+			ck_assert_int_eq(json_integer_value(json_object_get(
+			    json_object_get(rec, "validate"), "attempts")),
+			    c->attempts);
 			c->expect = json_deep_copy(rec);
+		}
 		else
 			ck_assert_msg(json_equal(rec, c->expect),
 			    "%s: not the record of a run failing nothing",
@@ -846,9 +855,11 @@ long_schema(void)
 
 	memset(pad, 'p', sizeof(pad) - 1);
 	pad[sizeof(pad) - 1] = '\0';
-	doc = json_pack("{s:s, s:[s], s:{s:{s:s, s:i}, s:{s:s}}}", "type",
-	    "object", "required", "a", "properties", "a", "type", "integer",
-	    "minimum", 1, "b", "description", pad);
+	doc = json_pack("{s:s, s:[s], s:{s:{s:s, s:i, s:i}, s:{s:s}, "
+	    "s:{s:s}}, s:b}", "type", "object", "required", "a", "properties",
+	    "a", "type", "integer", "minimum", 1, "multipleOf", 2, "b",
+	    "description", pad, "t~/", "type", "string",
+	    "additionalProperties", 0);
 	ck_assert_ptr_nonnull(doc);
 	s = saop_schema_compile(doc, NULL, &so, &e);
 	json_decref(doc);
@@ -881,48 +892,75 @@ each_case(struct vcase *c)
 START_TEST(correction_protocol_survives_every_failed_allocation)
 {
 	static const char *const fixed[] = { "{\"saop\": 1}", env_good };
-	static const char *const never[] = { "{\"a\": 0}", "{\"a\": 0}" };
-	static const char *const once[] = { "{\"a\": 5}" };
-	static const char *const checked[] = { "{\"a\": 7, \"ok\": 1}" };
+	static const char *const never[] = { "[1]",
+	    "{\"a\": -1, \"t~/\": 1, \"c\": 2}" };
+	static const char *const lossy[] = { "{\"saop\": \"\xff\"}", env_good };
+	static const char *const ints[] = { "[1, 2]" };
+	static const char *const check_two[] = { "true", "grep -q ok" };
+	static const char *const once[] = { "{\"a\": 6}" };
+	static const char *const checked[] = { "{\"a\": 8, \"b\": \"ok\"}" };
 	static const char *const check_ok[] = { "grep -q ok" };
 	char path[] = "/tmp/saop-cov-oom.XXXXXX", db[64];
+	struct saop_schema_opts so = { NULL, 0 };
 	struct saop_err e;
+	json_t *doc;
 	struct vcase cases[] = {
 		/* Two turns answered, the second valid; events logged. */
 		{ "corrected", 0, "nope", "{\"request\": {\"messages\": []}}",
-		    fixed, 2, 0, 0, 1, NULL, 0, NULL, 0 },
+		    fixed, 2, 0, 0, 1, NULL, 0, NULL, 0, "OK", 2 },
+		/* An answer that is not UTF-8; no task id to log under. */
+		{ "lossy", 0, "nope", "{\"task_id\": null}", lossy, 2, 0, 0, 1,
+		    NULL, 0, NULL, 0, "OK", 2 },
 		/* Never fixed: escalated, the task's status set. */
 		{ "escalated", 1, "{\"a\": \"x\"}", NULL, never, 2, 0, 0,
-		    1, NULL, 0, NULL, 0 },
+		    1, NULL, 0, NULL, 0, "USER_ESCALATION", 2 },
 		/* The user's schema quoted in parts; no store. */
 		{ "user schema", 1, "{\"a\": 0}", NULL, once, 1, 0, 0, 0,
-		    NULL, 0, NULL, 0 },
+		    NULL, 0, NULL, 0, "OK", 1 },
 		/* Valid as it came, the envelope kept; and not kept. */
 		{ "kept", 0, env_good, NULL, NULL, 0, 0, 0, 0, NULL, 0,
-		    NULL, 0 },
+		    NULL, 0, "OK", 0 },
 		{ "not kept", 0, env_good, NULL, NULL, 0, 0, 1, 0, NULL, 0,
-		    NULL, 0 },
+		    NULL, 0, "OK", 0 },
 		/* --close: a cut answer closed locally. */
 		{ "closed", 0, env_cut, "{\"state\": \"TRUNCATED\"}", NULL,
-		    0, 1, 0, 0, NULL, 0, NULL, 0 },
+		    0, 1, 0, 0, NULL, 0, NULL, 0, "OK", 0 },
 		/* A cut tool call under --close goes on to correction. */
 		{ "tool call", 0, env_cut, "{\"state\": \"TRUNCATED\", "
 		    "\"tool_call\": {\"id\": \"c1\", \"name\": \"sh\"}}", fixed + 1,
-		    1, 1, 0, 0, NULL, 0, NULL, 0 },
+		    1, 1, 0, 0, NULL, 0, NULL, 0, "OK", 1 },
 		/* Several readings, none taken; then a turn fixes it. */
 		{ "readings", 0, env_two, NULL, fixed + 1, 1, 1, 0, 0, NULL,
-		    0, NULL, 0 },
+		    0, NULL, 0, "OK", 1 },
 		/* --check: the schema passes, the check fails, a turn fixes. */
-		{ "checked", 1, "{\"a\": 3}", NULL, checked, 1, 0, 0, 0,
-		    check_ok, 1, NULL, 0 },
+		{ "checked", 1, "{\"a\": 4}", NULL, checked, 1, 0, 0, 0,
+		    check_ok, 1, NULL, 0, "OK", 1 },
+		/* Two checks, the envelope not kept: the first passes. */
+		{ "checked twice", 1, "{\"a\": 4}", NULL, checked, 1, 0, 1, 0,
+		    check_two, 2, NULL, 0, "OK", 1 },
+		/* A top-level array checked an item at a time; and the
+		 * short schema quoted whole in a correction turn. */
+		{ "items", 2, "[1, 2, 3]", NULL, NULL, 0, 0, 1, 0, NULL, 0,
+		    NULL, 0, "OK", 0 },
+		{ "items corrected", 2, "[1, \"x\"]", NULL, ints, 1, 0, 0, 0,
+		    NULL, 0, NULL, 0, "OK", 1 },
+		/* Cut, with a model but no --close: saop-resume's to fix. */
+		{ "truncated", 0, env_cut, "{\"state\": \"TRUNCATED\"}", fixed,
+		    1, 0, 0, 0, NULL, 0, NULL, 0, "TRUNCATED", 0 },
 		/* No raw at all. */
 		{ "no raw", 0, "", "{\"raw\": null}", NULL, 0, 0, 0, 0, NULL,
-		    0, NULL, 0 },
+		    0, NULL, 0, "INVALID", 0 },
 	};
 	size_t i;
 
 	ck_assert_ptr_nonnull(venv = saop_schema_envelope_v1(&e));
 	vuser = long_schema();
+	doc = json_pack("{s:s, s:{s:s}}", "type", "array", "items", "type",
+	    "integer");
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_ptr_nonnull(vitems = saop_schema_compile(doc, NULL, &so,
+	    &e));
+	json_decref(doc);
 	ck_assert_ptr_nonnull(mkdtemp(path));
 	snprintf(db, sizeof(db), "%s/state.sqlite", path);
 	ck_assert_ptr_nonnull(vstore = saop_store_open(db, &e));
@@ -936,9 +974,10 @@ START_TEST(correction_protocol_survives_every_failed_allocation)
 	snprintf(db, sizeof(db), "%s/state.sqlite-shm", path);
 	unlink(db);
 	rmdir(path);
+	saop_schema_free(vitems);
 	saop_schema_free(vuser);
 	saop_schema_free(venv);
-	vuser = venv = NULL;
+	vitems = vuser = venv = NULL;
 }
 END_TEST
 
