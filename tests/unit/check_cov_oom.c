@@ -856,10 +856,10 @@ long_schema(void)
 	memset(pad, 'p', sizeof(pad) - 1);
 	pad[sizeof(pad) - 1] = '\0';
 	doc = json_pack("{s:s, s:[s], s:{s:{s:s, s:i, s:i}, s:{s:s}, "
-	    "s:{s:s}}, s:b}", "type", "object", "required", "a", "properties",
-	    "a", "type", "integer", "minimum", 1, "multipleOf", 2, "b",
-	    "description", pad, "t~/", "type", "string",
-	    "additionalProperties", 0);
+	    "s:{s:s}}, s:b, s:[{s:[s]}]}", "type", "object", "required", "a",
+	    "properties", "a", "type", "integer", "minimum", 1, "multipleOf",
+	    2, "b", "description", pad, "t~/", "type", "string",
+	    "additionalProperties", 0, "allOf", "required", "a");
 	ck_assert_ptr_nonnull(doc);
 	s = saop_schema_compile(doc, NULL, &so, &e);
 	json_decref(doc);
@@ -871,6 +871,9 @@ static const char env_good[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
     "\"agent_role\": \"developer\", \"thought\": \"t\", \"action\": null}";
 static const char env_cut[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
     "\"agent_role\": \"developer\", \"action\": null, \"thought\": \"Do";
+static const char env_cmd[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
+    "\"agent_role\": \"developer\", \"thought\": \"clean\", \"action\": "
+    "{\"tool\": \"sh\", \"parameters\": {\"cmd\": \"rm -rf /tmp/bu";
 static const char env_two[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
     "\"agent_role\": \"developer\", \"action\": null, \"thought\": \"a\"}"
     "{\"saop\": \"1.0\", \"turn_index\": 2, \"agent_role\": \"developer\", "
@@ -892,14 +895,14 @@ each_case(struct vcase *c)
 START_TEST(correction_protocol_survives_every_failed_allocation)
 {
 	static const char *const fixed[] = { "{\"saop\": 1}", env_good };
-	static const char *const never[] = { "[1]",
+	static const char *const never[] = { "{}",
 	    "{\"a\": -1, \"t~/\": 1, \"c\": 2}" };
 	static const char *const lossy[] = { "{\"saop\": \"\xff\"}", env_good };
 	static const char *const ints[] = { "[1, 2]" };
 	static const char *const check_two[] = { "true", "grep -q ok" };
 	static const char *const once[] = { "{\"a\": 6}" };
 	static const char *const checked[] = { "{\"a\": 8, \"b\": \"ok\"}" };
-	static const char *const check_ok[] = { "grep -q ok" };
+	static const char *const check_ok[] = { "grep -q ok", "true" };
 	char path[] = "/tmp/saop-cov-oom.XXXXXX", db[64];
 	struct saop_schema_opts so = { NULL, 0 };
 	struct saop_err e;
@@ -934,7 +937,7 @@ START_TEST(correction_protocol_survives_every_failed_allocation)
 		    0, NULL, 0, "OK", 1 },
 		/* --check: the schema passes, the check fails, a turn fixes. */
 		{ "checked", 1, "{\"a\": 4}", NULL, checked, 1, 0, 0, 0,
-		    check_ok, 1, NULL, 0, "OK", 1 },
+		    check_ok, 2, NULL, 0, "OK", 1 },
 		/* Two checks, the envelope not kept: the first passes. */
 		{ "checked twice", 1, "{\"a\": 4}", NULL, checked, 1, 0, 1, 0,
 		    check_two, 2, NULL, 0, "OK", 1 },
@@ -944,6 +947,9 @@ START_TEST(correction_protocol_survives_every_failed_allocation)
 		    NULL, 0, "OK", 0 },
 		{ "items corrected", 2, "[1, \"x\"]", NULL, ints, 1, 0, 0, 0,
 		    NULL, 0, NULL, 0, "OK", 1 },
+		/* Cut where --close may not close: saop-resume's to fix. */
+		{ "not closed", 0, env_cmd, "{\"state\": \"TRUNCATED\"}",
+		    fixed, 1, 1, 0, 0, NULL, 0, NULL, 0, "TRUNCATED", 0 },
 		/* Cut, with a model but no --close: saop-resume's to fix. */
 		{ "truncated", 0, env_cut, "{\"state\": \"TRUNCATED\"}", fixed,
 		    1, 0, 0, 0, NULL, 0, NULL, 0, "TRUNCATED", 0 },
