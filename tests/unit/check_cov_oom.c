@@ -5,9 +5,10 @@
  * crash, must return what it documents (its result, or -SAOP_ENOMEM with
  * e saying "out of memory" for the calls that say so), and must leave its
  * out-parameters clean.  The allocations are counted by replacing malloc,
- * calloc and realloc (glibc's __libc_ functions do the work); under ASan,
+ * calloc and realloc (glibc's __libc_ functions do the work), and free()
+ * too, so that the blocks a call leaves behind are counted; under ASan,
  * which owns malloc, only jansson's allocations are failed (through
- * json_set_alloc_funcs()).
+ * json_set_alloc_funcs()) and its leak check does the counting.
  */
 #include "config.h"
 
@@ -930,8 +931,8 @@ START_TEST(correction_protocol_survives_every_failed_allocation)
 		    0, 1, 0, 0, NULL, 0, NULL, 0, "OK", 0 },
 		/* A cut tool call under --close goes on to correction. */
 		{ "tool call", 0, env_cut, "{\"state\": \"TRUNCATED\", "
-		    "\"tool_call\": {\"id\": \"c1\", \"name\": \"sh\"}}", fixed + 1,
-		    1, 1, 0, 0, NULL, 0, NULL, 0, "OK", 1 },
+		    "\"tool_call\": {\"id\": \"c1\", \"name\": \"sh\"}}",
+		    fixed + 1, 1, 1, 0, 0, NULL, 0, NULL, 0, "OK", 1 },
 		/* Several readings, none taken; then a turn fixes it. */
 		{ "readings", 0, env_two, NULL, fixed + 1, 1, 1, 0, 0, NULL,
 		    0, NULL, 0, "OK", 1 },
@@ -1010,7 +1011,8 @@ main(void)
 	tcase_add_test(tc, schema_survives_every_failed_allocation);
 	tcase_add_test(tc, detect_survives_every_failed_allocation);
 	tcase_add_test(tc, request_bodies_survive_every_failed_allocation);
-	tcase_add_test(tc, correction_protocol_survives_every_failed_allocation);
+	tcase_add_test(tc,
+	    correction_protocol_survives_every_failed_allocation);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
