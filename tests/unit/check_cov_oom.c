@@ -903,7 +903,9 @@ START_TEST(correction_protocol_survives_every_failed_allocation)
 	static const char *const check_two[] = { "true", "grep -q ok" };
 	static const char *const once[] = { "{\"a\": 6}" };
 	static const char *const checked[] = { "{\"a\": 8, \"b\": \"ok\"}" };
-	static const char *const check_ok[] = { "grep -q ok", "true" };
+	static const char *const check_ok[] = {
+		"grep -q ok || { echo 'no ok' >&2; exit 1; }", "true"
+	};
 	char path[] = "/tmp/saop-cov-oom.XXXXXX", db[64];
 	struct saop_schema_opts so = { NULL, 0 };
 	struct saop_err e;
