@@ -307,6 +307,22 @@ START_TEST(correction_request_survives_every_failed_allocation)
 }
 END_TEST
 
+/* Remove the state database made in the directory dir, and dir. */
+static void
+remove_store(const char *dir)
+{
+	static const char *const names[] = { "state.sqlite",
+	    "state.sqlite-wal", "state.sqlite-shm" };
+	char path[96];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 /* The store of prune_store() (opened once: migrations are not in the loop). */
 static struct saop_store *store;
 
@@ -401,12 +417,7 @@ START_TEST(prune_store_survives_every_failed_allocation)
 	ck_assert_int_gt(each_failure(prune_lasting, big), RUNS(3));
 	saop_store_close(store);
 	store = NULL;
-	unlink(db);
-	snprintf(db, sizeof(db), "%s/state.sqlite-wal", path);
-	unlink(db);
-	snprintf(db, sizeof(db), "%s/state.sqlite-shm", path);
-	unlink(db);
-	rmdir(path);
+	remove_store(path);
 }
 END_TEST
 
@@ -977,12 +988,7 @@ START_TEST(correction_protocol_survives_every_failed_allocation)
 		each_case(&cases[i]);
 	saop_store_close(vstore);
 	vstore = NULL;
-	unlink(db);
-	snprintf(db, sizeof(db), "%s/state.sqlite-wal", path);
-	unlink(db);
-	snprintf(db, sizeof(db), "%s/state.sqlite-shm", path);
-	unlink(db);
-	rmdir(path);
+	remove_store(path);
 	saop_schema_free(vitems);
 	saop_schema_free(vuser);
 	saop_schema_free(venv);
