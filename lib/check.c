@@ -284,8 +284,9 @@ saop_check_run(const char *cmd, const char *task_id, long turn,
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (r != 0) {
-		r = saop__fail(e, SAOP_EIO, errno, "--check '%.200s': %s", cmd,
-		    strerror(errno));
+		/* No memory for its standard error is ENOMEM, not EIO. */
+		r = saop__fail(e, errno == ENOMEM ? SAOP_ENOMEM : SAOP_EIO,
+		    errno, "--check '%.200s': %s", cmd, strerror(errno));
 		goto out;
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {

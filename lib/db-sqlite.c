@@ -176,8 +176,8 @@ lite_open(const char *path, struct saop__db **db, struct saop_err *e)
 	struct lite *l;
 	int tries, rc;
 
-	if (make_parent(path, e) != 0)
-		return -SAOP_EIO;
+	if ((rc = make_parent(path, e)) != 0)
+		return rc;	/* -SAOP_ENOMEM too, as e says */
 	/* No symbolic link is followed, nobody else's file used. */
 	if ((rc = saop__store_check_dir(path, e)) != 0)
 		return rc;

@@ -858,6 +858,44 @@ saop_record_del(json_t *rec, enum saop_record_member m)
 }
 
 /*
+ * Set members m[] of rec to v[], all or none (see saop-private.h): the
+ * new members first (taken away again when one cannot be added), then
+ * the members rec has, through their iterators, which needs no memory
+ * (a replacement by key may grow the table).  Returns 0 or -SAOP_ENOMEM.
+ */
+int
+saop__record_put_all(json_t *rec, const enum saop_record_member *m,
+    json_t *const *v, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		if (json_object_get(rec, member_names[m[i]]) != NULL)
+			continue;
+		if (json_object_set_new(rec, member_names[m[i]],
+		    json_incref(v[i])) == 0)
+			continue;
+		/* set_new let its reference go; take away what was
+		 * added (a deletion needs no memory). */
+		for (j = 0; j < i; j++)
+			if (json_object_get(rec, member_names[m[j]]) == v[j])
+				json_object_del(rec, member_names[m[j]]);
+		for (j = 0; j < n; j++)
+			json_decref(v[j]);
+		return -SAOP_ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		void *it = json_object_iter_at(rec, member_names[m[i]]);
+
+		if (json_object_iter_value(it) == v[i])
+			json_decref(v[i]);	/* added above */
+		else
+			json_object_iter_set_new(rec, it, v[i]);
+	}
+	return 0;
+}
+
+/*
  * rec without state and error (see saop-private.h).  Returns a new
  * reference, or NULL out of memory.
  */

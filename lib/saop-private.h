@@ -212,6 +212,15 @@ char *saop__record_text(const json_t *rec, size_t *len, struct saop_err *e);
 json_t *saop__record_unjudged(const json_t *rec);
 
 /*
+ * record: set rec's members m[0..n-1] to v[0..n-1] (stolen, none NULL),
+ * all or none: the members rec lacks are added in this order, the ones it
+ * has replaced where they stand.  Returns 0, or -SAOP_ENOMEM with rec as
+ * it was (the values released).
+ */
+int saop__record_put_all(json_t *rec, const enum saop_record_member *m,
+    json_t *const *v, size_t n);
+
+/*
  * store: the checks of the state database's place, as ssh does for its
  * files: its directory (no symbolic link, ours or root's, not writable by
  * every user), the files SQLite keeps beside it (-wal, -shm, -journal:

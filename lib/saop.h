@@ -1669,7 +1669,9 @@ struct saop_validate_outcome {
  * Returns 0 with out filled (out->state OK, or INVALID / TRUNCATED:
  * flagged, or USER_ESCALATION), or a negative code when a call failed
  * (the record and out then hold what was known: valid false, attempts
- * the turns answered) or a store write did.  Whatever rec's answer holds
+ * the turns answered) or a store write did; out of memory
+ * (-SAOP_ENOMEM) rec stays as it came (out: its state, no errors), never
+ * half written.  Whatever rec's answer holds
  * (no raw, not JSON, past jansson's or the schema's limits), 0 comes with
  * "validate" and "state" set.
  */

@@ -1028,41 +1028,61 @@ out:
 }
 
 /*
- * Write w on rec, once: raw (when a correction replaced it), envelope and
- * validate (the envelope first when the answer was valid as it came, as
- * the keys fall in the order they are known), state; and fill out from
- * w (g: what rec came with).  Returns 0, or -1 out of memory.
+ * Write w on rec, once and whole (saop__record_put_all()): raw (when a
+ * correction replaced it), envelope and validate (the envelope first when
+ * the answer was valid as it came, as the keys fall in the order they are
+ * known), state; and fill out from w (g: what rec came with).  With write
+ * 0, or when there is no memory to write it all, rec stays as it came and
+ * out says so (its state, no errors).  Returns 0, or -1 out of memory.
  */
 static int
 write_outcome(json_t *rec, const struct given *g, const struct work *w,
-    struct saop_validate_outcome *out)
+    int write, struct saop_validate_outcome *out)
 {
-	int bad = 0, first = w->valid && w->attempts == 0;
+	enum saop_record_member m[4];
+	json_t *v[4], *state = NULL;
+	size_t n = 0;
+	int first = w->valid && w->attempts == 0;
 
-	if (w->raw != NULL)
-		bad |= saop_record_set_raw(rec, json_string_value(w->raw),
-		    json_string_length(w->raw)) != 0;
-	if (w->envelope != NULL && first)
-		bad |= saop_record_set_envelope(rec,
-		    json_incref(w->envelope)) != 0;
-	if (w->validate != NULL)
-		bad |= saop_record_set_validate(rec,
-		    json_incref(w->validate)) != 0;
-	if (w->envelope != NULL && !first)
-		bad |= saop_record_set_envelope(rec,
-		    json_incref(w->envelope)) != 0;
-	if (w->state != SAOP_STATE_NONE)
-		bad |= saop_record_set_state(rec, w->state) != 0;
 	memset(out, 0, sizeof(*out));
-	out->state = w->state != SAOP_STATE_NONE ? w->state : g->state;
+	out->state = g->state;
+	out->cost = w->cost;
+	if (!write)
+		return 0;
+	if (w->state != SAOP_STATE_NONE &&
+	    (state = json_string(saop_state_name(w->state))) == NULL)
+		return -1;
+	if (w->raw != NULL) {
+		m[n] = SAOP_RECORD_RAW;
+		v[n++] = json_incref(w->raw);
+	}
+	if (w->envelope != NULL && first) {
+		m[n] = SAOP_RECORD_ENVELOPE;
+		v[n++] = json_incref(w->envelope);
+	}
+	if (w->validate != NULL) {
+		m[n] = SAOP_RECORD_VALIDATE;
+		v[n++] = json_incref(w->validate);
+	}
+	if (w->envelope != NULL && !first) {
+		m[n] = SAOP_RECORD_ENVELOPE;
+		v[n++] = json_incref(w->envelope);
+	}
+	if (state != NULL) {
+		m[n] = SAOP_RECORD_STATE;
+		v[n++] = state;
+	}
+	if (saop__record_put_all(rec, m, v, n) != 0)
+		return -1;
+	if (w->state != SAOP_STATE_NONE)
+		out->state = w->state;
 	out->valid = w->valid;
 	out->attempts = w->attempts;
 	out->repairs = w->repairs;
 	out->closed = w->closed;
 	out->errors = w->valid ? NULL : json_object_get(w->validate,
 	    "errors");
-	out->cost = w->cost;
-	return bad ? -1 : 0;
+	return 0;
 }
 
 /*
@@ -1081,7 +1101,9 @@ saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
 	saop_llm_cost_init(&w.cost);
 	read_given(rec, &g);
 	rc = correct(&g, o, !o->no_envelope, &w, e);
-	if (write_outcome(rec, &g, &w, out) != 0 && rc >= 0)
+	/* Out of memory, w may be half made: rec stays as it came. */
+	if (write_outcome(rec, &g, &w, rc != -SAOP_ENOMEM, out) != 0 &&
+	    rc >= 0)
 		rc = nomem(e);
 	json_decref(w.validate);
 	json_decref(w.envelope);

@@ -5,14 +5,16 @@
  * crash, must return what it documents (its result, or -SAOP_ENOMEM with
  * e saying "out of memory" for the calls that say so), and must leave its
  * out-parameters clean.  The allocations are counted by replacing malloc,
- * calloc and realloc (glibc's __libc_ functions do the work); under ASan,
+ * calloc and realloc (glibc's __libc_ functions do the work), and free()
+ * too, so that the blocks a call leaves behind are counted; under ASan,
  * which owns malloc, only jansson's allocations are failed (through
- * json_set_alloc_funcs()).
+ * json_set_alloc_funcs()) and its leak check does the counting.
  */
 #include "config.h"
 
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -35,6 +37,10 @@
  * allocates on its own. */
 static __thread long fail_at, allocs;
 static __thread int keep;
+/* The blocks allocated and not yet freed (without ASan: its leak check
+ * does this under it); counted over every thread, read only by a test
+ * whose calls start none. */
+static long live;
 
 /* Count an allocation; 1 when it is to fail. */
 static int
@@ -58,6 +64,16 @@ failing(void)
 void *__libc_malloc(size_t);
 void *__libc_calloc(size_t, size_t);
 void *__libc_realloc(void *, size_t);
+void __libc_free(void *);
+
+/* Count p, a block just allocated (or NULL).  Returns p. */
+static void *
+counted(void *p)
+{
+	if (p != NULL)
+		live++;
+	return p;
+}
 
 /* malloc() that fails from the fail_at-th call on.  Returns the block. */
 void *
@@ -67,7 +83,7 @@ malloc(size_t n)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return __libc_malloc(n);
+	return counted(__libc_malloc(n));
 }
 
 /* calloc(), failing as malloc() does.  Returns the block. */
@@ -78,18 +94,34 @@ calloc(size_t n, size_t m)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return __libc_calloc(n, m);
+	return counted(__libc_calloc(n, m));
 }
 
 /* realloc(), failing as malloc() does.  Returns the block. */
 void *
 realloc(void *p, size_t n)
 {
+	void *q;
+
 	if (failing()) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	return __libc_realloc(p, n);
+	q = __libc_realloc(p, n);
+	if (p == NULL && q != NULL)
+		live++;
+	else if (p != NULL && n == 0)
+		live--;		/* glibc frees p */
+	return q;
+}
+
+/* free(), counting the block given back. */
+void
+free(void *p)
+{
+	if (p != NULL)
+		live--;
+	__libc_free(p);
 }
 #else
 /* jansson's allocator under ASan: malloc(), failing from fail_at on. */
@@ -99,6 +131,14 @@ json_failing_malloc(size_t n)
 	return failing() ? NULL : malloc(n);
 }
 #endif
+
+/* In a child of fork() (a --check): nothing fails, its allocations are
+ * not the parent's. */
+static void
+child_disarm(void)
+{
+	fail_at = 0;
+}
 
 /* Start failing allocations from the n-th on (n 0: none). */
 static void
@@ -269,6 +309,22 @@ START_TEST(correction_request_survives_every_failed_allocation)
 }
 END_TEST
 
+/* Remove the state database made in the directory dir, and dir. */
+static void
+remove_store(const char *dir)
+{
+	static const char *const names[] = { "state.sqlite",
+	    "state.sqlite-wal", "state.sqlite-shm" };
+	char path[96];
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 /* The store of prune_store() (opened once: migrations are not in the loop). */
 static struct saop_store *store;
 
@@ -363,12 +419,7 @@ START_TEST(prune_store_survives_every_failed_allocation)
 	ck_assert_int_gt(each_failure(prune_lasting, big), RUNS(3));
 	saop_store_close(store);
 	store = NULL;
-	unlink(db);
-	snprintf(db, sizeof(db), "%s/state.sqlite-wal", path);
-	unlink(db);
-	snprintf(db, sizeof(db), "%s/state.sqlite-shm", path);
-	unlink(db);
-	rmdir(path);
+	remove_store(path);
 }
 END_TEST
 
@@ -880,6 +931,350 @@ START_TEST(request_bodies_survive_every_failed_allocation)
 }
 END_TEST
 
+/*
+ * The correction protocol under a shortage: saop_validate_record() with a
+ * stand-in model over records that reach each of its steps.  Whatever
+ * allocation fails, the call returns 0 or -SAOP_ENOMEM (-SAOP_EDB too
+ * when the store's own allocation failed), the record is left as it came
+ * or written whole (whole(): never half), and nothing leaks.
+ */
+
+/* One record to correct, and how. */
+struct vcase {
+	const char *name;
+	int user;		/* 1: the user's long schema, 2: a short one
+				   (an array of integers), 0: the envelope */
+	const char *raw;
+	const char *more;	/* JSON object merged into the record */
+	const char *const *answers;	/* the model's, in order */
+	int max_retries, close, no_envelope, with_store;
+	const char *const *checks;
+	size_t nchecks;
+	json_t *expect;		/* the record after a run failing nothing */
+	int calls;		/* the model's calls in this run */
+	const char *state;	/* the state it ends in, failing nothing */
+	int attempts;		/* and the turns answered */
+};
+
+/* The stand-in model: the case's next answer.  Returns 0, or
+ * -SAOP_ENOMEM when its copy of the answer cannot be made. */
+static int
+canned_call(void *arg, const json_t *request, struct saop_llm_answer *a,
+    struct saop_err *e)
+{
+	struct vcase *c = arg;
+	const char *t = c->answers[c->calls++];
+
+	(void)request;
+	strcpy(a->finish_reason, "stop");
+	a->prompt_tokens = 7;
+	a->completion_tokens = 3;
+	if ((a->raw = strdup(t)) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	a->raw_len = strlen(t);
+	return 0;
+}
+
+/* The record of case c, as it comes. */
+static json_t *
+case_record(const struct vcase *c)
+{
+	json_t *rec = json_pack("{s:s, s:i, s:s}", "task_id", "t", "turn", 4,
+	    "raw", c->raw);
+	json_t *more = c->more != NULL ? json_loads(c->more, 0, NULL) : NULL;
+
+	ck_assert_ptr_nonnull(rec);
+	if (c->more != NULL) {
+		ck_assert_ptr_nonnull(more);
+		ck_assert_int_eq(json_object_update(rec, more), 0);
+		json_decref(more);
+	}
+	return rec;
+}
+
+/* The case and allocation the checks of whole() name. */
+static char where[96];
+
+/* Is key one saop_validate_record() writes? */
+static int
+written_key(const char *key)
+{
+	return strcmp(key, "raw") == 0 || strcmp(key, "state") == 0 ||
+	    strcmp(key, "validate") == 0 || strcmp(key, "envelope") == 0;
+}
+
+/*
+ * Check that rec, which came as was, is written whole: validate and state
+ * agreeing, the envelope with a valid answer only, a replaced raw only
+ * with the first kept as validate.original_raw and the turns' cost,
+ * nothing else touched; and, after a return of 0, that out says what rec
+ * holds.
+ */
+static void
+whole(const struct vcase *c, const json_t *rec, const json_t *was, int rc,
+    const struct saop_validate_outcome *out)
+{
+	const json_t *v = json_object_get(rec, "validate"), *x;
+	const char *state = json_string_value(json_object_get(rec, "state"));
+	const char *key;
+	json_int_t attempts;
+	int valid;
+
+	json_object_foreach((json_t *)was, key, x)
+		if (!written_key(key))
+			ck_assert_msg(json_equal(x, json_object_get(rec, key)),
+			    "%s: %s changed", where, key);
+	json_object_foreach((json_t *)rec, key, x)
+		ck_assert_msg(written_key(key) || json_object_get(was, key),
+		    "%s: %s added", where, key);
+	ck_assert_msg(json_is_object(v), "%s: no validate", where);
+	ck_assert_msg(state != NULL, "%s: no state", where);
+	ck_assert(json_is_boolean(json_object_get(v, "valid")));
+	ck_assert(json_is_integer(json_object_get(v, "attempts")));
+	ck_assert(json_is_array(json_object_get(v, "repairs")));
+	valid = json_is_true(json_object_get(v, "valid"));
+	attempts = json_integer_value(json_object_get(v, "attempts"));
+	ck_assert_msg(valid == (strcmp(state, "OK") == 0), "%s: %s, valid %d",
+	    where, state, valid);
+	ck_assert_msg((json_object_get(rec, "envelope") != NULL) ==
+	    (valid && !c->no_envelope), "%s: envelope", where);
+	if (!valid)
+		ck_assert_msg(json_array_size(json_object_get(v, "errors")) > 0,
+		    "%s: invalid with no errors", where);
+	if (attempts == 0) {
+		ck_assert_msg(json_equal(json_object_get(rec, "raw"),
+		    json_object_get(was, "raw")), "%s: raw replaced with no "
+		    "turn answered", where);
+		ck_assert_ptr_null(json_object_get(v, "original_raw"));
+	} else {
+		ck_assert_msg(json_equal(json_object_get(v, "original_raw"),
+		    json_object_get(was, "raw")), "%s: %lld turns answered, "
+		    "the first answer not kept", where, (long long)attempts);
+		ck_assert_msg(!json_equal(json_object_get(rec, "raw"),
+		    json_object_get(was, "raw")), "%s: raw not replaced",
+		    where);
+		ck_assert_msg(json_integer_value(json_object_get(v,
+		    "sent_bytes")) > 0, "%s: the turns' cost not written",
+		    where);
+	}
+	if (rc == 0) {
+		ck_assert_str_eq(state, saop_state_name(out->state));
+		ck_assert_int_eq(out->valid, valid);
+		ck_assert_int_eq(out->attempts, attempts);
+	}
+}
+
+/* The store of the cases that log events, and the schemas (made once). */
+static struct saop_store *vstore;
+static struct saop_schema *venv, *vuser, *vitems;
+
+/* saop_validate_record() on case arg, allocation n failing. */
+static int
+correct_record(void *arg, long n)
+{
+	struct vcase *c = arg;
+	struct saop_validate_opts o;
+	struct saop_validate_outcome out;
+	struct saop_err e;
+	json_t *rec, *was;
+	long before = live;
+	int rc, hit, first = c->expect == NULL;
+
+	rec = case_record(c);
+	ck_assert_ptr_nonnull(was = json_deep_copy(rec));
+	memset(&o, 0, sizeof(o));
+	o.schema = c->user == 2 ? vitems : c->user ? vuser : venv;
+	o.max_retries = c->max_retries;
+	o.close = c->close;
+	o.no_envelope = c->no_envelope;
+	o.checks = c->checks;
+	o.nchecks = c->nchecks;
+	o.store = c->with_store ? vstore : NULL;
+	if (c->answers != NULL) {
+		o.model.call = canned_call;
+		o.model.arg = c;
+	}
+	c->calls = 0;
+	snprintf(where, sizeof(where), "%s, allocation %ld%s", c->name, n,
+	    keep ? " on" : "");
+	saop_err_clear(&e);
+	arm(n);
+	rc = saop_validate_record(rec, &o, &out, &e);
+	hit = disarm();
+	ck_assert_msg(rc == 0 || rc == -SAOP_ENOMEM ||
+	    (c->with_store && rc == -SAOP_EDB), "%s, allocation %ld: %d: %s",
+	    c->name, n, rc, e.msg);
+	if (rc < 0)
+		ck_assert_int_eq(e.code, -rc);
+	/* As it came (a failure only), or written whole. */
+	if (rc == 0 || !json_equal(rec, was))
+		whole(c, rec, was, rc, &out);
+	if (!hit) {
+		ck_assert_msg(rc == 0, "%s: %d: %s", c->name, rc, e.msg);
+		if (c->expect == NULL) {
+			ck_assert_str_eq(json_string_value(json_object_get(rec,
+			    "state")), c->state);
+			ck_assert_int_eq(json_integer_value(json_object_get(
+			    json_object_get(rec, "validate"), "attempts")),
+			    c->attempts);
+			c->expect = json_deep_copy(rec);
+		}
+		else
+			ck_assert_msg(json_equal(rec, c->expect),
+			    "%s: not the record of a run failing nothing",
+			    c->name);
+	}
+	json_decref(rec);
+	json_decref(was);
+	/* Every block the call took is given back (not counted: the run
+	 * that made c->expect, and the store's cache). */
+	if (!c->with_store && !first)
+		ck_assert_msg(live == before, "%s, allocation %ld: %ld blocks "
+		    "leaked", c->name, n, live - before);
+	return hit;
+}
+
+/* A schema of the user's longer than the correction turn quotes whole. */
+static struct saop_schema *
+long_schema(void)
+{
+	struct saop_schema_opts so = { NULL, 0 };
+	struct saop_schema *s;
+	struct saop_err e;
+	char pad[SAOP_CORRECTION_SCHEMA_MAX + 16];
+	json_t *doc;
+
+	memset(pad, 'p', sizeof(pad) - 1);
+	pad[sizeof(pad) - 1] = '\0';
+	doc = json_pack("{s:s, s:[s], s:{s:{s:s, s:i, s:i}, s:{s:s}, "
+	    "s:{s:s}}, s:b, s:[{s:[s]}]}", "type", "object", "required", "a",
+	    "properties", "a", "type", "integer", "minimum", 1, "multipleOf",
+	    2, "b", "description", pad, "t~/", "type", "string",
+	    "additionalProperties", 0, "allOf", "required", "a");
+	ck_assert_ptr_nonnull(doc);
+	s = saop_schema_compile(doc, NULL, &so, &e);
+	json_decref(doc);
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+static const char env_good[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
+    "\"agent_role\": \"developer\", \"thought\": \"t\", \"action\": null}";
+static const char env_cut[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
+    "\"agent_role\": \"developer\", \"action\": null, \"thought\": \"Do";
+static const char env_cmd[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
+    "\"agent_role\": \"developer\", \"thought\": \"clean\", \"action\": "
+    "{\"tool\": \"sh\", \"parameters\": {\"cmd\": \"rm -rf /tmp/bu";
+static const char env_two[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
+    "\"agent_role\": \"developer\", \"action\": null, \"thought\": \"a\"}"
+    "{\"saop\": \"1.0\", \"turn_index\": 2, \"agent_role\": \"developer\", "
+    "\"action\": null, \"thought\": \"b\"}";
+
+/* Run each_failure() over case c, then over it in a shortage that lasts;
+ * frees c->expect. */
+static void
+each_case(struct vcase *c)
+{
+	ck_assert_int_gt(each_failure(correct_record, c), RUNS(10));
+	keep = 1;
+	ck_assert_int_gt(each_failure(correct_record, c), RUNS(10));
+	keep = 0;
+	json_decref(c->expect);
+	c->expect = NULL;
+}
+
+START_TEST(correction_protocol_survives_every_failed_allocation)
+{
+	static const char *const fixed[] = { "{\"saop\": 1}", env_good };
+	static const char *const never[] = { "{}",
+	    "{\"a\": -1, \"t~/\": 1, \"c\": 2}" };
+	static const char *const lossy[] = { "{\"saop\": \"\xff\"}", env_good };
+	static const char *const ints[] = { "[1, 2]" };
+	static const char *const check_two[] = { "true", "grep -q ok" };
+	static const char *const once[] = { "{\"a\": 6}" };
+	static const char *const checked[] = { "{\"a\": 8, \"b\": \"ok\"}" };
+	static const char *const check_ok[] = {
+		"grep -q ok || { echo 'no ok' >&2; exit 1; }", "true"
+	};
+	char path[] = "/tmp/saop-cov-oom.XXXXXX", db[64];
+	struct saop_schema_opts so = { NULL, 0 };
+	struct saop_err e;
+	json_t *doc;
+	struct vcase cases[] = {
+		/* Two turns answered, the second valid; events logged. */
+		{ "corrected", 0, "nope", "{\"request\": {\"messages\": []}}",
+		    fixed, 2, 0, 0, 1, NULL, 0, NULL, 0, "OK", 2 },
+		/* An answer that is not UTF-8; no task id to log under. */
+		{ "lossy", 0, "nope", "{\"task_id\": null}", lossy, 2, 0, 0, 1,
+		    NULL, 0, NULL, 0, "OK", 2 },
+		/* Never fixed: escalated, the task's status set. */
+		{ "escalated", 1, "{\"a\": \"x\"}", NULL, never, 2, 0, 0,
+		    1, NULL, 0, NULL, 0, "USER_ESCALATION", 2 },
+		/* The user's schema quoted in parts; no store. */
+		{ "user schema", 1, "{\"a\": 0}", NULL, once, 1, 0, 0, 0,
+		    NULL, 0, NULL, 0, "OK", 1 },
+		/* Valid as it came, the envelope kept; and not kept. */
+		{ "kept", 0, env_good, NULL, NULL, 0, 0, 0, 0, NULL, 0,
+		    NULL, 0, "OK", 0 },
+		{ "not kept", 0, env_good, NULL, NULL, 0, 0, 1, 0, NULL, 0,
+		    NULL, 0, "OK", 0 },
+		/* --close: a cut answer closed locally. */
+		{ "closed", 0, env_cut, "{\"state\": \"TRUNCATED\"}", NULL,
+		    0, 1, 0, 0, NULL, 0, NULL, 0, "OK", 0 },
+		/* A cut tool call under --close goes on to correction. */
+		{ "tool call", 0, env_cut, "{\"state\": \"TRUNCATED\", "
+		    "\"tool_call\": {\"id\": \"c1\", \"name\": \"sh\"}}",
+		    fixed + 1, 1, 1, 0, 0, NULL, 0, NULL, 0, "OK", 1 },
+		/* Several readings, none taken; then a turn fixes it. */
+		{ "readings", 0, env_two, NULL, fixed + 1, 1, 1, 0, 0, NULL,
+		    0, NULL, 0, "OK", 1 },
+		/* --check: the schema passes, the check fails, a turn fixes. */
+		{ "checked", 1, "{\"a\": 4}", NULL, checked, 1, 0, 0, 0,
+		    check_ok, 2, NULL, 0, "OK", 1 },
+		/* Two checks, the envelope not kept: the first passes. */
+		{ "checked twice", 1, "{\"a\": 4}", NULL, checked, 1, 0, 1, 0,
+		    check_two, 2, NULL, 0, "OK", 1 },
+		/* A top-level array checked an item at a time; and the
+		 * short schema quoted whole in a correction turn. */
+		{ "items", 2, "[1, 2, 3]", NULL, NULL, 0, 0, 1, 0, NULL, 0,
+		    NULL, 0, "OK", 0 },
+		{ "items corrected", 2, "[1, \"x\"]", NULL, ints, 1, 0, 0, 0,
+		    NULL, 0, NULL, 0, "OK", 1 },
+		/* Cut where --close may not close: saop-resume's to fix. */
+		{ "not closed", 0, env_cmd, "{\"state\": \"TRUNCATED\"}",
+		    fixed, 1, 1, 0, 0, NULL, 0, NULL, 0, "TRUNCATED", 0 },
+		/* Cut, with a model but no --close: saop-resume's to fix. */
+		{ "truncated", 0, env_cut, "{\"state\": \"TRUNCATED\"}", fixed,
+		    1, 0, 0, 0, NULL, 0, NULL, 0, "TRUNCATED", 0 },
+		/* No raw at all. */
+		{ "no raw", 0, "", "{\"raw\": null}", NULL, 0, 0, 0, 0, NULL,
+		    0, NULL, 0, "INVALID", 0 },
+	};
+	size_t i;
+
+	ck_assert_ptr_nonnull(venv = saop_schema_envelope_v1(&e));
+	vuser = long_schema();
+	doc = json_pack("{s:s, s:{s:s}}", "type", "array", "items", "type",
+	    "integer");
+	ck_assert_ptr_nonnull(doc);
+	ck_assert_ptr_nonnull(vitems = saop_schema_compile(doc, NULL, &so,
+	    &e));
+	json_decref(doc);
+	ck_assert_ptr_nonnull(mkdtemp(path));
+	snprintf(db, sizeof(db), "%s/state.sqlite", path);
+	ck_assert_ptr_nonnull(vstore = saop_store_open(db, &e));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		each_case(&cases[i]);
+	saop_store_close(vstore);
+	vstore = NULL;
+	remove_store(path);
+	saop_schema_free(vitems);
+	saop_schema_free(vuser);
+	saop_schema_free(venv);
+	vitems = vuser = venv = NULL;
+}
+END_TEST
+
 int
 main(void)
 {
@@ -891,6 +1286,7 @@ main(void)
 #ifdef SANITIZED
 	json_set_alloc_funcs(json_failing_malloc, free);
 #endif
+	pthread_atfork(NULL, NULL, child_disarm);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, validate_text_survives_every_failed_allocation);
 	tcase_add_test(tc, validate_record_survives_every_failed_allocation);
@@ -905,6 +1301,8 @@ main(void)
 	tcase_add_test(tc, schema_survives_every_failed_allocation);
 	tcase_add_test(tc, detect_survives_every_failed_allocation);
 	tcase_add_test(tc, request_bodies_survive_every_failed_allocation);
+	tcase_add_test(tc,
+	    correction_protocol_survives_every_failed_allocation);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -106,6 +106,19 @@ START_TEST(an_answer_that_is_not_utf8_is_sent_with_replacement_characters)
 }
 END_TEST
 
+START_TEST(messages_that_are_not_an_array_are_a_data_error)
+{
+	json_t *req = json_pack("{s:s}", "messages", "hi"), *e = json_array();
+	struct saop_err err;
+
+	ck_assert_ptr_null(saop_correction_request(req, "x", 1, e, &err));
+	ck_assert_int_eq(err.code, SAOP_EDATA);
+	ck_assert_ptr_nonnull(strstr(err.msg, "messages"));
+	json_decref(req);
+	json_decref(e);
+}
+END_TEST
+
 START_TEST(a_request_that_is_not_an_object_is_a_data_error)
 {
 	json_t *req = json_string("x"), *e = json_array();
@@ -144,6 +157,70 @@ first_message(const json_t *errors)
 	return json_string_value(json_object_get(json_array_get(errors, 0),
 	    "message"));
 }
+
+/* The one error of text (len bytes): its keyword and message. */
+static void
+one_error(const char *text, size_t len, int no_repair, const char *keyword,
+    const char *words)
+{
+	json_t *errors, *repairs;
+
+	ck_assert_int_eq(check(text, len, no_repair, &errors, &repairs), 0);
+	ck_assert_uint_eq(json_array_size(errors), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(
+	    errors, 0), "keyword")), keyword);
+	ck_assert_msg(strstr(first_message(errors), words) != NULL, "%s",
+	    first_message(errors));
+	json_decref(errors);
+	json_decref(repairs);
+}
+
+START_TEST(what_jansson_cannot_hold_is_a_limit_named_as_such)
+{
+	/* A key holding \u0000: never repaired, named. */
+	one_error("{\"a\\u0000\": 1}", 14, 0, "limit",
+	    "an object key holding \\u0000");
+	/* A number past a double, whole or cut. */
+	one_error("[1e999]", 7, 0, "limit", "a number beyond what jansson");
+	one_error("[1e999, ", 8, 0, "limit", "a number beyond what jansson");
+	/* Without repair, a cut answer is still named as cut. */
+	one_error("{\"a\": tru", 9, 1, "syntax", "cut off after byte 5");
+}
+END_TEST
+
+START_TEST(a_number_past_64_bits_is_judged_by_the_schema_as_a_double)
+{
+	const char *t = "{\"saop\": \"1.0\", \"turn_index\": "
+	    "123456789012345678901234567890, \"agent_role\": \"developer\", "
+	    "\"thought\": 7, \"action\": null}";
+
+	one_error(t, strlen(t), 0, "type", "/thought: expected string");
+	one_error(t, strlen(t), 1, "type", "/thought: expected string");
+}
+END_TEST
+
+START_TEST(an_error_reads_as_path_then_message_once)
+{
+	json_t *err = json_object();
+	char *t;
+
+	/* Neither path nor message: the root, "invalid". */
+	ck_assert_ptr_nonnull(t = saop_validate_error_text(err));
+	ck_assert_str_eq(t, "(root): invalid");
+	free(t);
+	/* A message that names its path already is not prefixed twice. */
+	json_object_set_new(err, "path", json_string("/a"));
+	json_object_set_new(err, "message", json_string("/a: too small"));
+	ck_assert_ptr_nonnull(t = saop_validate_error_text(err));
+	ck_assert_str_eq(t, "/a: too small");
+	free(t);
+	json_object_set_new(err, "message", json_string("/ab: too small"));
+	ck_assert_ptr_nonnull(t = saop_validate_error_text(err));
+	ck_assert_str_eq(t, "/a: /ab: too small");
+	free(t);
+	json_decref(err);
+}
+END_TEST
 
 START_TEST(a_syntax_error_names_line_column_and_byte)
 {
@@ -917,6 +994,11 @@ validate_suite(void)
 	tcase_add_test(tc,
 	    an_answer_that_is_not_utf8_is_sent_with_replacement_characters);
 	tcase_add_test(tc, a_request_that_is_not_an_object_is_a_data_error);
+	tcase_add_test(tc, messages_that_are_not_an_array_are_a_data_error);
+	tcase_add_test(tc, what_jansson_cannot_hold_is_a_limit_named_as_such);
+	tcase_add_test(tc,
+	    a_number_past_64_bits_is_judged_by_the_schema_as_a_double);
+	tcase_add_test(tc, an_error_reads_as_path_then_message_once);
 	tcase_add_test(tc, a_syntax_error_names_line_column_and_byte);
 	tcase_add_test(tc, a_truncated_answer_says_it_is_cut_off);
 	tcase_add_test(tc, nesting_beyond_jansson_is_named_as_a_limit);
