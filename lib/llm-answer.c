@@ -690,6 +690,14 @@ anthropic_event(struct saop__llm_parser *p, const char *type, const json_t *o)
 	struct tool *t;
 
 	num(json_object_get(o, "index"), &ix);
+	/*
+	 * The answer ends at its stop_reason (message_delta), as an OpenAI
+	 * choice ends at its finish_reason: a block or delta sent after it
+	 * is not read, so that an answer cut just after its finish reads as
+	 * the whole one does (a fuzz finding).
+	 */
+	if (p->finish[0] != '\0' && strncmp(type, "content_block_", 14) == 0)
+		return;
 	if (strcmp(type, "message_start") == 0) {
 		if (!json_is_object(json_object_get(o, "message")))
 			bad_chunk(p, "a message_start without its message");
