@@ -986,6 +986,10 @@ gemini_candidate(struct saop__llm_parser *p, struct saop__llm_parser *t,
 		bad_chunk(p, "a candidate is not an object");
 		return;
 	}
+	/* A candidate ends at its finishReason: what comes for it after is
+	 * not read (as an OpenAI choice ends at its finish_reason). */
+	if (t->finish[0] != '\0')
+		return;
 	parts = json_object_get(json_object_get(c, "content"), "parts");
 	if (!absent_or(parts, JSON_ARRAY)) {
 		bad_chunk(p, "a candidate's parts are not an array");

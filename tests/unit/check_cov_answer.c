@@ -284,6 +284,61 @@ START_TEST(a_second_candidate_is_another_choice)
 }
 END_TEST
 
+/*
+ * Streams of three formats whose answer is "a" with its finish, and then
+ * more: an Anthropic delta after the message_delta, a Responses delta
+ * after response.completed, a Gemini chunk after the candidate's
+ * finishReason.  What comes after the finish is not read (saop-suspend(1)
+ * WIRE FORMATS), so a stream cut just after its finish reads the same.
+ */
+START_TEST(what_comes_after_the_finish_is_not_read)
+{
+	static const char *const streams[] = {
+		"event: message_start\ndata: {\"type\":\"message_start\","
+		"\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n"
+		"event: content_block_start\ndata: {\"type\":\"content_block_"
+		"start\",\"index\":0,\"content_block\":{\"type\":\"text\","
+		"\"text\":\"\"}}\n\n"
+		"event: content_block_delta\ndata: {\"type\":\"content_block_"
+		"delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\","
+		"\"text\":\"a\"}}\n\n"
+		"event: message_delta\ndata: {\"type\":\"message_delta\","
+		"\"delta\":{\"stop_reason\":\"end_turn\"}}\n\n"
+		"event: content_block_delta\ndata: {\"type\":\"content_block_"
+		"delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\","
+		"\"text\":\"b\"}}\n\n"
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+		"event: response.output_text.delta\ndata: {\"type\":\"response."
+		"output_text.delta\",\"delta\":\"a\"}\n\n"
+		"event: response.completed\ndata: {\"type\":\"response.completed"
+		"\",\"response\":{\"status\":\"completed\"}}\n\n"
+		"event: response.output_text.delta\ndata: {\"type\":\"response."
+		"output_text.delta\",\"delta\":\"b\"}\n\n",
+		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":"
+		"\"a\"}]},\"finishReason\":\"STOP\"}]}\n\n"
+		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":"
+		"\"b\"}]}}]}\n\n",
+	};
+	struct saop__llm_parser *p = saop__llm_parser_new(0);
+	struct saop_llm_answer a;
+	struct saop_err e;
+	int rc;
+
+	ck_assert_ptr_nonnull(p);
+	memset(&a, 0, sizeof(a));
+	saop_err_clear(&e);
+	saop__llm_parser_head(p, 200, "text/event-stream");
+	ck_assert_int_eq(saop__llm_parser_feed(p, streams[_i],
+	    strlen(streams[_i])), 0);
+	rc = saop__llm_parser_end(p, 1, &a, &e);
+	saop__llm_parser_free(p);
+	ck_assert_msg(rc == 0, "stream %d: %d (%s)", _i, rc, e.msg);
+	ck_assert_str_eq(a.raw, "a");
+	ck_assert_str_eq(a.finish_reason, "stop");
+	saop_llm_answer_free(&a);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -295,6 +350,7 @@ main(void)
 	tcase_add_loop_test(tc, whole_bodies_of_every_provider, 0,
 	    (int)(sizeof(bodies) / sizeof(bodies[0])));
 	tcase_add_test(tc, a_second_candidate_is_another_choice);
+	tcase_add_loop_test(tc, what_comes_after_the_finish_is_not_read, 0, 3);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
