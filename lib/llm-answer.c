@@ -908,6 +908,13 @@ responses_event(struct saop__llm_parser *p, const char *type,
 	long ix = 0;
 
 	num(json_object_get(o, "output_index"), &ix);
+	/* The answer ends with its finish: output sent after it is not
+	 * read (as an OpenAI choice ends at its finish_reason; a fuzz
+	 * finding: a stream that mixed formats had text after it). */
+	if (p->finish[0] != '\0' && (strncmp(type, "response.output_",
+	    16) == 0 || strncmp(type, "response.refusal.", 17) == 0 ||
+	    strncmp(type, "response.function_call_arguments.", 33) == 0))
+		return;
 	if (strcmp(type, "response.output_text.delta") == 0) {
 		if (!json_is_string(json_object_get(o, "delta")))
 			bad_chunk(p, "an output_text delta without its text");
