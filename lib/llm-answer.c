@@ -1121,6 +1121,10 @@ ollama_obj(struct saop__llm_parser *p, const json_t *o)
 		bad_chunk(p, "the response is not a string");
 		return;
 	}
+	/* The answer ends at its finish: what comes after is not read (as
+	 * an OpenAI choice ends at its finish_reason). */
+	if (p->finish[0] != '\0')
+		return;
 	add_text(p, json_object_get(o, "response"));
 	add_text(p, json_object_get(m, "content"));
 	if (json_is_true(json_object_get(o, "done"))) {

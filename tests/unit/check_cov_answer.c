@@ -285,10 +285,11 @@ START_TEST(a_second_candidate_is_another_choice)
 END_TEST
 
 /*
- * Streams of three formats whose answer is "a" with its finish, and then
- * more: an Anthropic delta after the message_delta, a Responses delta
- * after response.completed, a Gemini chunk after the candidate's
- * finishReason.  What comes after the finish is not read (saop-suspend(1)
+ * Streams whose answer is "a" with its finish, and then more: an
+ * Anthropic delta after the message_delta, a Responses delta after
+ * response.completed, a Gemini chunk after the candidate's finishReason,
+ * an Ollama line after an Anthropic finish (formats mixed, as fuzzing
+ * sends them).  What comes after the finish is not read (saop-suspend(1)
  * WIRE FORMATS), so a stream cut just after its finish reads the same.
  */
 START_TEST(what_comes_after_the_finish_is_not_read)
@@ -318,6 +319,13 @@ START_TEST(what_comes_after_the_finish_is_not_read)
 		"\"a\"}]},\"finishReason\":\"STOP\"}]}\n\n"
 		"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":"
 		"\"b\"}]}}]}\n\n",
+		/* formats mixed: an Ollama line after an Anthropic finish */
+		"event: content_block_delta\ndata: {\"type\":\"content_block_"
+		"delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\","
+		"\"text\":\"a\"}}\n\n"
+		"event: message_delta\ndata: {\"type\":\"message_delta\","
+		"\"delta\":{\"stop_reason\":\"end_turn\"}}\n\n"
+		"data: {\"message\":{\"content\":\"b\"}}\n\n",
 	};
 	struct saop__llm_parser *p = saop__llm_parser_new(0);
 	struct saop_llm_answer a;
@@ -350,7 +358,7 @@ main(void)
 	tcase_add_loop_test(tc, whole_bodies_of_every_provider, 0,
 	    (int)(sizeof(bodies) / sizeof(bodies[0])));
 	tcase_add_test(tc, a_second_candidate_is_another_choice);
-	tcase_add_loop_test(tc, what_comes_after_the_finish_is_not_read, 0, 3);
+	tcase_add_loop_test(tc, what_comes_after_the_finish_is_not_read, 0, 4);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
