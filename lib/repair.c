@@ -63,6 +63,8 @@ typedef uint64_t repairs_t;
 #define R_PYTHON_TUPLE	((repairs_t)1 << 32)
 #define R_SHELL_WRAPPER	((repairs_t)1 << 33)
 #define R_STRINGIFIED	((repairs_t)1 << 34)
+#define R_MISSING_BRACKET	((repairs_t)1 << 39)
+#define R_STRAY_WORD	((repairs_t)1 << 40)
 
 /*
  * The open containers on the stack: '{', '[', and what stands for an
@@ -82,7 +84,8 @@ static const char *const repair_names[] = {
 	"not_json_value", "invalid_escape", "number_form", "control_character",
 	"unicode_space", "mismatched_bracket", "surplus_bracket",
 	"string_concatenation", "concatenated_values", "schema_choice", "closed",
-	"ellipsis", "python_tuple", "shell_wrapper", "stringified_json"
+	"ellipsis", "python_tuple", "shell_wrapper", "stringified_json",
+	[39] = "missing_bracket", [40] = "stray_word"
 };
 
 #define MAX_READINGS	8	/* distinct readings kept at the least cost */
@@ -129,6 +132,8 @@ struct lex {
 	size_t *opened;		/* where each one opened in out */
 	size_t depth;
 	size_t stack_cap;
+	size_t implicit;	/* the depth of an object whose '{' was
+				   missing (in an array), 0 for none */
 	/* The search: the choices of this pass, replayed then extended. */
 	unsigned char *dec, *opts;
 	size_t ndec, cpos, dec_cap;
@@ -326,8 +331,10 @@ odd_quotes(const char *s, size_t a, size_t b)
 
 /*
  * Copy white space and drop comments (//, block, '#') up to the next
- * token; Unicode white space becomes a space.  Returns 0, or -1 on an
- * unterminated block comment, no memory, or a pass now too costly.
+ * token; Unicode white space becomes a space.  A block comment cut by the
+ * end of the input is dropped with close (the value is cut there), unless
+ * it took in JSON (odd_quotes()).  Returns 0, or -1 on an unterminated
+ * block comment, no memory, or a pass now too costly.
  */
 static int
 skip_space(struct lex *lx)
@@ -356,11 +363,16 @@ skip_space(struct lex *lx)
 		} else if (c == '/' && lx->i + 1 < lx->n &&
 		    s[lx->i + 1] == '*') {
 			lx->i += 2;
+			start = lx->i;
 			while (lx->i + 1 < lx->n &&
 			    !(s[lx->i] == '*' && s[lx->i + 1] == '/'))
 				lx->i++;
-			if (lx->i + 1 >= lx->n)
-				return -1;
+			if (lx->i + 1 >= lx->n) {
+				if (!lx->close || odd_quotes(s, start, lx->n))
+					return -1;
+				lx->i = lx->n;
+				return fix(lx, R_COMMENT);
+			}
 			lx->i += 2;
 			/* Keep the tokens on either side apart. */
 			if (fix(lx, R_COMMENT) != 0 || putc_(lx, ' ') != 0)
@@ -737,8 +749,11 @@ cut_number(struct lex *lx, size_t d, size_t i)
 
 /*
  * A number: RFC 8259's, or with a '+' sign, no digit before the '.' or
- * none after it ("number_form"), or a signed Infinity (null,
- * "not_json_value").  Returns 0 or -1.
+ * none after it, or an exponent with no digit (2e, 2e+: the 'e' and sign
+ * dropped) ("number_form"), or a signed Infinity (null,
+ * "not_json_value").  Cut by the end of the input (white space aside),
+ * with close, it is left for the scanner to drop what dangles.  Returns
+ * 0 or -1.
  */
 static int
 number(struct lex *lx)
@@ -769,9 +784,10 @@ number(struct lex *lx)
 		if (fix(lx, R_NUMBER_FORM) != 0 || putc_(lx, '0') != 0)
 			return -1;
 	} else if (i >= n || !is_digit((unsigned char)s[i])) {
-		if (i >= n && lx->close && lx->depth > 0) {
+		if (next_nonspace(s, n, i) >= n && lx->close &&
+		    lx->depth > 0) {
 			lx->truncated = 1;	/* a cut sign */
-			lx->i = i;
+			lx->i = n;
 			return 0;
 		}
 		return -1;
@@ -799,11 +815,21 @@ number(struct lex *lx)
 		i = digits(s, n, i);
 	}
 	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		i++;
+		size_t e = i++;
+
 		if (i < n && (s[i] == '+' || s[i] == '-'))
 			i++;
 		if (i >= n && lx->close)
 			return cut_number(lx, d, i);
+		/* 2e, 2e+ before a ',' '}' ']' or white space: dropped. */
+		if (i < n && (is_space((unsigned char)s[i]) ||
+		    strchr(",}]", s[i]) != NULL)) {
+			if (put_digits(lx, s + d, e - d) != 0 ||
+			    fix(lx, R_NUMBER_FORM) != 0)
+				return -1;
+			lx->i = i;
+			return 0;
+		}
 		if (i >= n || !is_digit((unsigned char)s[i]))
 			return -1;
 		i = digits(s, n, i);
@@ -907,8 +933,9 @@ literal(struct lex *lx)
 }
 
 /*
- * Is there a quoted key and its ':' at s[i] (a '"', no backslash before
- * the next '"', then white space and ':')?  1 or 0.
+ * Is there a quoted key and its ':' at s[i] (a '"' or '\'', no backslash
+ * or line end before the same quote again, then white space and ':')?
+ * 1 or 0.
  */
 static int
 quoted_key_at(const struct lex *lx, size_t i)
@@ -916,7 +943,7 @@ quoted_key_at(const struct lex *lx, size_t i)
 	const char *s = lx->s;
 	size_t n = lx->n, j;
 
-	for (j = i + 1; j < n && s[j] != '"'; j++)
+	for (j = i + 1; j < n && s[j] != s[i]; j++)
 		if (s[j] == '\\' || s[j] == '\n')
 			return 0;
 	if (j >= n || j == i + 1)
@@ -1013,7 +1040,7 @@ bare_string(struct lex *lx)
  * A value that starts as a number but is none (a date, a version, a
  * fraction, an id, a code with leading zeros): one word with no space, up
  * to ',' '}' ']' (white space before it allowed), holding a letter no
- * number holds (not a hex digit, x or _: 0x1F, 1e stay refused), a
+ * number holds (not a hex digit, x or _: 0x1F, 1e1x stay refused), a
  * ':' or '/', a '-' after its start, more than one '.', or starting with
  * a 0 and a digit (0789, 007: kept as written, since a number would lose
  * the zeros); written as a string ("unquoted_string").  Returns 0, or -1
@@ -1173,14 +1200,30 @@ closer(const struct lex *lx)
  * The closing bracket c at lx->i is of the wrong kind for the innermost
  * container: a choice between the right one missing before it (when c
  * closes the container around: then c is read again) and c standing for
- * the right one ("mismatched_bracket").  The container is closed.
- * Returns 0, or -1.
+ * the right one ("mismatched_bracket").  The container is closed.  When
+ * no container of c's kind is open and c doubles the bracket before it
+ * ([{"a": 1}}, ...]), c may be a surplus one instead, dropped
+ * ("surplus_bracket"; the container stays open).  Returns 0, or -1.
  */
 static int
 wrong_bracket(struct lex *lx, unsigned char c)
 {
+	size_t d, p = lx->i;
 	int k;
 
+	while (p > 0 && is_space((unsigned char)lx->s[p - 1]))
+		p--;
+	for (d = 0; d < lx->depth && lx->stack[d] != (c == '}' ? '{' :
+	    '['); d++)
+		;
+	if (d == lx->depth && p > 0 && lx->s[p - 1] == (char)c) {
+		if ((k = choose(lx, 2)) < 0)
+			return -1;
+		if (k == 1) {
+			lx->i++;
+			return fix(lx, R_SURPLUS_BRACKET);
+		}
+	}
 	if (lx->depth < 2 || c != (lx->stack[lx->depth - 2] == '{' ? '}' :
 	    ']'))
 		k = 1;
@@ -1267,7 +1310,9 @@ line_before(const struct lex *lx)
 
 /*
  * Does a member come after the '}' at lx->i: a ',' and a quoted or bare
- * key with its ':' (then that '}' may be a stray one)?  1 or 0.
+ * key with its ':', or a quoted key with a quoted value right after it
+ * (its ':' missing: {"a": 1}, "b" "c"}), then that '}' may be a stray
+ * one?  1 or 0.
  */
 static int
 member_follows(const struct lex *lx)
@@ -1283,7 +1328,7 @@ member_follows(const struct lex *lx)
 			if (s[j] == '\\')
 				j++;
 		j = next_nonspace(s, n, j + 1);
-		return j < n && s[j] == ':';
+		return j < n && (s[j] == ':' || s[j] == '"');
 	}
 	return key_starts(lx, j) && !quote_at(s, n, j);
 }
@@ -1327,6 +1372,41 @@ plus_follows(struct lex *lx)
 }
 
 /*
+ * Is the innermost container an object in an array (its items objects,
+ * one of which may lack a bracket)?  1 or 0.
+ */
+static int
+object_in_array(const struct lex *lx)
+{
+	return lx->depth >= 2 && lx->stack[lx->depth - 1] == '{' &&
+	    lx->stack[lx->depth - 2] == '[';
+}
+
+/*
+ * A stray word where an object's member starts: one identifier (no
+ * literal: true, null, NaN... in any case) at lx->i, white space, then a
+ * quoted key and its ':' ({"a": 1, COMMENT "b": 2}).  Not after a value
+ * ({"a": "John" Smith}: a quote misplaced, not a word astray).  Skips it,
+ * counted as "stray_word": 1, 0 when there is none, -1 when the pass
+ * costs too much.
+ */
+static int
+stray_word(struct lex *lx)
+{
+	size_t n = ident_len(lx), j;
+
+	if (n == 0 || literal_at(lx) || lx->i + n >= lx->n ||
+	    !is_space((unsigned char)lx->s[lx->i + n]))
+		return 0;
+	j = next_nonspace(lx->s, lx->n, lx->i + n);
+	if (j >= lx->n || (lx->s[j] != '"' && lx->s[j] != '\'') ||
+	    !quoted_key_at(lx, j))
+		return 0;
+	lx->i = j;
+	return fix(lx, R_STRAY_WORD) != 0 ? -1 : 1;
+}
+
+/*
  * Read one value at lx->i (after white space and comments), writing it out
  * as strict JSON.  Iterative, so deep nesting needs no C stack.  Returns 0
  * with lx->i just past the value (lx->truncated when the input ended in it
@@ -1341,11 +1421,14 @@ value(struct lex *lx)
 	int k;
 
 	lx->depth = 0;
+	lx->implicit = 0;
 	for (;;) {
 		unsigned char c;
 
 		if (skip_space(lx) != 0)
 			return -1;
+		if (lx->implicit > lx->depth)
+			lx->implicit = 0;	/* that object closed */
 		if (lx->i >= lx->n) {
 			/* It ends before the value does. */
 			if (!lx->close || (lx->depth == 0 && st != AFTER))
@@ -1410,6 +1493,24 @@ value(struct lex *lx)
 				st = KEY_OR_END;
 				break;
 			}
+			/*
+			 * ["a": 1]: a key and its ':' first in an array, the
+			 * '{' of an object missing; that object holds one
+			 * member (with more, where would it end?).  Not after
+			 * an item: in [{"a": 1}, "b": 2] the '}' may be the
+			 * slip.
+			 */
+			if (st == VALUE_OR_END && lx->depth > 0 &&
+			    lx->stack[lx->depth - 1] == '[' &&
+			    (c == '"' || c == '\'') && quoted_key_at(lx, lx->i)) {
+				if (lx->implicit != 0 ||
+				    fix(lx, R_MISSING_BRACKET) != 0 ||
+				    push(lx, '{') != 0)
+					return -1;
+				lx->implicit = lx->depth;
+				st = KEY;
+				break;
+			}
 			if (c == '[') {
 				lx->i++;
 				if (push(lx, '[') != 0)
@@ -1465,6 +1566,16 @@ value(struct lex *lx)
 				st = AFTER;
 				break;
 			}
+			if (c == '{' && object_in_array(lx)) {
+				/* [{{: the first object's '}' and ',' missing */
+				lx->depth--;
+				if (fix(lx, R_MISSING_BRACKET) != 0 ||
+				    fix(lx, R_MISSING_COMMA) != 0 ||
+				    put(lx, "},", 2) != 0)
+					return -1;
+				st = VALUE;
+				break;
+			}
 			/* FALLTHROUGH */
 		case KEY:
 			if (c == ',') {		/* {,"a":1} or doubled */
@@ -1492,6 +1603,11 @@ value(struct lex *lx)
 				lx->i++;
 				lx->depth--;
 				st = AFTER;
+				break;
+			}
+			if ((k = stray_word(lx)) != 0) {
+				if (k < 0)
+					return -1;
 				break;
 			}
 			if (quote_at(s, lx->n, lx->i)) {
@@ -1600,6 +1716,22 @@ value(struct lex *lx)
 					if (skip_space(lx) != 0)
 						return -1;
 				}
+				if (lx->depth == lx->implicit)
+					return -1;	/* ["a": 1, "b": 2] */
+				if (lx->i < lx->n && s[lx->i] == '{' &&
+				    object_in_array(lx)) {
+					/* [{"a": 1, {: its '}' missing */
+					lx->depth--;
+					if (fix(lx, R_MISSING_BRACKET) != 0 ||
+					    putc_(lx, '}') != 0)
+						return -1;
+					memmove(lx->out->data + comma + 1,
+					    lx->out->data + comma,
+					    lx->out->len - comma - 1);
+					lx->out->data[comma] = '}';
+					st = VALUE;
+					break;
+				}
 				if (lx->i < lx->n && (s[lx->i] == '}' ||
 				    s[lx->i] == ']' || (s[lx->i] == ')' &&
 				    in_tuple(lx)))) {
@@ -1649,6 +1781,18 @@ value(struct lex *lx)
 					return -1;
 				break;
 			}
+			if (c == '{' && object_in_array(lx)) {
+				/* [{"a": 1 {: its '}' and ',' missing */
+				lx->depth--;
+				if (fix(lx, R_MISSING_BRACKET) != 0 ||
+				    fix(lx, R_MISSING_COMMA) != 0 ||
+				    put(lx, "},", 2) != 0)
+					return -1;
+				st = VALUE;
+				break;
+			}
+			if (lx->depth == lx->implicit)
+				return -1;	/* ["a": 1 "b": 2] */
 			if (lx->stack[lx->depth - 1] != WRAPPER &&
 			    (lx->stack[lx->depth - 1] == '{' ?
 			    key_starts(lx, lx->i) : item_starts(lx, lx->i) ||
