@@ -1429,6 +1429,14 @@ value(struct lex *lx)
 			return -1;
 		if (lx->implicit > lx->depth)
 			lx->implicit = 0;	/* that object closed */
+		/* {"a": "b"```: a closing fence after a cut value, dropped */
+		if (lx->close && lx->depth > 0 && lx->i + 3 <= lx->n &&
+		    memcmp(s + lx->i, "```", 3) == 0 &&
+		    next_nonspace(s, lx->n, lx->i + 3) >= lx->n) {
+			if (fix(lx, R_CODE_FENCE) != 0)
+				return -1;
+			lx->i = lx->n;
+		}
 		if (lx->i >= lx->n) {
 			/* It ends before the value does. */
 			if (!lx->close || (lx->depth == 0 && st != AFTER))
@@ -2108,8 +2116,34 @@ json_like_at(const char *s, size_t n, size_t i)
 }
 
 /*
+ * Is s[0..n) a fenced block in a pair of braces ({```json ... ```}, white
+ * space aside)?  Then the text inside them is s[*at..*at + *len): 1, else
+ * 0.  (In brackets, [``` ... ```] may as well be an array whose fence
+ * marks are astray: no.)
+ */
+static int
+braced_fence(const char *s, size_t n, size_t *at, size_t *len)
+{
+	size_t a = next_nonspace(s, n, 0), c = n, e;
+
+	while (c > a && is_space((unsigned char)s[c - 1]))
+		c--;
+	if (c - a < 8 || s[a] != '{' || s[--c] != '}' ||
+	    fence_at(s, c, a + 1) == 0)
+		return 0;
+	for (e = c; e > a && is_space((unsigned char)s[e - 1]); e--)
+		;
+	if (e - a < 7 || memcmp(s + e - 3, "```", 3) != 0)
+		return 0;
+	*at = a + 1;	/* s[c] is the closing brace */
+	*len = c - a - 1;
+	return 1;
+}
+
+/*
  * Markdown code fences: the one fenced block that reads as JSON; a block
- * that opens with a bracket and does not read is a second reading.
+ * that opens with a bracket and does not read is a second reading.  A
+ * pair of braces around the whole is dropped ("surplus_bracket").
  * Returns 1 with its readings in lx->rd, 0 when there is no fence or no
  * single block, -1 on no memory.
  */
@@ -2118,6 +2152,13 @@ from_fences(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
 	size_t i = 0, at = 0, len = 0;
 	int found = 0, blocks = 0, rc, outside = 0;
+	repairs_t braces = 0;
+
+	if (braced_fence(s, n, &at, &len)) {
+		s += at;
+		n = len;
+		braces = R_SURPLUS_BRACKET;
+	}
 
 	while (i < n) {
 		size_t eol = line_end(s, n, i), body, end;
@@ -2152,7 +2193,7 @@ from_fences(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 		return 0;
 	if ((rc = search(lx, s + at, len)) <= 0)
 		return rc;
-	*extra = R_CODE_FENCE | (outside ? R_PROSE : 0);
+	*extra = R_CODE_FENCE | (outside ? R_PROSE : 0) | braces;
 	return 1;
 }
 

@@ -502,6 +502,64 @@ no("closed", "", close=True)
 no("closed", "-", close=True)
 no("closed", "Just prose, no JSON", close=True)
 
+# ---- str helper: structure, comments and numbers inside a document. ----
+# A key and its colon first in an array: the '{' of a one-member object.
+ok("missing_bracket", "[\"key\":\"value\"]", [{"key": "value"}])
+ok("missing_bracket", "[ \"key\" : [1, 2] ]", [{"key": [1, 2]}])
+ok("missing_bracket", "[\"key\":\"value\"}]", [{"key": "value"}])
+ok("missing_bracket", "{'k': ['a': {'b': 1}]}", {"k": [{"a": {"b": 1}}]})
+no("missing_bracket", "[\"a\": 1, \"b\": 2]")
+no("missing_bracket", "[\"a\": 1 \"b\": 2]")
+no("missing_bracket", "[1, \"a\": 2]")
+no("missing_bracket", "[{\"a\": 1}, \"b\": 2]")
+# An object in an array closed by the next '{' (its '}' missing).
+ok("missing_bracket", "[{\"i\":1{\"i\":2}]", [{"i": 1}, {"i": 2}])
+ok("missing_bracket", "[{\"i\":1,{\"i\":2}]", [{"i": 1}, {"i": 2}])
+ok("missing_bracket", "[\n  {\"a\": \"x\", \"b\": [1]\n  {\"a\": \"y\", \"b\": []}\n]", [{"a": "x", "b": [1]}, {"a": "y", "b": []}])
+ok("missing_bracket", "[{{]", [{}, {}], close=True)
+no("missing_bracket", "[{{]")
+no("missing_bracket", "{\"a\": 1 {\"b\": 2}}")
+# A doubled closing bracket that no open container takes is surplus.
+ok("surplus_bracket", "[{\"key\":\"value\"}},{\"key\":\"value\"}]", [{"key": "value"}, {"key": "value"}])
+ok("surplus_bracket", "{\"key\": \"value\"}, \"key2\" \"value2\"}", {"key": "value", "key2": "value2"})
+ok("mismatched_bracket", "[[1, 2}, 3]", [[1, 2], 3])
+ok("surplus_bracket", "[{\"a\": [1]}}]", [{"a": [1]}])
+# A pair of braces around a fenced block (in brackets: an array?).
+ok("surplus_bracket", "{```\n{\"a\":\"b\"}\n```}", {"a": "b"})
+ok("surplus_bracket", "{```json\n{\"a\":\"b\"}\n```}", {"a": "b"})
+ok("surplus_bracket", " { ```json\n[1, 2]\n``` } ", [1, 2])
+no("surplus_bracket", "[```json\n{\"a\":\"b\"}\n```]")
+# A stray word before a key is dropped; after a value it is not.
+ok("stray_word", "{\"value_1\": true, COMMENT \"value_2\": \"data\"}", {"value_1": True, "value_2": "data"})
+ok("stray_word", "{NOTE 'a': 1}", {"a": 1})
+no("stray_word", "{\"value_1\": true, SHOULD_NOT_EXIST \"value_2\": \"data\" AAAA }")
+no("stray_word", "{\"name\": \"John\" Smith}")
+no("stray_word", "{\"a\": 1, true \"b\": 2}")
+no("stray_word", "{\"a\": 1, two words \"b\": 2}")
+# A dangling exponent is dropped.
+ok("number_form", "{\"key\": 1e }", {"key": 1})
+ok("number_form", "[2e+]", [2])
+ok("number_form", "[2E-, 3]", [2, 3])
+ok("number_form", "[2e,", [2], close=True)
+ok("number_form", "[2e ", [2], close=True)
+no("number_form", "[2e+x]")
+no("number_form", "[-e5]")
+# With close: a cut sign, a cut block comment, a closing fence after the cut.
+ok("closed", "[- ", [], close=True)
+ok("closed", "{\"a\": 1, \"b\": -  ", {"a": 1}, close=True)
+ok("comment", "{ \"key\": \"value\" /* comment", {"key": "value"}, close=True)
+no("comment", "{ \"key\": \"value\" /* comment")
+no("comment", "{\"a\": 1 /* note \"b\": 2", close=True)
+ok("code_fence", "{\"key\": \"value, value2\"```", {"key": "value, value2"}, close=True)
+ok("code_fence", "{\"a\": [1, 2```\n", {"a": [1, 2]}, close=True)
+no("code_fence", "{\"a\": [1, 2```")
+# A line comment that took in JSON: the newline may be missing (no).
+no("comment", "{ \"key\": { \"key2\": \"value2\" // comment }, \"key3\": \"value3\" }", close=True)
+no("comment", "{ \"key\": { \"key2\": \"value2\" # comment }, \"key3\": \"value3\" }", close=True)
+# A cut string ending in '+': the string's or a concatenation's?
+no("string_concatenation", "\"hello +", close=True)
+no("string_concatenation", "[\"hello +]", close=True)
+
 for c in cases:
     sys.stdout.write(json.dumps(c, ensure_ascii=False) + "\n")
 sys.stderr.write("%d cases\n" % len(cases))

@@ -416,7 +416,8 @@ START_TEST(the_rarer_forms_of_each_rule)
 	    "[\"it's\", \"x\", \"y\"]", 0);
 	expect_value("[-Infinity, Infinity, -1e5, 1E+2, 2.]",
 	    "[null, null, -1e5, 1e2, 2.0]", 0);
-	UNCHANGED("[1e]");
+	expect_value("[1e]", "[1]", 0);
+	UNCHANGED("[1ex]");
 	expect_value("[Infinityx]", "[\"Infinityx\"]", 0);
 	/* An elision among members; {] and ellipses at the ends. */
 	expect_value("{\"a\": 1, ..., \"b\": 2}", "{\"a\": 1, \"b\": 2}", 0);
@@ -453,6 +454,33 @@ START_TEST(mismatched_brackets)
 	REPAIRED("{\"a\": [1}", "{\"a\": [1]}", "mismatched_bracket");
 	REPAIRED("[1, 2}", "[1, 2]", "mismatched_bracket");
 	REPAIRED("{\"a\": 1}}", "{\"a\": 1}", "surplus_bracket");
+	REPAIRED("[{\"a\": 1}}, {}]", "[{\"a\": 1}, {}]", "surplus_bracket");
+}
+END_TEST
+
+START_TEST(a_missing_bracket_around_an_object_in_an_array)
+{
+	/* A key first in an array opens an object of one member. */
+	REPAIRED("[\"a\": 1}]", "[{\"a\": 1}]", "missing_bracket");
+	REPAIRED("[\"a\": 1]", "[{\"a\": 1}]",
+	    "mismatched_bracket,missing_bracket");
+	UNCHANGED("[\"a\": 1, \"b\": 2]");
+	UNCHANGED("[0, \"a\": 1]");
+	/* A '{' where a member or its comma would be: the '}' missing. */
+	REPAIRED("[{\"a\": 1 {\"a\": 2}]", "[{\"a\": 1 },{\"a\": 2}]",
+	    "missing_comma,missing_bracket");
+	REPAIRED("[{\"a\": 1, {\"a\": 2}]", "[{\"a\": 1}, {\"a\": 2}]",
+	    "missing_bracket");
+	UNCHANGED("{\"a\": 1 {\"b\": 2}}");
+}
+END_TEST
+
+START_TEST(a_stray_word_before_a_key_is_dropped)
+{
+	REPAIRED("{\"a\": 1, NOTE \"b\": 2}", "{\"a\": 1, \"b\": 2}",
+	    "stray_word");
+	UNCHANGED("{\"a\": 1, null \"b\": 2}");
+	UNCHANGED("{\"a\": \"John\" Smith}");
 }
 END_TEST
 
@@ -1050,6 +1078,8 @@ repair_suite(void)
 	tcase_add_test(tc, numbers_that_json_does_not_allow);
 	tcase_add_test(tc, bad_escapes);
 	tcase_add_test(tc, mismatched_brackets);
+	tcase_add_test(tc, a_missing_bracket_around_an_object_in_an_array);
+	tcase_add_test(tc, a_stray_word_before_a_key_is_dropped);
 	tcase_add_test(tc, deep_nesting_is_read_without_recursion);
 	tcase_add_test(tc, random_documents_and_one_slip_each);
 	tcase_add_test(tc, random_edits_keep_the_properties);
