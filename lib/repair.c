@@ -749,8 +749,8 @@ cut_number(struct lex *lx, size_t d, size_t i)
 
 /*
  * A number: RFC 8259's, or with a '+' sign, no digit before the '.' or
- * none after it, or an exponent with no digit (2e, 2e+: the 'e' and sign
- * dropped) ("number_form"), or a signed Infinity (null,
+ * none after it, or an exponent with no digit in a container (2e, 2e+:
+ * the 'e' and sign dropped) ("number_form"), or a signed Infinity (null,
  * "not_json_value").  Cut by the end of the input (white space aside),
  * with close, it is left for the scanner to drop what dangles.  Returns
  * 0 or -1.
@@ -821,8 +821,11 @@ number(struct lex *lx)
 			i++;
 		if (i >= n && lx->close)
 			return cut_number(lx, d, i);
-		/* 2e, 2e+ before a ',' '}' ']' or white space: dropped. */
-		if (i < n && (is_space((unsigned char)s[i]) ||
+		/*
+		 * 2e, 2e+ before a ',' '}' ']' or white space, in a
+		 * container: dropped.
+		 */
+		if (i < n && lx->depth > 0 && (is_space((unsigned char)s[i]) ||
 		    strchr(",}]", s[i]) != NULL)) {
 			if (put_digits(lx, s + d, e - d) != 0 ||
 			    fix(lx, R_NUMBER_FORM) != 0)
@@ -1373,7 +1376,8 @@ plus_follows(struct lex *lx)
 
 /*
  * Is the innermost container an object in an array (its items objects,
- * one of which may lack a bracket)?  1 or 0.
+ * one of which may lack a bracket)?  1 or 0.  ([{{"a": 1}] is not read:
+ * a '{' doubled, or an empty object?)
  */
 static int
 object_in_array(const struct lex *lx)
@@ -1572,16 +1576,6 @@ value(struct lex *lx)
 				if (putc_(lx, '}') != 0)
 					return -1;
 				st = AFTER;
-				break;
-			}
-			if (c == '{' && object_in_array(lx)) {
-				/* [{{: the first object's '}' and ',' missing */
-				lx->depth--;
-				if (fix(lx, R_MISSING_BRACKET) != 0 ||
-				    fix(lx, R_MISSING_COMMA) != 0 ||
-				    put(lx, "},", 2) != 0)
-					return -1;
-				st = VALUE;
 				break;
 			}
 			/* FALLTHROUGH */
