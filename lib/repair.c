@@ -759,7 +759,7 @@ static int
 number(struct lex *lx)
 {
 	const char *s = lx->s;
-	size_t i = lx->i, n = lx->n, d;
+	size_t i = lx->i, n = lx->n, d, k;
 
 	if (s[i] == '+') {
 		if (fix(lx, R_NUMBER_FORM) != 0)
@@ -822,11 +822,13 @@ number(struct lex *lx)
 		if (i >= n && lx->close)
 			return cut_number(lx, d, i);
 		/*
-		 * 2e, 2e+ before a ',' '}' ']' or white space, in a
-		 * container: dropped.
+		 * 2e, 2e+ before a ',' '}' ']' or the end (white space
+		 * aside; not 2e -3: a space astray?), in a container:
+		 * dropped.
 		 */
-		if (i < n && lx->depth > 0 && (is_space((unsigned char)s[i]) ||
-		    strchr(",}]", s[i]) != NULL)) {
+		k = next_nonspace(s, n, i);
+		if (i < n && lx->depth > 0 && (k >= n || (s[k] != '\0' &&
+		    strchr(",}]", s[k]) != NULL))) {
 			if (put_digits(lx, s + d, e - d) != 0 ||
 			    fix(lx, R_NUMBER_FORM) != 0)
 				return -1;

@@ -545,6 +545,8 @@ ok("number_form", "[2e,", [2], close=True)
 ok("number_form", "[2e ", [2], close=True)
 no("number_form", "[2e+x]")
 no("number_form", "[-e5]")
+no("number_form", "[2e -3]")
+no("number_form", "[2e 3]")
 # With close: a cut sign, a cut block comment, a closing fence after the cut.
 ok("closed", "[- ", [], close=True)
 ok("closed", "{\"a\": 1, \"b\": -  ", {"a": 1}, close=True)
