@@ -549,8 +549,8 @@ body_gemini(json_t *out, const json_t *req)
 		return -1;
 	}
 	json_array_foreach(json_object_get(req, "messages"), i, m) {
-		if (system_text(m) &&
-		    parts_gemini(sysparts, json_object_get(m, "content")) != 0) {
+		if (system_text(m) && parts_gemini(sysparts,
+		    json_object_get(m, "content")) != 0) {
 			json_decref(sysparts);
 			return -1;
 		}
@@ -662,25 +662,28 @@ ftool_read(const json_t *t, struct ftool *f)
 static json_t *
 ftool_write(const struct ftool *f, enum saop_provider p)
 {
+	const char *key = p == SAOP_PROVIDER_ANTHROPIC ? "input_schema" :
+	    p == SAOP_PROVIDER_GEMINI ? "parametersJsonSchema" : "parameters";
+	int openai = p == SAOP_PROVIDER_OPENAI || p == SAOP_PROVIDER_RESPONSES;
 	json_t *n = json_pack("{s:O}", "name", f->name);
 
 	if (n == NULL)
 		return NULL;
 	if (f->desc != NULL && json_object_set(n, "description", f->desc) != 0)
 		goto nomem;
-	if (f->schema != NULL ? json_object_set(n, p == SAOP_PROVIDER_ANTHROPIC ?
-	    "input_schema" : p == SAOP_PROVIDER_GEMINI ?
-	    "parametersJsonSchema" : "parameters", f->schema) != 0 :
-	    (p == SAOP_PROVIDER_ANTHROPIC || p == SAOP_PROVIDER_RESPONSES) &&
-	    set(n, p == SAOP_PROVIDER_ANTHROPIC ? "input_schema" :
-	    "parameters", json_pack("{s:s}", "type", "object")) != 0)
-		goto nomem;
-	if (f->strict != NULL && (p == SAOP_PROVIDER_OPENAI ||
+	if (f->schema != NULL) {
+		if (json_object_set(n, key, f->schema) != 0)
+			goto nomem;
+	} else if ((p == SAOP_PROVIDER_ANTHROPIC ||
 	    p == SAOP_PROVIDER_RESPONSES) &&
+	    set(n, key, json_pack("{s:s}", "type", "object")) != 0)
+		goto nomem;
+	if (f->strict != NULL && openai &&
 	    json_object_set(n, "strict", f->strict) != 0)
 		goto nomem;
 	if (p == SAOP_PROVIDER_OPENAI)
-		return json_pack("{s:s, s:o}", "type", "function", "function", n);
+		return json_pack("{s:s, s:o}", "type", "function", "function",
+		    n);
 	if (p == SAOP_PROVIDER_RESPONSES && set(n, "type",
 	    json_string("function")) != 0)
 		goto nomem;
@@ -706,41 +709,35 @@ static int
 tools_write(const json_t *tools, enum saop_provider p, json_t **out,
     struct saop_err *e)
 {
+	const char *why;
 	char field[64];
 	struct ftool f;
 	json_t *decl, *t, *n;
 	size_t i;
+	int fn;
 
-	*out = NULL;
 	if ((*out = json_array()) == NULL || (decl = json_array()) == NULL)
 		goto nomem;
 	json_array_foreach(tools, i, t) {
-		snprintf(field, sizeof(field), "/request/tools/%zu", i);
-		if (!ftool_read(t, &f)) {
-			if (p == SAOP_PROVIDER_GEMINI && (!json_is_object(t) ||
-			    json_object_get(t, "type") != NULL)) {
-				json_decref(decl);
-				json_decref(*out);
-				*out = NULL;
-				return refuse(e, field, "not a tool Gemini takes:"
-				    " a function tool, or one of Gemini's own "
-				    "({\"googleSearch\": {}}, {\"codeExecution\":"
-				    " {}}...)");
-			}
-			n = json_incref(t);
-		} else if (!json_is_string(f.name)) {
+		why = NULL;
+		if (!(fn = ftool_read(t, &f)) && p == SAOP_PROVIDER_GEMINI &&
+		    (!json_is_object(t) || json_object_get(t, "type") != NULL))
+			why = "not a tool Gemini takes: a function tool, or "
+			    "one of Gemini's own ({\"googleSearch\": {}}, "
+			    "{\"codeExecution\": {}}...)";
+		else if (fn && !json_is_string(f.name))
+			why = "a function tool without a name";
+		if (why != NULL) {
 			json_decref(decl);
 			json_decref(*out);
 			*out = NULL;
-			return refuse(e, field, "a function tool without a "
-			    "name");
-		} else if (f.form == p)
-			n = json_incref(t);
-		else
-			n = ftool_write(&f, p);
+			snprintf(field, sizeof(field), "/request/tools/%zu", i);
+			return refuse(e, field, "%s", why);
+		}
+		n = !fn || f.form == p ? json_incref(t) : ftool_write(&f, p);
 		/* (json_array_append_new() fails on a NULL n too.) */
-		if (json_array_append_new(p == SAOP_PROVIDER_GEMINI &&
-		    n != t ? decl : *out, n) != 0)
+		if (json_array_append_new(p == SAOP_PROVIDER_GEMINI && fn ?
+		    decl : *out, n) != 0)
 			goto nomem_decl;
 	}
 	if (json_array_size(decl) == 0)
@@ -854,7 +851,7 @@ choice_write(const struct choice *ch, enum saop_provider p)
 	if (p != SAOP_PROVIDER_GEMINI)
 		return json_string(ch->word);
 	for (i = 0; strcmp(mode[i][0], ch->word) != 0; i++)
-		continue;
+		;
 	return json_pack("{s:{s:s}}", "functionCallingConfig", "mode",
 	    mode[i][1]);
 }
