@@ -54,120 +54,17 @@ text_of(const json_t *c, struct saop__buf *b)
 }
 
 /*
- * The tools array in OpenAI's form: an Anthropic-style tool (name,
- * description, input_schema) becomes {"type":"function","function":{...}}
- * with the schema as "parameters"; any other is copied as it is.  Returns a
- * new reference, or NULL on ENOMEM.
+ * Is m a message of system text: role system, or developer (OpenAI's
+ * newer name for it)?  1 or 0.  Formats that keep the system text apart
+ * (Anthropic, Gemini) take both there.
  */
-static json_t *
-tools_openai(const json_t *tools)
+static int
+system_text(const json_t *m)
 {
-	json_t *out, *t, *f;
-	size_t i;
+	const char *role = json_string_value(json_object_get(m, "role"));
 
-	if ((out = json_array()) == NULL)
-		return NULL;
-	json_array_foreach(tools, i, t) {
-		if (json_object_get(t, "function") != NULL ||
-		    json_object_get(t, "input_schema") == NULL) {
-			json_array_append(out, t);
-			continue;
-		}
-		f = json_object();
-		json_object_set(f, "name", json_object_get(t, "name"));
-		if (json_object_get(t, "description") != NULL)
-			json_object_set(f, "description",
-			    json_object_get(t, "description"));
-		json_object_set(f, "parameters",
-		    json_object_get(t, "input_schema"));
-		json_array_append_new(out, json_pack("{s:s, s:o}",
-		    "type", "function", "function", f));
-	}
-	return out;
-}
-
-/*
- * The tools array in Anthropic's form: an OpenAI-style function tool
- * becomes {name, description, input_schema} (an empty object schema when it
- * has no parameters); any other is copied as it is.  Returns a new
- * reference, or NULL on ENOMEM.
- */
-static json_t *
-tools_anthropic(const json_t *tools)
-{
-	json_t *out, *t;
-	size_t i;
-
-	if ((out = json_array()) == NULL)
-		return NULL;
-	json_array_foreach(tools, i, t) {
-		const json_t *f = json_object_get(t, "function");
-		json_t *n, *p;
-
-		if (f == NULL) {
-			json_array_append(out, t);
-			continue;
-		}
-		n = json_object();
-		json_object_set(n, "name", json_object_get(f, "name"));
-		if (json_object_get(f, "description") != NULL)
-			json_object_set(n, "description",
-			    json_object_get(f, "description"));
-		p = json_object_get(f, "parameters");
-		if (p != NULL)
-			json_object_set(n, "input_schema", p);
-		else
-			json_object_set_new(n, "input_schema",
-			    json_pack("{s:s}", "type", "object"));
-		json_array_append_new(out, n);
-	}
-	return out;
-}
-
-/*
- * tool_choice in OpenAI's form: Anthropic's {"type":"any"} becomes
- * "required", {"type":"tool","name"} an OpenAI function choice and another
- * type its bare word; a string or an OpenAI choice is kept.  Returns a new
- * reference, or NULL on ENOMEM.
- */
-static json_t *
-choice_openai(const json_t *c)
-{
-	const char *t;
-
-	if (!json_is_object(c))
-		return json_incref((json_t *)c);
-	t = json_string_value(json_object_get(c, "type"));
-	if (t == NULL || json_object_get(c, "function") != NULL)
-		return json_incref((json_t *)c);
-	if (strcmp(t, "any") == 0)
-		return json_string("required");
-	if (strcmp(t, "tool") == 0)
-		return json_pack("{s:s, s:{s:O}}", "type", "function",
-		    "function", "name", json_object_get(c, "name"));
-	return json_string(t);
-}
-
-/*
- * tool_choice in Anthropic's form: a word becomes {"type": word}
- * ("required" becoming "any"), an OpenAI function choice
- * {"type":"tool","name"}; anything else is kept.  Returns a new reference,
- * or NULL on ENOMEM.
- */
-static json_t *
-choice_anthropic(const json_t *c)
-{
-	if (json_is_string(c)) {
-		const char *s = json_string_value(c);
-
-		if (strcmp(s, "required") == 0)
-			s = "any";
-		return json_pack("{s:s}", "type", s);
-	}
-	if (json_is_object(c) && json_object_get(c, "function") != NULL)
-		return json_pack("{s:s, s:O}", "type", "tool", "name",
-		    json_object_get(json_object_get(c, "function"), "name"));
-	return json_incref((json_t *)c);
+	return role != NULL && (strcmp(role, "system") == 0 ||
+	    strcmp(role, "developer") == 0);
 }
 
 /*
@@ -221,28 +118,10 @@ message_anthropic(const json_t *m)
 }
 
 /*
- * Set out's "tools" and "tool_choice" from req's, each turned by tf and
- * cf (a wire format's own form).  Returns 0, or -1 on ENOMEM.
- */
-static int
-set_tools(json_t *out, const json_t *req, json_t *(*tf)(const json_t *),
-    json_t *(*cf)(const json_t *))
-{
-	if (json_is_array(json_object_get(req, "tools")) &&
-	    set(out, "tools", tf(json_object_get(req, "tools"))) != 0)
-		return -1;
-	if (json_object_get(req, "tool_choice") != NULL &&
-	    set(out, "tool_choice", cf(json_object_get(req, "tool_choice"))) !=
-	    0)
-		return -1;
-	return 0;
-}
-
-/*
  * Fill out with req as an OpenAI chat completions body: system becomes the
- * first message, stop_sequences stop, Anthropic-style tools and tool_choice
- * are turned OpenAI's way, the other members are copied, and stream is set
- * (asking for usage when streaming).  Returns 0, or -1 on ENOMEM.
+ * first message, stop_sequences stop, the other members are copied (tools
+ * and tool_choice are set_tools()'), and stream is set (asking for usage
+ * when streaming).  Returns 0, or -1 on ENOMEM.
  */
 static int
 body_openai(json_t *out, const json_t *req, int stream)
@@ -271,8 +150,6 @@ body_openai(json_t *out, const json_t *req, int stream)
 	if (stop == NULL && json_object_get(req, "stop_sequences") != NULL)
 		json_object_set(out, "stop",
 		    json_object_get(req, "stop_sequences"));
-	if (set_tools(out, req, tools_openai, choice_openai) != 0)
-		return -1;
 	if (set(out, "stream", json_boolean(stream)) != 0)
 		return -1;
 	if (stream && set(out, "stream_options",
@@ -282,8 +159,9 @@ body_openai(json_t *out, const json_t *req, int stream)
 }
 
 /*
- * Fill out with req as an Anthropic Messages body: system messages are
- * gathered into "system", OpenAI-style tool messages and tools are turned
+ * Fill out with req as an Anthropic Messages body: system and developer
+ * messages are gathered into "system" (after its text, or as more text
+ * blocks after its blocks), OpenAI-style tool messages are turned
  * Anthropic's way, max_tokens is set (DEFAULT_MAX_TOKENS when req has
  * none), stop becomes stop_sequences, the sampling members in keep are
  * copied and the others dropped, and stream is set.  Returns 0, or -1 on
@@ -294,12 +172,15 @@ body_anthropic(json_t *out, const json_t *req, int stream)
 {
 	static const char *const keep[] = { "temperature", "top_p", "top_k",
 	    "metadata", "thinking", "service_tier", NULL };
-	json_t *msgs, *m, *sys, *stop, *mt, *x;
+	json_t *msgs, *m, *sys, *stop, *mt, *x, *blocks = NULL;
 	struct saop__buf st = { NULL, 0, 0 };
 	size_t i;
 	int r = -1;
 
 	sys = json_object_get(req, "system");
+	if (json_is_array(sys) && ((blocks = json_copy(sys)) == NULL ||
+	    set(out, "system", blocks) != 0))
+		goto out;
 	if (json_is_string(sys) && saop__buf_append_max(&st,
 	    json_string_value(sys), json_string_length(sys),
 	    SIZE_MAX / 2) != 0)
@@ -307,24 +188,33 @@ body_anthropic(json_t *out, const json_t *req, int stream)
 	if ((msgs = json_array()) == NULL || set(out, "messages", msgs) != 0)
 		goto out;
 	json_array_foreach(json_object_get(req, "messages"), i, m) {
-		const char *role = json_string_value(json_object_get(m,
-		    "role"));
-
-		if (role != NULL && strcmp(role, "system") == 0) {
-			if (st.len > 0 && saop__buf_append_max(&st, "\n\n", 2,
-			    SIZE_MAX / 2) != 0)
-				goto out;
-			if (text_of(json_object_get(m, "content"), &st) != 0)
+		if (!system_text(m)) {
+			if ((x = message_anthropic(m)) == NULL ||
+			    json_array_append_new(msgs, x) != 0)
 				goto out;
 			continue;
 		}
-		if ((x = message_anthropic(m)) == NULL ||
-		    json_array_append_new(msgs, x) != 0)
+		/* A system of blocks gets one more; a string, more text. */
+		if (blocks != NULL) {
+			struct saop__buf b = { NULL, 0, 0 };
+
+			if (text_of(json_object_get(m, "content"), &b) != 0 ||
+			    json_array_append_new(blocks, json_pack(
+			    "{s:s, s:s%}", "type", "text", "text",
+			    b.data != NULL ? b.data : "", b.len)) != 0) {
+				saop__buf_free(&b);
+				goto out;
+			}
+			saop__buf_free(&b);
+			continue;
+		}
+		if (st.len > 0 && saop__buf_append_max(&st, "\n\n", 2,
+		    SIZE_MAX / 2) != 0)
+			goto out;
+		if (text_of(json_object_get(m, "content"), &st) != 0)
 			goto out;
 	}
-	if (json_is_array(sys) && st.len == 0)
-		json_object_set(out, "system", sys);
-	else if (st.len > 0 && set(out, "system",
+	if (st.len > 0 && set(out, "system",
 	    json_stringn(st.data, st.len)) != 0)
 		goto out;
 	mt = json_object_get(req, "max_tokens");
@@ -346,8 +236,6 @@ body_anthropic(json_t *out, const json_t *req, int stream)
 	for (i = 0; keep[i] != NULL; i++)
 		if ((x = json_object_get(req, keep[i])) != NULL)
 			json_object_set(out, keep[i], x);
-	if (set_tools(out, req, tools_anthropic, choice_anthropic) != 0)
-		goto out;
 	if (set(out, "stream", json_boolean(stream)) != 0)
 		goto out;
 	r = 0;
@@ -451,95 +339,9 @@ nomem:
 }
 
 /*
- * A function tool t of either form (OpenAI's {"type":"function",
- * "function":{name, description, parameters}} or Anthropic's {name,
- * description, input_schema}) as a new {name, description, KEY: schema}
- * (the schema when it has one).  NULL when t is another tool (a built-in
- * one), or on ENOMEM.
- */
-static json_t *
-function_tool(const json_t *t, const char *key)
-{
-	const json_t *f = json_object_get(t, "function");
-	const json_t *src = f != NULL ? f : t;
-	json_t *ps = f != NULL ? json_object_get(f, "parameters") :
-	    json_object_get(t, "input_schema"), *n;
-
-	if (f == NULL && ps == NULL)
-		return NULL;
-	if ((n = json_pack("{s:O?}", "name", json_object_get(src,
-	    "name"))) == NULL)
-		return NULL;
-	if (json_object_get(src, "description") != NULL)
-		json_object_set(n, "description",
-		    json_object_get(src, "description"));
-	if (ps != NULL)
-		json_object_set(n, key, ps);
-	return n;
-}
-
-/*
- * The tools array in the Responses form: a function tool, OpenAI's
- * nested {"type":"function","function":{...}} or Anthropic's
- * {name, input_schema}, becomes {"type":"function", name, description,
- * parameters}; a built-in tool ({"type":"web_search"}...) is copied.
- * Returns a new reference, or NULL on ENOMEM.
- */
-static json_t *
-tools_responses(const json_t *tools)
-{
-	json_t *out, *t;
-	size_t i;
-
-	if ((out = json_array()) == NULL)
-		return NULL;
-	json_array_foreach(tools, i, t) {
-		json_t *n = function_tool(t, "parameters");
-
-		if (n == NULL) {
-			json_array_append(out, t);
-			continue;
-		}
-		json_object_set_new(n, "type", json_string("function"));
-		if (json_object_get(n, "parameters") == NULL)
-			json_object_set_new(n, "parameters",
-			    json_pack("{s:s}", "type", "object"));
-		if (json_object_get(json_object_get(t, "function"), "strict"))
-			json_object_set(n, "strict", json_object_get(
-			    json_object_get(t, "function"), "strict"));
-		json_array_append_new(out, n);
-	}
-	return out;
-}
-
-/*
- * tool_choice in the Responses form: a word stays (Anthropic's "any"
- * becomes "required"), a function choice of either form becomes
- * {"type":"function","name"}.  Returns a new reference, or NULL on ENOMEM.
- */
-static json_t *
-choice_responses(const json_t *c)
-{
-	const json_t *f = json_object_get(c, "function");
-	const char *t = json_string_value(json_object_get(c, "type"));
-
-	if (f != NULL)
-		return json_pack("{s:s, s:O?}", "type", "function", "name",
-		    json_object_get(f, "name"));
-	if (t != NULL && strcmp(t, "tool") == 0)
-		return json_pack("{s:s, s:O?}", "type", "function", "name",
-		    json_object_get(c, "name"));
-	if (t != NULL && strcmp(t, "any") == 0)
-		return json_string("required");
-	if (t != NULL && (strcmp(t, "auto") == 0 || strcmp(t, "none") == 0))
-		return json_string(t);
-	return json_incref((json_t *)c);
-}
-
-/*
  * Fill out with req as an OpenAI Responses body: system becomes
  * instructions, messages input items, max_tokens max_output_tokens,
- * response_format text.format, tools and tool_choice the Responses way;
+ * response_format text.format (tools and tool_choice are set_tools());
  * the members in keep are copied (the API refuses unknown ones: stop,
  * n and the like are dropped); stream is set.  Returns 0, or -1 on ENOMEM.
  */
@@ -587,8 +389,6 @@ body_responses(json_t *out, const json_t *req, int stream)
 		    "format", "type", t)) != 0)
 			goto out;
 	}
-	if (set_tools(out, req, tools_responses, choice_responses) != 0)
-		goto out;
 	if (set(out, "stream", json_boolean(stream)) != 0)
 		goto out;
 	r = 0;
@@ -663,8 +463,7 @@ contents_gemini(const json_t *msgs)
 		    "role"));
 		json_t *content = json_object_get(m, "content");
 
-		if (role != NULL && (strcmp(role, "system") == 0 ||
-		    strcmp(role, "developer") == 0))
+		if (system_text(m))
 			continue;
 		if ((parts = json_array()) == NULL)
 			goto nomem;
@@ -722,78 +521,13 @@ nomem:
 }
 
 /*
- * The tools of a neutral request as Gemini tools: the function tools (of
- * either form) as one functionDeclarations list with their JSON Schema
- * as parametersJsonSchema; a Gemini tool ({"googleSearch": {}},
- * {"codeExecution": {}}) is copied.  Returns a new reference, or NULL on
- * ENOMEM.
- */
-static json_t *
-tools_gemini(const json_t *tools)
-{
-	json_t *out, *decl, *t;
-	size_t i;
-
-	if ((out = json_array()) == NULL || (decl = json_array()) == NULL) {
-		json_decref(out);
-		return NULL;
-	}
-	json_array_foreach(tools, i, t) {
-		json_t *n = function_tool(t, "parametersJsonSchema");
-
-		if (n == NULL)
-			json_array_append(out, t);
-		else
-			json_array_append_new(decl, n);
-	}
-	if (json_array_size(decl) > 0)
-		json_array_append_new(out, json_pack("{s:o}",
-		    "functionDeclarations", decl));
-	else
-		json_decref(decl);
-	return out;
-}
-
-/*
- * tool_choice as Gemini's toolConfig: auto, none, required (any) as the
- * function-calling mode AUTO, NONE, ANY; one function named as ANY with
- * allowedFunctionNames.  Returns a new reference, or NULL (also for a
- * choice it does not know: then none is sent).
- */
-static json_t *
-choice_gemini(const json_t *c)
-{
-	const char *w = json_string_value(c), *mode = NULL;
-	const json_t *name = NULL;
-
-	if (w == NULL)
-		w = json_string_value(json_object_get(c, "type"));
-	if (json_object_get(c, "function") != NULL)
-		name = json_object_get(json_object_get(c, "function"), "name");
-	else if (w != NULL && strcmp(w, "tool") == 0)
-		name = json_object_get(c, "name");
-	if (name != NULL)
-		return json_pack("{s:{s:s, s:[O]}}", "functionCallingConfig",
-		    "mode", "ANY", "allowedFunctionNames", name);
-	if (w == NULL)
-		return NULL;
-	if (strcmp(w, "auto") == 0)
-		mode = "AUTO";
-	else if (strcmp(w, "none") == 0)
-		mode = "NONE";
-	else if (strcmp(w, "required") == 0 || strcmp(w, "any") == 0)
-		mode = "ANY";
-	return mode != NULL ? json_pack("{s:{s:s}}", "functionCallingConfig",
-	    "mode", mode) : NULL;
-}
-
-/*
  * Fill out with req as a Gemini generateContent body: system (and system
- * messages) becomes systemInstruction, messages contents, the sampling
- * members generationConfig (max_tokens maxOutputTokens, stop
+ * and developer messages) becomes systemInstruction, messages contents,
+ * the sampling members generationConfig (max_tokens maxOutputTokens, stop
  * stopSequences, n candidateCount, response_format responseMimeType and
- * responseJsonSchema), tools and tool_choice Gemini's way.  The model and
- * streaming are in the URL, not the body.  Returns 0, or -1 on ENOMEM.
+ * responseJsonSchema); tools and tool_choice are set_tools()'.  The model
+ * and streaming are in the URL, not the body.  Returns 0, or -1 on
+ * ENOMEM.
  */
 static int
 body_gemini(json_t *out, const json_t *req)
@@ -815,12 +549,8 @@ body_gemini(json_t *out, const json_t *req)
 		return -1;
 	}
 	json_array_foreach(json_object_get(req, "messages"), i, m) {
-		const char *role = json_string_value(json_object_get(m,
-		    "role"));
-
-		if (role != NULL && (strcmp(role, "system") == 0 ||
-		    strcmp(role, "developer") == 0) &&
-		    parts_gemini(sysparts, json_object_get(m, "content")) != 0) {
+		if (system_text(m) && parts_gemini(sysparts,
+		    json_object_get(m, "content")) != 0) {
 			json_decref(sysparts);
 			return -1;
 		}
@@ -859,20 +589,323 @@ body_gemini(json_t *out, const json_t *req)
 			return -1;
 	} else
 		json_decref(gc);
-	if (json_is_array(json_object_get(req, "tools")) &&
-	    set(out, "tools", tools_gemini(json_object_get(req, "tools"))))
-		return -1;
-	if (json_object_get(req, "tool_choice") != NULL &&
-	    (x = choice_gemini(json_object_get(req, "tool_choice"))) != NULL &&
-	    set(out, "toolConfig", x) != 0)
-		return -1;
 	return 0;
+}
+
+/* ---- tools and tool_choice, in every format ---- */
+
+/*
+ * Refuse the request: SAOP_EDATA with the JSON Pointer field (into the
+ * record) and the message fmt formats.  Returns -SAOP_EDATA.
+ */
+static int SAOP__PRINTF(3, 4)
+refuse(struct saop_err *e, const char *field, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	saop__fail(e, SAOP_EDATA, 0, "%s", msg);
+	if (e != NULL)
+		snprintf(e->field, sizeof(e->field), "%s", field);
+	return -SAOP_EDATA;
+}
+
+/*
+ * A function tool as read from any of its forms, its members borrowed
+ * from the request: chat completions' {"type":"function","function":
+ * {name, description, parameters, strict}}, Responses' {"type":
+ * "function", name, description, parameters, strict} and Anthropic's
+ * {name, description, input_schema}.
+ */
+struct ftool {
+	enum saop_provider form;	/* the format whose own form it is */
+	json_t *name, *desc, *schema, *strict;
+};
+
+/* Is t a function tool (1, f filled) or another, a built-in one (0)? */
+static int
+ftool_read(const json_t *t, struct ftool *f)
+{
+	const json_t *src = json_object_get(t, "function");
+	const char *type = json_string_value(json_object_get(t, "type"));
+
+	memset(f, 0, sizeof(*f));
+	if (src != NULL) {
+		f->form = SAOP_PROVIDER_OPENAI;
+		f->schema = json_object_get(src, "parameters");
+	} else if ((f->schema = json_object_get(t, "input_schema")) != NULL) {
+		f->form = SAOP_PROVIDER_ANTHROPIC;
+		src = t;
+	} else if (type != NULL && strcmp(type, "function") == 0) {
+		f->form = SAOP_PROVIDER_RESPONSES;
+		f->schema = json_object_get(t, "parameters");
+		src = t;
+	} else
+		return 0;
+	f->name = json_object_get(src, "name");
+	f->desc = json_object_get(src, "description");
+	f->strict = json_object_get(src, "strict");
+	return 1;
+}
+
+/*
+ * The function tool f in p's form: chat completions' nested one,
+ * Responses' flat one, Anthropic's {name, description, input_schema}, a
+ * Gemini function declaration (parametersJsonSchema).  Anthropic and
+ * Responses, which need a schema, get an empty object schema when f has
+ * none; strict goes where the format takes it (OpenAI's two).  Returns
+ * a new reference, or NULL on ENOMEM.
+ */
+static json_t *
+ftool_write(const struct ftool *f, enum saop_provider p)
+{
+	const char *key = p == SAOP_PROVIDER_ANTHROPIC ? "input_schema" :
+	    p == SAOP_PROVIDER_GEMINI ? "parametersJsonSchema" : "parameters";
+	int openai = p == SAOP_PROVIDER_OPENAI || p == SAOP_PROVIDER_RESPONSES;
+	json_t *n = json_pack("{s:O}", "name", f->name);
+
+	if (n == NULL)
+		return NULL;
+	if (f->desc != NULL && json_object_set(n, "description", f->desc) != 0)
+		goto nomem;
+	if (f->schema != NULL) {
+		if (json_object_set(n, key, f->schema) != 0)
+			goto nomem;
+	} else if ((p == SAOP_PROVIDER_ANTHROPIC ||
+	    p == SAOP_PROVIDER_RESPONSES) &&
+	    set(n, key, json_pack("{s:s}", "type", "object")) != 0)
+		goto nomem;
+	if (f->strict != NULL && openai &&
+	    json_object_set(n, "strict", f->strict) != 0)
+		goto nomem;
+	if (p == SAOP_PROVIDER_OPENAI)
+		return json_pack("{s:s, s:o}", "type", "function", "function",
+		    n);
+	if (p == SAOP_PROVIDER_RESPONSES && set(n, "type",
+	    json_string("function")) != 0)
+		goto nomem;
+	return n;
+nomem:
+	json_decref(n);
+	return NULL;
+}
+
+/*
+ * The request's tools in p's form, in *out (a new reference): a function
+ * tool already in p's form is copied (with what saop does not read, such
+ * as cache_control), one of another form written p's way (Gemini's all
+ * in one functionDeclarations entry, after the others); any other tool
+ * (a built-in one) is copied, but Gemini takes only its own, objects
+ * without "type" ({"googleSearch": {}}): the built-in tool of another API
+ * has no Gemini reading that keeps its options, and dropping it would
+ * change what the model can do unseen.  Returns 0, or -SAOP_EDATA (a
+ * function tool without a name, a tool Gemini does not take: e names
+ * it) or -SAOP_ENOMEM.
+ */
+static int
+tools_write(const json_t *tools, enum saop_provider p, json_t **out,
+    struct saop_err *e)
+{
+	const char *why;
+	char field[64];
+	struct ftool f;
+	json_t *decl, *t, *n;
+	size_t i;
+	int fn;
+
+	if ((*out = json_array()) == NULL || (decl = json_array()) == NULL)
+		goto nomem;
+	json_array_foreach(tools, i, t) {
+		why = NULL;
+		if (!(fn = ftool_read(t, &f)) && p == SAOP_PROVIDER_GEMINI &&
+		    (!json_is_object(t) || json_object_get(t, "type") != NULL))
+			why = "not a tool Gemini takes: a function tool, or "
+			    "one of Gemini's own ({\"googleSearch\": {}}, "
+			    "{\"codeExecution\": {}}...)";
+		else if (fn && !json_is_string(f.name))
+			why = "a function tool without a name";
+		if (why != NULL) {
+			json_decref(decl);
+			json_decref(*out);
+			*out = NULL;
+			snprintf(field, sizeof(field), "/request/tools/%zu", i);
+			return refuse(e, field, "%s", why);
+		}
+		n = !fn || f.form == p ? json_incref(t) : ftool_write(&f, p);
+		/* (json_array_append_new() fails on a NULL n too.) */
+		if (json_array_append_new(p == SAOP_PROVIDER_GEMINI && fn ?
+		    decl : *out, n) != 0)
+			goto nomem_decl;
+	}
+	if (json_array_size(decl) == 0)
+		json_decref(decl);
+	else if (json_array_append_new(*out, json_pack("{s:o}",
+	    "functionDeclarations", decl)) != 0)
+		goto nomem;
+	return 0;
+nomem_decl:
+	json_decref(decl);
+nomem:
+	json_decref(*out);
+	*out = NULL;
+	return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+	    "out of memory building the request");
+}
+
+/*
+ * A request's tool_choice as read from any of its forms, borrowed from
+ * the request: a word ("auto", "none", "required"), chat completions'
+ * {"type":"function","function":{"name"}}, Responses' {"type":
+ * "function","name"}, Anthropic's {"type":"auto"|"any"|"none"} and
+ * {"type":"tool","name"}.  Neither word nor name: a form saop does not
+ * know.
+ */
+struct choice {
+	const json_t *given;	/* the request's tool_choice */
+	const char *word;	/* "auto", "none" or "required", or NULL */
+	const json_t *name;	/* the one function to call, or NULL */
+	int anthropic;		/* given in Anthropic's form */
+};
+
+/*
+ * Read c into ch.  Returns 0, or -SAOP_EDATA (e naming the member) for a
+ * choice of one tool that names none: no format has a reading for it.
+ */
+static int
+choice_read(const json_t *c, struct choice *ch, struct saop_err *e)
+{
+	const json_t *f = json_object_get(c, "function");
+	const char *w = json_string_value(c);
+
+	memset(ch, 0, sizeof(*ch));
+	ch->given = c;
+	if (f != NULL) {
+		if (!json_is_string(ch->name = json_object_get(f, "name")))
+			return refuse(e, "/request/tool_choice/function/name",
+			    "the tool_choice names no tool to call");
+		return 0;
+	}
+	if (w == NULL && (w = json_string_value(json_object_get(c,
+	    "type"))) == NULL)
+		return 0;
+	if (json_is_object(c) && (strcmp(w, "tool") == 0 ||
+	    strcmp(w, "function") == 0)) {
+		if (!json_is_string(ch->name = json_object_get(c, "name")))
+			return refuse(e, "/request/tool_choice/name",
+			    "the tool_choice names no tool to call");
+		ch->anthropic = strcmp(w, "tool") == 0;
+		return 0;
+	}
+	if (strcmp(w, "auto") == 0)
+		ch->word = "auto";
+	else if (strcmp(w, "none") == 0)
+		ch->word = "none";
+	else if (strcmp(w, "required") == 0 || strcmp(w, "any") == 0)
+		ch->word = "required";
+	ch->anthropic = json_is_object(c) && ch->word != NULL &&
+	    strcmp(w, "required") != 0;
+	return 0;
+}
+
+/*
+ * ch in p's form: a word as itself (Anthropic's {"type"}, "required"
+ * being "any"; Gemini's functionCallingConfig mode AUTO, NONE, ANY), one
+ * function named as p names it (Gemini: ANY with allowedFunctionNames),
+ * Anthropic's form to Anthropic as it is (disable_parallel_tool_use
+ * kept), a form saop does not know as it is (never for Gemini: see
+ * set_tools()).  Returns a new reference, or NULL on ENOMEM.
+ */
+static json_t *
+choice_write(const struct choice *ch, enum saop_provider p)
+{
+	static const char *const mode[][2] = { { "auto", "AUTO" },
+	    { "none", "NONE" }, { "required", "ANY" } };
+	size_t i;
+
+	if (p == SAOP_PROVIDER_ANTHROPIC && ch->anthropic)
+		return json_incref((json_t *)ch->given);
+	if (ch->name != NULL)
+		switch (p) {
+		case SAOP_PROVIDER_ANTHROPIC:
+			return json_pack("{s:s, s:O}", "type", "tool", "name",
+			    ch->name);
+		case SAOP_PROVIDER_RESPONSES:
+			return json_pack("{s:s, s:O}", "type", "function",
+			    "name", ch->name);
+		case SAOP_PROVIDER_GEMINI:
+			return json_pack("{s:{s:s, s:[O]}}",
+			    "functionCallingConfig", "mode", "ANY",
+			    "allowedFunctionNames", ch->name);
+		default:
+			return json_pack("{s:s, s:{s:O}}", "type", "function",
+			    "function", "name", ch->name);
+		}
+	if (ch->word == NULL)
+		return json_incref((json_t *)ch->given);
+	if (p == SAOP_PROVIDER_ANTHROPIC)
+		return json_pack("{s:s}", "type", strcmp(ch->word,
+		    "required") == 0 ? "any" : ch->word);
+	if (p != SAOP_PROVIDER_GEMINI)
+		return json_string(ch->word);
+	for (i = 0; strcmp(mode[i][0], ch->word) != 0; i++)
+		;
+	return json_pack("{s:{s:s}}", "functionCallingConfig", "mode",
+	    mode[i][1]);
+}
+
+/*
+ * Set out's tools and tool choice (Gemini's toolConfig) from req's, in
+ * p's form (a null tool_choice is none); Anthropic's
+ * disable_parallel_tool_use is OpenAI's parallel_tool_calls false unless
+ * req sets that.  Returns 0, or -SAOP_EDATA (a tool or a tool choice with
+ * no reading in p: e names it) or -SAOP_ENOMEM.
+ */
+static int
+set_tools(json_t *out, const json_t *req, enum saop_provider p,
+    struct saop_err *e)
+{
+	const json_t *c = json_object_get(req, "tool_choice");
+	struct choice ch;
+	json_t *tools;
+	int r;
+
+	if (json_is_array(json_object_get(req, "tools"))) {
+		if ((r = tools_write(json_object_get(req, "tools"), p, &tools,
+		    e)) != 0)
+			return r;
+		if (set(out, "tools", tools) != 0)
+			goto nomem;
+	}
+	if (c == NULL || json_is_null(c))
+		return 0;
+	if ((r = choice_read(c, &ch, e)) != 0)
+		return r;
+	if (p == SAOP_PROVIDER_GEMINI && ch.word == NULL && ch.name == NULL)
+		return refuse(e, "/request/tool_choice", "a tool_choice Gemini "
+		    "has no reading for (auto, none, required, or one "
+		    "function named)");
+	if (set(out, p == SAOP_PROVIDER_GEMINI ? "toolConfig" : "tool_choice",
+	    choice_write(&ch, p)) != 0)
+		goto nomem;
+	if ((p == SAOP_PROVIDER_OPENAI || p == SAOP_PROVIDER_RESPONSES) &&
+	    json_is_true(json_object_get(c, "disable_parallel_tool_use")) &&
+	    json_object_get(req, "parallel_tool_calls") == NULL &&
+	    set(out, "parallel_tool_calls", json_false()) != 0)
+		goto nomem;
+	return 0;
+nomem:
+	return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+	    "out of memory building the request");
 }
 
 /*
  * The wire body for request in cfg's provider format, with "stream" set
  * from cfg->stream.  Returns a new reference, or NULL and SAOP_EDATA (no
- * messages), SAOP_ECONFIG (no model) or SAOP_ENOMEM.
+ * messages; a tool or tool choice with no reading in the format, e->field
+ * naming it), SAOP_ECONFIG (no model) or SAOP_ENOMEM.
  */
 json_t *
 saop__llm_body(const struct saop_llm_config *cfg, const json_t *request,
@@ -916,6 +949,10 @@ saop__llm_body(const struct saop_llm_config *cfg, const json_t *request,
 	default:
 		r = body_openai(out, request, cfg->stream);
 		break;
+	}
+	if (r == 0 && (r = set_tools(out, request, cfg->provider, e)) != 0) {
+		json_decref(out);
+		return NULL;
 	}
 	/* The user's schema, where the provider takes it (llm-schema.c). */
 	if (r == 0)

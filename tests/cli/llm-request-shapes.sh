@@ -34,12 +34,13 @@ cat >"$tmp/rec.json" <<'JSON'
 JSON
 jq -c . "$tmp/rec.json" >"$tmp/rec"
 
-# body PROVIDER [TOOL_CHOICE]: the body --dry-run shows, in $tmp/body.
+# body PROVIDER [TOOL_CHOICE]: the body --dry-run shows for $tmp/rec (or
+# the file $rec names), in $tmp/body.
 body() {
 	if [ $# -gt 1 ]; then
-		jq -c --argjson c "$2" '.request.tool_choice = $c' "$tmp/rec"
+		jq -c --argjson c "$2" '.request.tool_choice = $c' "${rec:-$tmp/rec}"
 	else
-		cat "$tmp/rec"
+		cat "${rec:-$tmp/rec}"
 	fi | SAOP_PROVIDER=$1 expect_status 0 saop-suspend --dry-run >"$tmp/out"
 	sed '1,/^$/d' "$tmp/out" >"$tmp/body"
 	grep -q -F "$SAOP_API_KEY" "$tmp/out" && fail "$1: the key shown"
@@ -93,8 +94,10 @@ jqf '.input[1].content == [{"type": "input_text", "text": "look"},
 # Gemini: system as systemInstruction, only text parts, calls as
 # functionCall parts of a model turn, results as functionResponse parts
 # named after their call (a JSON object result as it is, other text as
-# {"result"}), function tools as one functionDeclarations list.
-body gemini
+# {"result"}), function tools as one functionDeclarations list, a Gemini
+# tool copied (the built-in tool of another API is refused: below).
+jq -c '.request.tools[2] = {"googleSearch": {}}' "$tmp/rec" >"$tmp/rec.g"
+rec=$tmp/rec.g body gemini
 jqf '.systemInstruction == {"parts": [{"text": "be brief"}]} and
     .contents[0] == {"role": "user", "parts": [{"text": "look"}]} and
     .contents[1].role == "model" and
@@ -109,9 +112,11 @@ jqf '.systemInstruction == {"parts": [{"text": "be brief"}]} and
     (.tools | map(.functionDeclarations // empty) | .[0] | map(.name)) ==
       ["get", "put"] and
     .tools[-1].functionDeclarations[0].parametersJsonSchema ==
-      {"type": "object"}' "$tmp/body"
+      {"type": "object"} and .tools[0] == {"googleSearch": {}}' "$tmp/body"
 
-# tool_choice: each form as each format's own.
+# tool_choice: each form (chat completions', Anthropic's, Responses')
+# as each format's own.
+cp "$tmp/rec.g" "$tmp/rec"
 while read -r c openai anthropic responses gemini; do
 	for p in openai anthropic openai-responses gemini; do
 		case $p in
@@ -131,10 +136,121 @@ done <<'TABLE'
 {"type":"any"} "required" {"type":"any"} "required" {"mode":"ANY"}
 {"type":"auto"} "auto" {"type":"auto"} "auto" {"mode":"AUTO"}
 {"type":"none"} "none" {"type":"none"} "none" {"mode":"NONE"}
-{"foo":1} {"foo":1} {"foo":1} {"foo":1} null
 {"type":"tool","name":"get"} {"type":"function","function":{"name":"get"}} {"type":"tool","name":"get"} {"type":"function","name":"get"} {"mode":"ANY","allowedFunctionNames":["get"]}
 {"type":"function","function":{"name":"get"}} {"type":"function","function":{"name":"get"}} {"type":"tool","name":"get"} {"type":"function","name":"get"} {"mode":"ANY","allowedFunctionNames":["get"]}
+{"type":"function","name":"get"} {"type":"function","function":{"name":"get"}} {"type":"tool","name":"get"} {"type":"function","name":"get"} {"mode":"ANY","allowedFunctionNames":["get"]}
+{"type":"tool","name":"get","disable_parallel_tool_use":true} {"type":"function","function":{"name":"get"}} {"type":"tool","name":"get","disable_parallel_tool_use":true} {"type":"function","name":"get"} {"mode":"ANY","allowedFunctionNames":["get"]}
 TABLE
+
+# Anthropic's disable_parallel_tool_use is OpenAI's parallel_tool_calls
+# false, unless the request says otherwise.
+for p in openai openai-responses; do
+	body "$p" '{"type":"any","disable_parallel_tool_use":true}'
+	jqf '.parallel_tool_calls == false and .tool_choice == "required"' \
+	    "$tmp/body"
+done
+jq -c '.request.parallel_tool_calls = true' "$tmp/rec" >"$tmp/rec.p"
+rec=$tmp/rec.p body openai '{"type":"auto","disable_parallel_tool_use":true}'
+jqf '.parallel_tool_calls == true and .tool_choice == "auto"' "$tmp/body"
+
+# refused PROVIDER FIELD WORDS: the request in $tmp/req.json is refused by
+# --dry-run (65) with a message naming FIELD and saying WORDS.
+refused() {
+	jq -c '{task_id: "t", request: .}' "$tmp/req.json" |
+	    SAOP_PROVIDER=$1 expect_status 65 saop-suspend --dry-run \
+	    >"$tmp/out" 2>"$tmp/err"
+	grep -q -F -e "$2: " "$tmp/err" && grep -q -F -e "$3" "$tmp/err" ||
+	    fail "$1: $(cat "$tmp/req.json"): $(cat "$tmp/err")"
+}
+
+# A tool_choice that forces a tool but names none has no reading in any
+# format: refused, naming the member that is missing (not "out of
+# memory").
+for p in openai anthropic openai-responses gemini; do
+	while read -r c field; do
+		echo "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}],
+		    \"tool_choice\": $c}" >"$tmp/req.json"
+		refused "$p" "$field" "names no tool"
+	done <<'TABLE'
+{"type":"tool"} /request/tool_choice/name
+{"type":"tool","name":7} /request/tool_choice/name
+{"type":"function"} /request/tool_choice/name
+{"type":"function","function":{}} /request/tool_choice/function/name
+{"type":"function","function":{"name":null}} /request/tool_choice/function/name
+TABLE
+done
+
+# Function tools in Responses' flat form ({"type":"function", name,
+# parameters}) are function tools to every format.
+jq -nc '{task_id: "t", request: {messages: [{role: "user", content: "x"}],
+    tools: [{type: "function", name: "f", description: "d", parameters:
+    {type: "object", properties: {a: {type: "string"}}}, strict: true}]}}' \
+    >"$tmp/rec.flat"
+rec=$tmp/rec.flat body openai
+jqf '.tools == [{"type": "function", "function": {"name": "f",
+    "description": "d", "parameters": {"type": "object", "properties":
+    {"a": {"type": "string"}}}, "strict": true}}]' "$tmp/body"
+rec=$tmp/rec.flat body anthropic
+jqf '.tools == [{"name": "f", "description": "d", "input_schema":
+    {"type": "object", "properties": {"a": {"type": "string"}}}}]' "$tmp/body"
+rec=$tmp/rec.flat body openai-responses
+jqf '.tools == [{"type": "function", "name": "f", "description": "d",
+    "parameters": {"type": "object", "properties": {"a": {"type":
+    "string"}}}, "strict": true}]' "$tmp/body"
+rec=$tmp/rec.flat body gemini
+jqf '.tools == [{"functionDeclarations": [{"name": "f", "description": "d",
+    "parametersJsonSchema": {"type": "object", "properties": {"a":
+    {"type": "string"}}}}]}]' "$tmp/body"
+
+# A function tool without a name, and for Gemini a tool of another API
+# (OpenAI's or Anthropic's built-in tools, a tool choice Gemini cannot
+# say): refused, the entry named.  Gemini takes only its own tools.
+for p in openai anthropic openai-responses gemini; do
+	for t in '{"type": "function", "function": {"description": "d"}}' \
+	    '{"input_schema": {"type": "object"}}' \
+	    '{"type": "function", "parameters": {"type": "object"}}'; do
+		echo "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}],
+		    \"tools\": [{\"googleSearch\": {}}, $t]}" >"$tmp/req.json"
+		refused "$p" /request/tools/1 "function tool without a name"
+	done
+done
+for t in '{"type": "web_search"}' '{"type": "code_interpreter"}' \
+    '{"type": "web_search_20250305", "name": "web_search"}' \
+    '{"type": "custom", "custom": {"name": "g"}}'; do
+	echo "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}],
+	    \"tools\": [{\"type\": \"function\", \"function\": {\"name\": \"f\"}},
+	    $t]}" >"$tmp/req.json"
+	refused gemini /request/tools/1 "not a tool Gemini takes"
+done
+# A tool_choice of a form saop does not know is sent as it is (the
+# provider judges it); Gemini's toolConfig cannot carry it: refused.
+for p in openai anthropic openai-responses; do
+	body "$p" '{"foo":1}'
+	jqf '.tool_choice == {"foo": 1}' "$tmp/body"
+done
+for c in '{"foo": 1}' '"sometimes"' \
+    '{"type": "allowed_tools", "mode": "auto", "tools": []}'; do
+	echo "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}],
+	    \"tool_choice\": $c}" >"$tmp/req.json"
+	refused gemini /request/tool_choice "Gemini"
+done
+
+# Anthropic: developer messages (OpenAI's newer name for system) are
+# system text too, in order; beside a system of blocks they are more
+# blocks.
+jq -nc '{task_id: "t", request: {messages: [{role: "system", content: "s1"},
+    {role: "developer", content: [{type: "text", text: "d1"}]},
+    {role: "user", content: "x"}, {role: "developer", content: "d2"}]}}' \
+    >"$tmp/rec.dev"
+rec=$tmp/rec.dev body anthropic
+jqf '.system == "s1\n\nd1\n\nd2" and
+    .messages == [{"role": "user", "content": "x"}]' "$tmp/body"
+jq -c '.request.system = [{type: "text", text: "blk"}]' "$tmp/rec.dev" \
+    >"$tmp/rec.devb"
+rec=$tmp/rec.devb body anthropic
+jqf '.system == [{"type": "text", "text": "blk"}, {"type": "text", "text":
+    "s1"}, {"type": "text", "text": "d1"}, {"type": "text", "text": "d2"}]
+    and .messages == [{"role": "user", "content": "x"}]' "$tmp/body"
 
 # The other request members: a system of blocks, the token limit (the
 # first of max_tokens / max_completion_tokens), stop as one string or a
@@ -211,7 +327,7 @@ jq -e --arg p "$prompt" '[.messages[] | .role] == ["system", "developer",
     "system", "user"] and .messages[2].content == $p' "$tmp/body" >/dev/null ||
     fail "prompt, openai: $(cat "$tmp/body")"
 pbody anthropic "$lead"
-jq -e --arg p "$prompt" '.system == "s1\n\n" + $p' "$tmp/body" >/dev/null ||
+jq -e --arg p "$prompt" '.system == "s1\n\nd1\n\n" + $p' "$tmp/body" >/dev/null ||
     fail "prompt, anthropic: $(cat "$tmp/body")"
 pbody anthropic "$blocks"
 jq -e --arg p "$prompt" '.system == [{"type": "text", "text": "blk"},

@@ -928,6 +928,10 @@ START_TEST(request_bodies_survive_every_failed_allocation)
 	ck_assert_int_gt(each_failure(dry_run, &p), RUNS(20));
 	p = SAOP_PROVIDER_ANTHROPIC;
 	ck_assert_int_gt(each_failure(dry_run, &p), RUNS(20));
+	p = SAOP_PROVIDER_RESPONSES;
+	ck_assert_int_gt(each_failure(dry_run, &p), RUNS(20));
+	p = SAOP_PROVIDER_GEMINI;
+	ck_assert_int_gt(each_failure(dry_run, &p), RUNS(20));
 }
 END_TEST
 

@@ -1392,6 +1392,43 @@ START_TEST(anthropic_body_lifts_system_and_defaults_max_tokens)
 }
 END_TEST
 
+/*
+ * A system of blocks in an Anthropic body is a copy: the schema's words
+ * (--schema-mode prompt) go into the body, never into the request, which
+ * a retried call would send with them twice.
+ */
+START_TEST(anthropic_system_blocks_are_copied_not_shared)
+{
+	struct saop_llm_config cfg = { 0 };
+	struct saop_err e;
+	json_t *req, *b, *schema = json_pack("{s:s}", "type", "object");
+	int i;
+
+	cfg.provider = SAOP_PROVIDER_ANTHROPIC;
+	cfg.model = (char *)"m";
+	cfg.schema = schema;
+	cfg.schema_name = "s";
+	cfg.schema_mode = SAOP_SCHEMA_PROMPT;
+	req = json_pack("{s:[{s:s, s:s}], s:[{s:s, s:s}, {s:s, s:s}]}",
+	    "system", "type", "text", "text", "blk", "messages", "role",
+	    "developer", "content", "dev", "role", "user", "content", "q");
+	for (i = 0; i < 2; i++) {
+		ck_assert_ptr_nonnull(b = saop__llm_body(&cfg, req, &e));
+		ck_assert_int_eq(json_array_size(json_object_get(b, "system")),
+		    3);
+		ck_assert_str_eq(json_string_value(json_object_get(
+		    json_array_get(json_object_get(b, "system"), 1), "text")),
+		    "dev");
+		ck_assert_int_eq(json_array_size(json_object_get(b,
+		    "messages")), 1);
+		json_decref(b);
+	}
+	ck_assert_int_eq(json_array_size(json_object_get(req, "system")), 1);
+	json_decref(req);
+	json_decref(schema);
+}
+END_TEST
+
 START_TEST(body_without_model_or_messages_is_refused)
 {
 	struct saop_llm_config cfg = { 0 };
@@ -2516,6 +2553,7 @@ llm_suite(void)
 	tcase_add_test(cf, no_key_and_no_base_is_a_configuration_error);
 	tcase_add_test(cf, openai_body_puts_system_first_and_asks_for_usage);
 	tcase_add_test(cf, anthropic_body_lifts_system_and_defaults_max_tokens);
+	tcase_add_test(cf, anthropic_system_blocks_are_copied_not_shared);
 	tcase_add_test(cf, body_without_model_or_messages_is_refused);
 	tcase_add_test(cf,
 	    dry_run_prints_url_headers_and_body_with_the_key_masked);
