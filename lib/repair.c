@@ -63,6 +63,8 @@ typedef uint64_t repairs_t;
 #define R_PYTHON_TUPLE	((repairs_t)1 << 32)
 #define R_SHELL_WRAPPER	((repairs_t)1 << 33)
 #define R_STRINGIFIED	((repairs_t)1 << 34)
+#define R_BARE_TEXT	((repairs_t)1 << 35)
+#define R_EMPTY_VALUE	((repairs_t)1 << 36)
 
 /*
  * The open containers on the stack: '{', '[', and what stands for an
@@ -82,7 +84,8 @@ static const char *const repair_names[] = {
 	"not_json_value", "invalid_escape", "number_form", "control_character",
 	"unicode_space", "mismatched_bracket", "surplus_bracket",
 	"string_concatenation", "concatenated_values", "schema_choice", "closed",
-	"ellipsis", "python_tuple", "shell_wrapper", "stringified_json"
+	"ellipsis", "python_tuple", "shell_wrapper", "stringified_json",
+	"bare_text", "empty_value"
 };
 
 #define MAX_READINGS	8	/* distinct readings kept at the least cost */
@@ -93,6 +96,10 @@ static const char *const repair_names[] = {
 
 #define QDOUBT	2	/* a doubt on where a string ends */
 
+/* What stands between two top-level values. */
+#define GAP_NONE	0	/* white space only: {...}{...}, 1\n2 */
+#define GAP_COMMA	1	/* a comma: 1, 2 (an array's brackets lost) */
+
 /* One reading: strict JSON text and how it was reached. */
 struct reading {
 	char *text;
@@ -102,6 +109,7 @@ struct reading {
 	int truncated;		/* cut: to be closed */
 	size_t nvals;		/* top-level values (concatenated) */
 	size_t *spans;		/* their [start, end) in text, 2 per value */
+	unsigned char gap[MAX_VALUES];	/* before value j: GAP_... */
 	size_t end;		/* where in the input the reading stopped */
 };
 
@@ -133,6 +141,7 @@ struct lex {
 	unsigned char *dec, *opts;
 	size_t ndec, cpos, dec_cap;
 	size_t vals[2 * MAX_VALUES];
+	unsigned char gap[MAX_VALUES];	/* before each value: GAP_... */
 	size_t nvals;
 	/* The readings at the least cost. */
 	struct reading rd[MAX_READINGS];
@@ -847,6 +856,23 @@ same_word(const char *s, size_t n, const char *w)
 }
 
 /*
+ * Is s[0..n) a word JSON, Python or JavaScript has for a value (true,
+ * None, NaN, undefined...), in any letter case?  1 or 0.
+ */
+static int
+literal_word(const char *s, size_t n)
+{
+	static const char *const words[] = { "nan", "infinity", "undefined",
+	    "true", "false", "null", "none" };
+	size_t k;
+
+	for (k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+		if (same_word(s, n, words[k]))
+			return 1;
+	return 0;
+}
+
+/*
  * Write the literal at lx->i as JSON: true, false, null as they are;
  * True, False, None ("python_literal"); those words in another letter
  * case ("literal_case"); NaN, Infinity, undefined as null
@@ -1220,14 +1246,7 @@ key_starts(const struct lex *lx, size_t i)
 static int
 literal_at(const struct lex *lx)
 {
-	static const char *const words[] = { "nan", "infinity", "undefined",
-	    "true", "false", "null", "none" };
-	size_t n = ident_len(lx), k;
-
-	for (k = 0; k < sizeof(words) / sizeof(words[0]); k++)
-		if (same_word(lx->s + lx->i, n, words[k]))
-			return 1;
-	return 0;
+	return literal_word(lx->s + lx->i, ident_len(lx));
 }
 
 /* Can an array item (not a bare string) start at s[i]?  1 or 0. */
@@ -1697,12 +1716,26 @@ pass_end(struct lex *lx)
 	lx->out = NULL;
 }
 
+/* Was a comma between two of the top-level values read so far?  1 or 0. */
+static int
+comma_gap(const struct lex *lx)
+{
+	size_t j;
+
+	for (j = 1; j < lx->nvals && j < MAX_VALUES; j++)
+		if (lx->gap[j] == GAP_COMMA)
+			return 1;
+	return 0;
+}
+
 /*
  * One pass: s[0..n) as one value with white space and comments around it,
- * or (lx->prefix) one value at its start; several objects or arrays one
- * after the other are kept as spans ("concatenated_values"), closing
- * brackets after the last one dropped ("surplus_bracket").  Returns 0 or
- * -1.
+ * or (lx->prefix) one value at its start; several values (objects or
+ * arrays one after the other, values one a line, values separated by
+ * commas) are kept as spans with what stood between them in lx->gap
+ * ("concatenated_values"), a comma after the last one dropped
+ * ("trailing_comma"), closing brackets after it too ("surplus_bracket").
+ * Returns 0 or -1.
  */
 static int
 one_pass(struct lex *lx)
@@ -1736,6 +1769,8 @@ one_pass(struct lex *lx)
 			if ((lx->nvals == 1 && fix(lx, R_CONCATENATED) != 0) ||
 			    putc_(lx, '\n') != 0)
 				return -1;
+			if (lx->nvals < MAX_VALUES)
+				lx->gap[lx->nvals] = GAP_NONE;
 			continue;
 		}
 		if (lx->s[lx->i] == ',' && next_nonspace(lx->s, lx->n,
@@ -1745,10 +1780,22 @@ one_pass(struct lex *lx)
 				return -1;
 			break;
 		}
+		if (lx->s[lx->i] == ',') {
+			/* 1, 2, 3: the next value after the comma. */
+			lx->i++;
+			if ((lx->nvals == 1 && fix(lx, R_CONCATENATED) != 0) ||
+			    putc_(lx, '\n') != 0 || skip_space(lx) != 0)
+				return -1;
+			if (lx->nvals < MAX_VALUES)
+				lx->gap[lx->nvals] = GAP_COMMA;
+			continue;
+		}
 		if (lx->s[lx->i] != '}' && lx->s[lx->i] != ']')
 			return -1;
 		if (fix(lx, R_SURPLUS_BRACKET) != 0)
 			return -1;
+		if (comma_gap(lx))
+			return -1;	/* 1, 2]: those were items */
 		while (lx->i < lx->n && (lx->s[lx->i] == '}' ||
 		    lx->s[lx->i] == ']' || is_space((unsigned char)
 		    lx->s[lx->i])))
@@ -1757,6 +1804,12 @@ one_pass(struct lex *lx)
 			return -1;
 		break;
 	}
+	/*
+	 * {"a": [1}, 2]}: a bracket that closed a value too soon makes
+	 * the items after it look like values of their own.
+	 */
+	if ((lx->repairs & R_MISMATCHED_BRACKET) && comma_gap(lx))
+		return -1;
 	return lx->nvals <= MAX_VALUES ? 0 : -1;
 }
 
@@ -1855,6 +1908,7 @@ keep(struct lex *lx, struct saop__buf *out)
 	r->truncated = lx->truncated;
 	r->nvals = lx->nvals;
 	memcpy(r->spans, lx->vals, 2 * lx->nvals * sizeof(size_t));
+	memcpy(r->gap, lx->gap, sizeof(r->gap));
 	r->end = lx->i;
 	lx->nrd++;
 	return 0;
@@ -1928,15 +1982,15 @@ blank(const char *s, size_t n)
 }
 
 /*
- * A fence line at s[i] (the start of a line): up to 3 spaces, then ```
- * or ~~~.  Returns the fence character, or 0.
+ * A fence line at s[i] (the start of a line): up to ind + 3 spaces, then
+ * ``` or ~~~.  Returns the fence character, or 0.
  */
 static char
-fence_at(const char *s, size_t n, size_t i)
+fence_at(const char *s, size_t n, size_t i, size_t ind)
 {
 	size_t k = 0;
 
-	while (k < 3 && i < n && s[i] == ' ') {
+	while (k < ind + 3 && i < n && s[i] == ' ') {
 		i++;
 		k++;
 	}
@@ -1964,20 +2018,43 @@ json_like_at(const char *s, size_t n, size_t i)
 }
 
 /*
+ * The indentation (in spaces) that every line of s[0..n) with more than
+ * white space on it shares: a text indented as a whole (quoted in code,
+ * pasted from a log) keeps its fences.
+ */
+static size_t
+common_indent(const char *s, size_t n)
+{
+	size_t i = 0, ind = SIZE_MAX;
+
+	while (i < n) {
+		size_t eol = line_end(s, n, i), k = i;
+
+		while (k < eol && s[k] == ' ')
+			k++;
+		if (!blank(s + k, eol - k) && k - i < ind)
+			ind = k - i;
+		i = eol + 1;
+	}
+	return ind == SIZE_MAX ? 0 : ind;
+}
+
+/*
  * Markdown code fences: the one fenced block that reads as JSON; a block
- * that opens with a bracket and does not read is a second reading.
- * Returns 1 with its readings in lx->rd, 0 when there is no fence or no
- * single block, -1 on no memory.
+ * that opens with a bracket and does not read is a second reading.  The
+ * indentation all the lines share is no part of a fence line's.  Returns
+ * 1 with its readings in lx->rd, 0 when there is no fence or no single
+ * block, -1 on no memory.
  */
 static int
 from_fences(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
-	size_t i = 0, at = 0, len = 0;
+	size_t i = 0, at = 0, len = 0, ind = common_indent(s, n);
 	int found = 0, blocks = 0, rc, outside = 0;
 
 	while (i < n) {
 		size_t eol = line_end(s, n, i), body, end;
-		char f = fence_at(s, n, i);
+		char f = fence_at(s, n, i, ind);
 
 		if (f == 0) {
 			if (!blank(s + i, eol - i))
@@ -1988,7 +2065,7 @@ from_fences(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 		/* The block runs to a closing fence line, or to the end. */
 		body = eol < n ? eol + 1 : n;
 		end = body;
-		while (end < n && fence_at(s, n, end) != f)
+		while (end < n && fence_at(s, n, end, ind) != f)
 			end = line_end(s, n, end) + 1;
 		if (end > n)
 			end = n;
@@ -2356,17 +2433,98 @@ all_equal(const struct reading *r)
 }
 
 /*
- * The candidates of the readings in lx->rd: each as it is, several
- * values one after the other as the array of all of them and as each one
- * (the rule of saop-validate(1): the one that fits the schema).  Returns
- * 0 (lx->overflow set when the list is full) or -1.
+ * Is the strict JSON text t[0..len) (a value of a reading) an empty
+ * object or array?  Returns '{' or '[' when it is, else 0.
+ */
+static char
+empty_container(const char *t, size_t len)
+{
+	size_t i = next_nonspace(t, len, 0), j;
+
+	if (i >= len || (t[i] != '{' && t[i] != '['))
+		return 0;
+	j = next_nonspace(t, len, i + 1);
+	return j < len && t[j] == (t[i] == '{' ? '}' : ']') &&
+	    next_nonspace(t, len, j + 1) == len ? t[i] : 0;
+}
+
+/*
+ * The kind of the strict JSON text t[0..len): '{', '[', or 0 for a
+ * scalar.
+ */
+static char
+kind_of(const char *t, size_t len)
+{
+	size_t i = next_nonspace(t, len, 0);
+
+	return i < len && (t[i] == '{' || t[i] == '[') ? t[i] : 0;
+}
+
+/*
+ * The one reading of the several values of r with no schema (the rule of
+ * saop-validate(1), "concatenated_values"): the empty objects and arrays
+ * among them dropped ("empty_value"), one value left is that value,
+ * several are the array of all of them, as `jq -s` reads them.  Two
+ * objects or two arrays with no comma between them (empty ones dropped
+ * aside) may also be a second answer that replaces the first, and values
+ * that are all empty and not all the same leave no value: no single
+ * reading.  Writes the text into arr (emptied first) and returns 1 with
+ * *dropped set when an empty value went, 0 for no single reading, -1 out
+ * of memory.
+ */
+static int
+slurp(const struct reading *r, struct saop__buf *arr, int *dropped)
+{
+	size_t j, kept = 0, last = 0;
+	int comma = 1;
+
+	arr->len = 0;
+	*dropped = 0;
+	for (j = 0; j < r->nvals; j++) {
+		const char *t = r->text + r->spans[2 * j];
+		size_t len = r->spans[2 * j + 1] - r->spans[2 * j];
+
+		if (j > 0 && r->gap[j] != GAP_COMMA)
+			comma = 0;
+		if (empty_container(t, len)) {
+			*dropped = 1;
+			continue;
+		}
+		if (kept > 0 && !comma && kind_of(t, len) != 0 &&
+		    kind_of(t, len) == kind_of(r->text + r->spans[2 * last],
+		    r->spans[2 * last + 1] - r->spans[2 * last]))
+			return 0;	/* {...}{...}: a list or an update? */
+		if (saop__buf_putc(arr, kept > 0 ? ',' : '[') != 0 ||
+		    saop__buf_append(arr, t, len) != 0)
+			return -1;
+		kept++;
+		last = j;
+		comma = 1;
+	}
+	if (kept == 0)
+		return 0;	/* []{}: which one? */
+	if (kept == 1) {
+		/* The one value left, without the '[' before it. */
+		memmove(arr->data, arr->data + 1, arr->len - 1);
+		arr->len--;
+		return 1;
+	}
+	return saop__buf_putc(arr, ']') != 0 ? -1 : 1;
+}
+
+/*
+ * The candidates of the readings in lx->rd: each as it is; several
+ * values one after the other, with no schema, as slurp() reads them,
+ * else (a schema, or no single reading) as the array of all of them and
+ * as each one (the rule of saop-validate(1): the one that fits the
+ * schema).  Returns 0 (lx->overflow set when the list is full) or -1.
  */
 static int
 candidates(struct lex *lx, struct cand *c, size_t *nc, size_t max)
 {
 	struct saop__buf arr = { NULL, 0, 0 };
 	size_t k, j;
-	int rc = 0;
+	int rc = 0, dropped;
 
 	for (k = 0; k < lx->nrd && rc == 0; k++) {
 		struct reading *r = &lx->rd[k];
@@ -2384,6 +2542,14 @@ candidates(struct lex *lx, struct cand *c, size_t *nc, size_t max)
 		if (all_equal(r)) {
 			rc = cand_add(c, nc, max, r->text + r->spans[0],
 			    r->spans[1] - r->spans[0], r->repairs);
+			continue;
+		}
+		if (lx->schema == NULL &&
+		    (rc = slurp(r, &arr, &dropped)) != 0) {
+			if (rc < 0)
+				break;
+			rc = cand_add(c, nc, max, arr.data, arr.len,
+			    r->repairs | (dropped ? R_EMPTY_VALUE : 0));
 			continue;
 		}
 		arr.len = 0;
@@ -2556,16 +2722,112 @@ unstringify(const char *s, size_t n, struct saop__buf *out)
 }
 
 /*
+ * Does the lexer read s[0..n) as a value (or several) on its own, with
+ * lx->close as given?  1, 0, or -1 out of memory.  It leaves its readings
+ * in lx->rd.
+ */
+static int
+reads_with(struct lex *lx, const char *s, size_t n, int close)
+{
+	int was = lx->close, rc;
+
+	lx->close = close;
+	rc = search(lx, s, n);
+	lx->close = was;
+	return rc < 0 ? -1 : rc > 0;
+}
+
+/*
+ * Bare text: the whole of s[0..n) (white space around aside) is one line
+ * with nothing JSON-like in it (no bracket, brace, parenthesis, quote,
+ * backtick or comma; no comment or fence at its start) and at least one
+ * letter or digit; of several words, none starts like a number or is a
+ * literal (The answer is 42, 1 2: a value in prose, or several values);
+ * it is not a value cut by the end of the answer (tru, 1e, what --close
+ * would read).  Then it is one string,
+ * every byte kept ("bare_text"): 0789 -> "0789", hello world ->
+ * "hello world".  Returns 1 with its reading in lx->rd, 0 when s is no
+ * such text, -1 out of memory.
+ */
+static int
+bare_text(struct lex *lx, const char *s, size_t n, repairs_t *extra)
+{
+	static const char *const cut[] = { "true", "false", "null", "none" };
+	struct saop__buf q = { NULL, 0, 0 };
+	size_t a = next_nonspace(s, n, 0), b = n, i, w;
+	int alnum = 0, rc = 0;
+
+	while (b > a && is_space((unsigned char)s[b - 1]))
+		b--;
+	if (a == b || s[a] == '#' || (b - a >= 2 && s[a] == '/' &&
+	    (s[a + 1] == '/' || s[a + 1] == '*')) ||
+	    (b - a >= 3 && memcmp(s + a, "~~~", 3) == 0))
+		return 0;
+	for (i = a; i < b; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (strchr("{}[]()\"'`,", c) != NULL || c == '\n' ||
+		    c == '\r' || c == 0x7f || (c < 0x20 && c != '\t') ||
+		    typo_quote(s, n, i) != 0)
+			return 0;
+		if (is_ident(c) || c >= 0x80)
+			alnum = 1;
+	}
+	if (!alnum)
+		return 0;
+	/* tru, nul: a literal cut short. */
+	for (i = 0; i < sizeof(cut) / sizeof(cut[0]); i++)
+		if (b - a < strlen(cut[i]) &&
+		    strncasecmp(s + a, cut[i], b - a) == 0)
+			return 0;
+	/* The answer is 42: a value in prose, or several values (1 2)? */
+	for (i = a; i < b; i = w) {
+		for (w = i; w < b && !is_space((unsigned char)s[w]); w++)
+			;
+		if (i > a || w < b) {
+			size_t d = i + (s[i] == '-' || s[i] == '+'), k;
+
+			if (d < w && (is_digit((unsigned char)s[d]) ||
+			    (s[d] == '.' && d + 1 < w &&
+			    is_digit((unsigned char)s[d + 1]))))
+				return 0;
+			for (k = i; k < w && is_ident((unsigned char)s[k]); k++)
+				;
+			if (literal_word(s + i, k - i))
+				return 0;
+		}
+		w = next_nonspace(s, b, w);
+	}
+	if ((rc = reads_with(lx, s + a, b - a, 1)) != 0)
+		return rc < 0 ? -1 : 0;
+	rc = saop__buf_putc(&q, '"');
+	for (i = a; i < b && rc == 0; i++)
+		rc = s[i] == '\\' ? saop__buf_append(&q, "\\\\", 2) :
+		    s[i] == '\t' ? saop__buf_append(&q, "\\t", 2) :
+		    saop__buf_putc(&q, s[i]);
+	if (rc == 0)
+		rc = saop__buf_putc(&q, '"');
+	if (rc == 0)
+		rc = search(lx, q.data, q.len);
+	free(q.data);
+	if (rc < 0)
+		return -1;
+	if (rc > 0)
+		*extra |= R_BARE_TEXT;
+	return rc > 0;
+}
+
+/*
  * The readings of text without its BOM (s[0..n)), by the rules in order:
  * a whole value, a JSONP wrapper, stringified JSON, the one fenced block,
- * the one value in prose; each after a <think> block.  Returns 1 with readings in lx->rd
+ * the one value in prose, bare text; each after a <think> block.  Returns 1 with readings in lx->rd
  * and the repairs of the wrapping in *extra, 0 for none, -1 no memory.
  */
 static int
 read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
 	struct saop__buf un = { NULL, 0, 0 };
-	size_t t = think_len(s, n), at, len;
+	size_t t = think_len(s, n), at, len, k;
 	int rc;
 
 	*extra = 0;
@@ -2579,7 +2841,12 @@ read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 	if ((rc = search(lx, s, n)) != 0)
 		return rc < 0 ? -1 : 1;
 	if (jsonp(s, n, &at, &len)) {
-		if ((rc = search(lx, s + at, len)) != 0) {
+		/* One argument: f(1, 2) is a call, no JSONP. */
+		if ((rc = search(lx, s + at, len)) > 0)
+			for (k = 0; k < lx->nrd; k++)
+				if (lx->rd[k].nvals > 1)
+					rc = 0;
+		if (rc != 0) {
 			*extra |= R_JSONP;
 			return rc < 0 ? -1 : 1;
 		}
@@ -2597,7 +2864,9 @@ read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 	}
 	if ((rc = from_fences(lx, s, n, extra)) != 0)
 		return rc;
-	return from_prose(lx, s, n, extra);
+	if ((rc = from_prose(lx, s, n, extra)) != 0)
+		return rc;
+	return bare_text(lx, s, n, extra);
 }
 
 /*
