@@ -99,6 +99,7 @@ static const char *const repair_names[] = {
 /* What stands between two top-level values. */
 #define GAP_NONE	0	/* white space only: {...}{...}, 1\n2 */
 #define GAP_COMMA	1	/* a comma: 1, 2 (an array's brackets lost) */
+#define GAP_PROSE	2	/* text: fenced blocks with prose between */
 
 /* One reading: strict JSON text and how it was reached. */
 struct reading {
@@ -2040,8 +2041,73 @@ common_indent(const char *s, size_t n)
 }
 
 /*
+ * Several fenced blocks s[at[k]..at[k] + len[k]) (k < nb), each of one
+ * reading, as one reading of all their values in lx->rd[0]
+ * ("concatenated_values"): what stood between two blocks is gap[k]
+ * (GAP_NONE for white space only, else GAP_PROSE), for candidates() to
+ * judge.  Returns 1, 0 when a block has no single whole reading or there
+ * are too many values, -1 out of memory.
+ */
+static int
+fences_joined(struct lex *lx, const char *s, const size_t *at,
+    const size_t *len, const unsigned char *gap, size_t nb)
+{
+	struct saop__buf all = { NULL, 0, 0 };
+	struct reading r;
+	size_t k, j, nv = 0;
+	int rc = 1;
+
+	memset(&r, 0, sizeof(r));
+	if ((r.spans = malloc(2 * MAX_VALUES * sizeof(size_t))) == NULL)
+		return -1;
+	r.repairs = R_CONCATENATED;
+	for (k = 0; k < nb && rc == 1; k++) {
+		const struct reading *b;
+
+		if ((rc = search(lx, s + at[k], len[k])) < 0)
+			break;
+		b = &lx->rd[0];
+		if (rc != 1 || lx->overflow || b->truncated ||
+		    nv + b->nvals > MAX_VALUES) {
+			rc = 0;
+			break;
+		}
+		if (k > 0 && saop__buf_putc(&all, '\n') != 0) {
+			rc = -1;
+			break;
+		}
+		for (j = 0; j < b->nvals; j++) {
+			r.spans[2 * (nv + j)] = all.len + b->spans[2 * j];
+			r.spans[2 * (nv + j) + 1] = all.len +
+			    b->spans[2 * j + 1];
+			r.gap[nv + j] = j > 0 ? b->gap[j] : gap[k];
+		}
+		nv += b->nvals;
+		r.repairs |= b->repairs;
+		r.cost += b->cost;
+		if (saop__buf_append(&all, b->text, b->len) != 0)
+			rc = -1;
+	}
+	readings_clear(lx);
+	if (rc == 1 && saop__buf_putc(&all, '\0') != 0)
+		rc = -1;
+	if (rc != 1) {
+		free(all.data);
+		free(r.spans);
+		return rc;
+	}
+	r.text = all.data;
+	r.len = all.len - 1;
+	r.nvals = nv;
+	lx->rd[0] = r;
+	lx->nrd = 1;
+	return 1;
+}
+
+/*
  * Markdown code fences: the one fenced block that reads as JSON; a block
- * that opens with a bracket and does not read is a second reading.  The
+ * that opens with a bracket and does not read is a second reading;
+ * several that read are several values (fences_joined()).  The
  * indentation all the lines share is no part of a fence line's.  Returns
  * 1 with its readings in lx->rd, 0 when there is no fence or no single
  * block, -1 on no memory.
@@ -2049,8 +2115,10 @@ common_indent(const char *s, size_t n)
 static int
 from_fences(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
-	size_t i = 0, at = 0, len = 0, ind = common_indent(s, n);
-	int found = 0, blocks = 0, rc, outside = 0;
+	size_t i = 0, ind = common_indent(s, n), at[MAX_VALUES],
+	    len[MAX_VALUES];
+	unsigned char gap[MAX_VALUES];
+	int found = 0, blocks = 0, rc, outside = 0, between = 0;
 
 	while (i < n) {
 		size_t eol = line_end(s, n, i), body, end;
@@ -2058,7 +2126,7 @@ from_fences(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 
 		if (f == 0) {
 			if (!blank(s + i, eol - i))
-				outside = 1;
+				outside = between = 1;
 			i = eol + 1;
 			continue;
 		}
@@ -2072,18 +2140,25 @@ from_fences(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 		blocks++;
 		if ((rc = search(lx, s + body, end - body)) < 0)
 			return -1;
-		if (rc > 0) {
-			found++;
-			at = body;
-			len = end - body;
-		} else if (json_like_at(s, end, body)) {
-			found += 2;	/* broken JSON: no guess */
+		if (rc > 0 && found < MAX_VALUES) {
+			at[found] = body;
+			len[found] = end - body;
+			gap[found++] = between ? GAP_PROSE : GAP_NONE;
+			between = 0;
+		} else if (rc > 0 || json_like_at(s, end, body)) {
+			found = MAX_VALUES + 1;	/* broken JSON: no guess */
+		} else {
+			between = 1;	/* another block between */
 		}
 		i = end < n ? line_end(s, n, end) + 1 : n;
 	}
-	if (blocks == 0 || found != 1)
+	if (blocks == 0 || found == 0 || found > MAX_VALUES)
 		return 0;
-	if ((rc = search(lx, s + at, len)) <= 0)
+	if (found == 1)
+		rc = search(lx, s + at[0], len[0]);
+	else
+		rc = fences_joined(lx, s, at, len, gap, (size_t)found);
+	if (rc <= 0)
 		return rc;
 	*extra = R_CODE_FENCE | (outside ? R_PROSE : 0);
 	return 1;
@@ -2484,6 +2559,8 @@ slurp(const struct reading *r, struct saop__buf *arr, int *dropped)
 		const char *t = r->text + r->spans[2 * j];
 		size_t len = r->spans[2 * j + 1] - r->spans[2 * j];
 
+		if (j > 0 && r->gap[j] == GAP_PROSE)
+			return 0;	/* ```{...}``` or ```[...]```? */
 		if (j > 0 && r->gap[j] != GAP_COMMA)
 			comma = 0;
 		if (empty_container(t, len)) {

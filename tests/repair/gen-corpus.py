@@ -565,6 +565,17 @@ ok("code_fence", "\n    Here it is:\n\n    ```json\n    (1, 2)\n    ```\n    ", 
 ok("code_fence", "        ```json\n        {\"a\": 1}\n        ```", {"a": 1})
 ok("code_fence", "  Result:\n  ```\n  [1,\n   2]\n  ```\n", [1, 2])
 no("code_fence", "Text:\n        ```json\n        {\"a\": 1\n        ```")
+# Several fenced blocks that read: with white space only between them,
+# several values; with prose between (or?), the schema picks, else no.
+ok("concatenated_values", "```json\n{\"a\": 1}\n```\n\n```json\n[1]\n```", [{"a": 1}, [1]])
+ok("concatenated_values", "```json\n[1]\n```\n```json\n[1]\n```", [1])
+no("concatenated_values", "```json\n{\"a\": 1}\n```\n```json\n{\"b\": 1}\n```")
+no("concatenated_values", "```json\n{\"a\": 1}\n```\nor\n```json\n[1]\n```")
+no("concatenated_values", "```json\n{\"a\": 1}\n```\n```sh\nls\n```\n```json\n[1]\n```")
+ok("concatenated_values", "Example:\n```json\n{\"a\": 1}\n```\nAnswer:\n```json\n{\"b\": 1}\n```", {"b": 1}, schema={"type": "object", "required": ["b"]})
+ok("concatenated_values", "For example:\n```json\n{\"saop\": \"1.0\"}\n```\nMy turn:\n```json\n" + json.dumps(ENV_NULL) + "\n```", ENV_NULL, schema="envelope")
+no("concatenated_values", "```json\n{\"a\": 1}\n```\nor\n```json\n[1]\n```", schema={"type": "array"})
+no("concatenated_values", "```json\n{\"a\": 1}\n```\nor\n```json\n{\"a\": 2}\n```", schema={"type": "object"})
 
 # ---- --close: cut answers closed locally. ----
 ok("closed", "{\"a\": \"cut", {"a": "cut"}, close=True)
