@@ -2815,13 +2815,32 @@ reads_with(struct lex *lx, const char *s, size_t n, int close)
 }
 
 /*
+ * Does the string t[0..len) fit the schema s?  1, 0 (or not UTF-8), -1
+ * out of memory.
+ */
+static int
+fits_string(const struct saop_schema *s, const char *t, size_t len)
+{
+	struct saop_err e;
+	json_t *v, *errors = NULL;
+	int rc;
+
+	if ((v = json_stringn(t, len)) == NULL)
+		return 0;
+	rc = saop_schema_validate(s, v, &errors, &e);
+	json_decref(errors);
+	json_decref(v);
+	return rc == -SAOP_ENOMEM ? -1 : rc == 1;
+}
+
+/*
  * Bare text: the whole of s[0..n) (white space around aside) is one line
  * with nothing JSON-like in it (no bracket, brace, parenthesis, quote,
  * backtick or comma; no comment or fence at its start) and at least one
  * letter or digit; of several words, none starts like a number or is a
  * literal (The answer is 42, 1 2: a value in prose, or several values);
  * it is not a value cut by the end of the answer (tru, 1e, what --close
- * would read).  Then it is one string,
+ * would read); with a schema, a string fits it.  Then it is one string,
  * every byte kept ("bare_text"): 0789 -> "0789", hello world ->
  * "hello world".  Returns 1 with its reading in lx->rd, 0 when s is no
  * such text, -1 out of memory.
@@ -2887,6 +2906,9 @@ bare_text(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 	if (rc == 0)
 		rc = search(lx, q.data, q.len);
 	free(q.data);
+	if (rc > 0 && lx->schema != NULL && (rc = fits_string(lx->schema,
+	    s + a, b - a)) <= 0)
+		readings_clear(lx);
 	if (rc < 0)
 		return -1;
 	if (rc > 0)

@@ -557,9 +557,13 @@ no("bare_text", "// note")
 no("bare_text", "```json")
 no("bare_text", "\u201cquoted")
 no("bare_text", "it's")
-# Saop-validate always has a schema: a bare string that does not fit it is
-# repaired into a value the validation then rejects (a correction turn).
+# With a schema, bare text is a string only when a string fits it:
+# saop-validate's envelope never takes one (a syntax error, as before).
 ok("bare_text", "hello", "hello", schema={"type": "string"})
+ok("bare_text", "0789", "0789", schema={"type": "string", "pattern": "^[0-9]+$"})
+no("bare_text", "hello", schema={"type": "object"})
+no("bare_text", "I am not sure what to do.", schema="envelope")
+no("bare_text", "abc", schema={"type": "string", "maxLength": 2})
 # Fences in a text indented as a whole (quoted in code, pasted from a log).
 ok("code_fence", "\n    Here it is:\n\n    ```json\n    (1, 2)\n    ```\n    ", [1, 2])
 ok("code_fence", "        ```json\n        {\"a\": 1}\n        ```", {"a": 1})
