@@ -2866,7 +2866,7 @@ bare_text(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 		    c == '\r' || c == 0x7f || (c < 0x20 && c != '\t') ||
 		    typo_quote(s, n, i) != 0)
 			return 0;
-		if (is_ident(c) || c >= 0x80)
+		if ((is_ident(c) && c != '_' && c != '$') || c >= 0x80)
 			alnum = 1;
 	}
 	if (!alnum)
