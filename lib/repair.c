@@ -2825,8 +2825,12 @@ fits_string(const struct saop_schema *s, const char *t, size_t len)
 	json_t *v, *errors = NULL;
 	int rc;
 
-	if ((v = json_stringn(t, len)) == NULL)
-		return 0;
+	if ((v = json_stringn(t, len)) == NULL) {
+		/* Not UTF-8 (no string), or no memory? */
+		rc = (v = json_stringn_nocheck(t, len)) != NULL ? 0 : -1;
+		json_decref(v);
+		return rc;
+	}
 	rc = saop_schema_validate(s, v, &errors, &e);
 	json_decref(errors);
 	json_decref(v);
