@@ -63,6 +63,8 @@ typedef uint64_t repairs_t;
 #define R_PYTHON_TUPLE	((repairs_t)1 << 32)
 #define R_SHELL_WRAPPER	((repairs_t)1 << 33)
 #define R_STRINGIFIED	((repairs_t)1 << 34)
+#define R_BARE_TEXT	((repairs_t)1 << 35)
+#define R_EMPTY_VALUE	((repairs_t)1 << 36)
 #define R_MISSING_BRACKET	((repairs_t)1 << 39)
 #define R_STRAY_WORD	((repairs_t)1 << 40)
 
@@ -85,6 +87,7 @@ static const char *const repair_names[] = {
 	"unicode_space", "mismatched_bracket", "surplus_bracket",
 	"string_concatenation", "concatenated_values", "schema_choice", "closed",
 	"ellipsis", "python_tuple", "shell_wrapper", "stringified_json",
+	"bare_text", "empty_value",
 	[39] = "missing_bracket", [40] = "stray_word"
 };
 
@@ -96,6 +99,11 @@ static const char *const repair_names[] = {
 
 #define QDOUBT	2	/* a doubt on where a string ends */
 
+/* What stands between two top-level values. */
+#define GAP_NONE	0	/* white space only: {...}{...}, 1\n2 */
+#define GAP_COMMA	1	/* a comma: 1, 2 (an array's brackets lost) */
+#define GAP_PROSE	2	/* text: fenced blocks with prose between */
+
 /* One reading: strict JSON text and how it was reached. */
 struct reading {
 	char *text;
@@ -105,6 +113,7 @@ struct reading {
 	int truncated;		/* cut: to be closed */
 	size_t nvals;		/* top-level values (concatenated) */
 	size_t *spans;		/* their [start, end) in text, 2 per value */
+	unsigned char gap[MAX_VALUES];	/* before value j: GAP_... */
 	size_t end;		/* where in the input the reading stopped */
 };
 
@@ -138,6 +147,7 @@ struct lex {
 	unsigned char *dec, *opts;
 	size_t ndec, cpos, dec_cap;
 	size_t vals[2 * MAX_VALUES];
+	unsigned char gap[MAX_VALUES];	/* before each value: GAP_... */
 	size_t nvals;
 	/* The readings at the least cost. */
 	struct reading rd[MAX_READINGS];
@@ -878,6 +888,23 @@ same_word(const char *s, size_t n, const char *w)
 }
 
 /*
+ * Is s[0..n) a word JSON, Python or JavaScript has for a value (true,
+ * None, NaN, undefined...), in any letter case?  1 or 0.
+ */
+static int
+literal_word(const char *s, size_t n)
+{
+	static const char *const words[] = { "nan", "infinity", "undefined",
+	    "true", "false", "null", "none" };
+	size_t k;
+
+	for (k = 0; k < sizeof(words) / sizeof(words[0]); k++)
+		if (same_word(s, n, words[k]))
+			return 1;
+	return 0;
+}
+
+/*
  * Write the literal at lx->i as JSON: true, false, null as they are;
  * True, False, None ("python_literal"); those words in another letter
  * case ("literal_case"); NaN, Infinity, undefined as null
@@ -1268,14 +1295,7 @@ key_starts(const struct lex *lx, size_t i)
 static int
 literal_at(const struct lex *lx)
 {
-	static const char *const words[] = { "nan", "infinity", "undefined",
-	    "true", "false", "null", "none" };
-	size_t n = ident_len(lx), k;
-
-	for (k = 0; k < sizeof(words) / sizeof(words[0]); k++)
-		if (same_word(lx->s + lx->i, n, words[k]))
-			return 1;
-	return 0;
+	return literal_word(lx->s + lx->i, ident_len(lx));
 }
 
 /* Can an array item (not a bare string) start at s[i]?  1 or 0. */
@@ -1845,12 +1865,26 @@ pass_end(struct lex *lx)
 	lx->out = NULL;
 }
 
+/* Was a comma between two of the top-level values read so far?  1 or 0. */
+static int
+comma_gap(const struct lex *lx)
+{
+	size_t j;
+
+	for (j = 1; j < lx->nvals && j < MAX_VALUES; j++)
+		if (lx->gap[j] == GAP_COMMA)
+			return 1;
+	return 0;
+}
+
 /*
  * One pass: s[0..n) as one value with white space and comments around it,
- * or (lx->prefix) one value at its start; several objects or arrays one
- * after the other are kept as spans ("concatenated_values"), closing
- * brackets after the last one dropped ("surplus_bracket").  Returns 0 or
- * -1.
+ * or (lx->prefix) one value at its start; several values (objects or
+ * arrays one after the other, values one a line, values separated by
+ * commas) are kept as spans with what stood between them in lx->gap
+ * ("concatenated_values"), a comma after the last one dropped
+ * ("trailing_comma"), closing brackets after it too ("surplus_bracket").
+ * Returns 0 or -1.
  */
 static int
 one_pass(struct lex *lx)
@@ -1884,6 +1918,8 @@ one_pass(struct lex *lx)
 			if ((lx->nvals == 1 && fix(lx, R_CONCATENATED) != 0) ||
 			    putc_(lx, '\n') != 0)
 				return -1;
+			if (lx->nvals < MAX_VALUES)
+				lx->gap[lx->nvals] = GAP_NONE;
 			continue;
 		}
 		if (lx->s[lx->i] == ',' && next_nonspace(lx->s, lx->n,
@@ -1893,10 +1929,22 @@ one_pass(struct lex *lx)
 				return -1;
 			break;
 		}
+		if (lx->s[lx->i] == ',') {
+			/* 1, 2, 3: the next value after the comma. */
+			lx->i++;
+			if ((lx->nvals == 1 && fix(lx, R_CONCATENATED) != 0) ||
+			    putc_(lx, '\n') != 0 || skip_space(lx) != 0)
+				return -1;
+			if (lx->nvals < MAX_VALUES)
+				lx->gap[lx->nvals] = GAP_COMMA;
+			continue;
+		}
 		if (lx->s[lx->i] != '}' && lx->s[lx->i] != ']')
 			return -1;
 		if (fix(lx, R_SURPLUS_BRACKET) != 0)
 			return -1;
+		if (comma_gap(lx))
+			return -1;	/* 1, 2]: those were items */
 		while (lx->i < lx->n && (lx->s[lx->i] == '}' ||
 		    lx->s[lx->i] == ']' || is_space((unsigned char)
 		    lx->s[lx->i])))
@@ -1905,6 +1953,12 @@ one_pass(struct lex *lx)
 			return -1;
 		break;
 	}
+	/*
+	 * {"a": [1}, 2]}: a bracket that closed a value too soon makes
+	 * the items after it look like values of their own.
+	 */
+	if ((lx->repairs & R_MISMATCHED_BRACKET) && comma_gap(lx))
+		return -1;
 	return lx->nvals <= MAX_VALUES ? 0 : -1;
 }
 
@@ -2003,6 +2057,7 @@ keep(struct lex *lx, struct saop__buf *out)
 	r->truncated = lx->truncated;
 	r->nvals = lx->nvals;
 	memcpy(r->spans, lx->vals, 2 * lx->nvals * sizeof(size_t));
+	memcpy(r->gap, lx->gap, sizeof(r->gap));
 	r->end = lx->i;
 	lx->nrd++;
 	return 0;
@@ -2076,15 +2131,15 @@ blank(const char *s, size_t n)
 }
 
 /*
- * A fence line at s[i] (the start of a line): up to 3 spaces, then ```
- * or ~~~.  Returns the fence character, or 0.
+ * A fence line at s[i] (the start of a line): up to ind + 3 spaces, then
+ * ``` or ~~~.  Returns the fence character, or 0.
  */
 static char
-fence_at(const char *s, size_t n, size_t i)
+fence_at(const char *s, size_t n, size_t i, size_t ind)
 {
 	size_t k = 0;
 
-	while (k < 3 && i < n && s[i] == ' ') {
+	while (k < ind + 3 && i < n && s[i] == ' ') {
 		i++;
 		k++;
 	}
@@ -2125,7 +2180,7 @@ braced_fence(const char *s, size_t n, size_t *at, size_t *len)
 	while (c > a && is_space((unsigned char)s[c - 1]))
 		c--;
 	if (c - a < 8 || s[a] != '{' || s[--c] != '}' ||
-	    fence_at(s, c, a + 1) == 0)
+	    fence_at(s, c, a + 1, 0) == 0)
 		return 0;
 	for (e = c; e > a && is_space((unsigned char)s[e - 1]); e--)
 		;
@@ -2137,57 +2192,156 @@ braced_fence(const char *s, size_t n, size_t *at, size_t *len)
 }
 
 /*
+ * The indentation (in spaces) that every line of s[0..n) with more than
+ * white space on it shares: a text indented as a whole (quoted in code,
+ * pasted from a log) keeps its fences.
+ */
+static size_t
+common_indent(const char *s, size_t n)
+{
+	size_t i = 0, ind = SIZE_MAX;
+
+	while (i < n) {
+		size_t eol = line_end(s, n, i), k = i;
+
+		while (k < eol && s[k] == ' ')
+			k++;
+		if (!blank(s + k, eol - k) && k - i < ind)
+			ind = k - i;
+		i = eol + 1;
+	}
+	return ind == SIZE_MAX ? 0 : ind;
+}
+
+/*
+ * Several fenced blocks s[at[k]..at[k] + len[k]) (k < nb), each of one
+ * reading, as one reading of all their values in lx->rd[0]
+ * ("concatenated_values"): what stood between two blocks is gap[k]
+ * (GAP_NONE for white space only, else GAP_PROSE), for candidates() to
+ * judge.  Returns 1, 0 when a block has no single whole reading or there
+ * are too many values, -1 out of memory.
+ */
+static int
+fences_joined(struct lex *lx, const char *s, const size_t *at,
+    const size_t *len, const unsigned char *gap, size_t nb)
+{
+	struct saop__buf all = { NULL, 0, 0 };
+	struct reading r;
+	size_t k, j, nv = 0;
+	int rc = 1;
+
+	memset(&r, 0, sizeof(r));
+	if ((r.spans = malloc(2 * MAX_VALUES * sizeof(size_t))) == NULL)
+		return -1;
+	r.repairs = R_CONCATENATED;
+	for (k = 0; k < nb && rc == 1; k++) {
+		const struct reading *b;
+
+		if ((rc = search(lx, s + at[k], len[k])) < 0)
+			break;
+		b = &lx->rd[0];
+		if (rc != 1 || lx->overflow || b->truncated ||
+		    nv + b->nvals > MAX_VALUES) {
+			rc = 0;
+			break;
+		}
+		if (k > 0 && saop__buf_putc(&all, '\n') != 0) {
+			rc = -1;
+			break;
+		}
+		for (j = 0; j < b->nvals; j++) {
+			r.spans[2 * (nv + j)] = all.len + b->spans[2 * j];
+			r.spans[2 * (nv + j) + 1] = all.len +
+			    b->spans[2 * j + 1];
+			r.gap[nv + j] = j > 0 ? b->gap[j] : gap[k];
+		}
+		nv += b->nvals;
+		r.repairs |= b->repairs;
+		r.cost += b->cost;
+		if (saop__buf_append(&all, b->text, b->len) != 0)
+			rc = -1;
+	}
+	readings_clear(lx);
+	if (rc == 1 && saop__buf_putc(&all, '\0') != 0)
+		rc = -1;
+	if (rc != 1) {
+		free(all.data);
+		free(r.spans);
+		return rc;
+	}
+	r.text = all.data;
+	r.len = all.len - 1;
+	r.nvals = nv;
+	lx->rd[0] = r;
+	lx->nrd = 1;
+	return 1;
+}
+
+/*
  * Markdown code fences: the one fenced block that reads as JSON; a block
- * that opens with a bracket and does not read is a second reading.  A
- * pair of braces around the whole is dropped ("surplus_bracket").
- * Returns 1 with its readings in lx->rd, 0 when there is no fence or no
- * single block, -1 on no memory.
+ * that opens with a bracket and does not read is a second reading;
+ * several that read are several values (fences_joined()).  The
+ * indentation all the lines share is no part of a fence line's.  A pair
+ * of braces around the whole is dropped ("surplus_bracket").  Returns 1
+ * with its readings in lx->rd, 0 when there is no fence or no single
+ * block, -1 on no memory.
  */
 static int
 from_fences(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
-	size_t i = 0, at = 0, len = 0;
-	int found = 0, blocks = 0, rc, outside = 0;
+	size_t i = 0, ind, at[MAX_VALUES],
+	    len[MAX_VALUES];
+	unsigned char gap[MAX_VALUES];
+	int found = 0, blocks = 0, rc, outside = 0, between = 0;
 	repairs_t braces = 0;
+	size_t bat = 0, blen = 0;
 
-	if (braced_fence(s, n, &at, &len)) {
-		s += at;
-		n = len;
+	if (braced_fence(s, n, &bat, &blen)) {
+		s += bat;
+		n = blen;
 		braces = R_SURPLUS_BRACKET;
 	}
+	ind = common_indent(s, n);
 
 	while (i < n) {
 		size_t eol = line_end(s, n, i), body, end;
-		char f = fence_at(s, n, i);
+		char f = fence_at(s, n, i, ind);
 
 		if (f == 0) {
 			if (!blank(s + i, eol - i))
-				outside = 1;
+				outside = between = 1;
 			i = eol + 1;
 			continue;
 		}
 		/* The block runs to a closing fence line, or to the end. */
 		body = eol < n ? eol + 1 : n;
 		end = body;
-		while (end < n && fence_at(s, n, end) != f)
+		while (end < n && fence_at(s, n, end, ind) != f)
 			end = line_end(s, n, end) + 1;
 		if (end > n)
 			end = n;
 		blocks++;
 		if ((rc = search(lx, s + body, end - body)) < 0)
 			return -1;
-		if (rc > 0) {
-			found++;
-			at = body;
-			len = end - body;
-		} else if (json_like_at(s, end, body)) {
-			found += 2;	/* broken JSON: no guess */
+		if (rc > 0 && found < MAX_VALUES) {
+			at[found] = body;
+			len[found] = end - body;
+			gap[found++] = between ? GAP_PROSE : GAP_NONE;
+			between = 0;
+		} else if (rc > 0 || json_like_at(s, end, body)) {
+			found = MAX_VALUES + 1;	/* broken JSON: no guess */
+		} else {
+			between = 1;	/* another block between */
 		}
 		i = end < n ? line_end(s, n, end) + 1 : n;
 	}
-	if (blocks == 0 || found != 1)
+	if (blocks == 0 || found == 0 || found > MAX_VALUES)
 		return 0;
-	if ((rc = search(lx, s + at, len)) <= 0)
+	if (found == 1)
+		rc = search(lx, s + at[0], len[0]);
+	else
+		rc = fences_joined(lx, s, at, len, gap, (size_t)found);
+	if (rc <= 0)
 		return rc;
 	*extra = R_CODE_FENCE | (outside ? R_PROSE : 0) | braces;
 	return 1;
@@ -2537,17 +2691,100 @@ all_equal(const struct reading *r)
 }
 
 /*
- * The candidates of the readings in lx->rd: each as it is, several
- * values one after the other as the array of all of them and as each one
- * (the rule of saop-validate(1): the one that fits the schema).  Returns
- * 0 (lx->overflow set when the list is full) or -1.
+ * Is the strict JSON text t[0..len) (a value of a reading) an empty
+ * object or array?  Returns '{' or '[' when it is, else 0.
+ */
+static char
+empty_container(const char *t, size_t len)
+{
+	size_t i = next_nonspace(t, len, 0), j;
+
+	if (i >= len || (t[i] != '{' && t[i] != '['))
+		return 0;
+	j = next_nonspace(t, len, i + 1);
+	return j < len && t[j] == (t[i] == '{' ? '}' : ']') &&
+	    next_nonspace(t, len, j + 1) == len ? t[i] : 0;
+}
+
+/*
+ * The kind of the strict JSON text t[0..len): '{', '[', or 0 for a
+ * scalar.
+ */
+static char
+kind_of(const char *t, size_t len)
+{
+	size_t i = next_nonspace(t, len, 0);
+
+	return i < len && (t[i] == '{' || t[i] == '[') ? t[i] : 0;
+}
+
+/*
+ * The one reading of the several values of r with no schema (the rule of
+ * saop-validate(1), "concatenated_values"): the empty objects and arrays
+ * among them dropped ("empty_value"), one value left is that value,
+ * several are the array of all of them, as `jq -s` reads them.  Two
+ * objects or two arrays with no comma between them (empty ones dropped
+ * aside) may also be a second answer that replaces the first, and values
+ * that are all empty and not all the same leave no value: no single
+ * reading.  Writes the text into arr (emptied first) and returns 1 with
+ * *dropped set when an empty value went, 0 for no single reading, -1 out
+ * of memory.
+ */
+static int
+slurp(const struct reading *r, struct saop__buf *arr, int *dropped)
+{
+	size_t j, kept = 0, last = 0;
+	int comma = 1;
+
+	arr->len = 0;
+	*dropped = 0;
+	for (j = 0; j < r->nvals; j++) {
+		const char *t = r->text + r->spans[2 * j];
+		size_t len = r->spans[2 * j + 1] - r->spans[2 * j];
+
+		if (j > 0 && r->gap[j] == GAP_PROSE)
+			return 0;	/* ```{...}``` or ```[...]```? */
+		if (j > 0 && r->gap[j] != GAP_COMMA)
+			comma = 0;
+		if (empty_container(t, len)) {
+			*dropped = 1;
+			continue;
+		}
+		if (kept > 0 && !comma && kind_of(t, len) != 0 &&
+		    kind_of(t, len) == kind_of(r->text + r->spans[2 * last],
+		    r->spans[2 * last + 1] - r->spans[2 * last]))
+			return 0;	/* {...}{...}: a list or an update? */
+		if (saop__buf_putc(arr, kept > 0 ? ',' : '[') != 0 ||
+		    saop__buf_append(arr, t, len) != 0)
+			return -1;
+		kept++;
+		last = j;
+		comma = 1;
+	}
+	if (kept == 0)
+		return 0;	/* []{}: which one? */
+	if (kept == 1) {
+		/* The one value left, without the '[' before it. */
+		memmove(arr->data, arr->data + 1, arr->len - 1);
+		arr->len--;
+		return 1;
+	}
+	return saop__buf_putc(arr, ']') != 0 ? -1 : 1;
+}
+
+/*
+ * The candidates of the readings in lx->rd: each as it is; several
+ * values one after the other, with no schema, as slurp() reads them,
+ * else (a schema, or no single reading) as the array of all of them and
+ * as each one (the rule of saop-validate(1): the one that fits the
+ * schema).  Returns 0 (lx->overflow set when the list is full) or -1.
  */
 static int
 candidates(struct lex *lx, struct cand *c, size_t *nc, size_t max)
 {
 	struct saop__buf arr = { NULL, 0, 0 };
 	size_t k, j;
-	int rc = 0;
+	int rc = 0, dropped;
 
 	for (k = 0; k < lx->nrd && rc == 0; k++) {
 		struct reading *r = &lx->rd[k];
@@ -2565,6 +2802,14 @@ candidates(struct lex *lx, struct cand *c, size_t *nc, size_t max)
 		if (all_equal(r)) {
 			rc = cand_add(c, nc, max, r->text + r->spans[0],
 			    r->spans[1] - r->spans[0], r->repairs);
+			continue;
+		}
+		if (lx->schema == NULL &&
+		    (rc = slurp(r, &arr, &dropped)) != 0) {
+			if (rc < 0)
+				break;
+			rc = cand_add(c, nc, max, arr.data, arr.len,
+			    r->repairs | (dropped ? R_EMPTY_VALUE : 0));
 			continue;
 		}
 		arr.len = 0;
@@ -2737,16 +2982,138 @@ unstringify(const char *s, size_t n, struct saop__buf *out)
 }
 
 /*
+ * Does the lexer read s[0..n) as a value (or several) on its own, with
+ * lx->close as given?  1, 0, or -1 out of memory.  It leaves its readings
+ * in lx->rd.
+ */
+static int
+reads_with(struct lex *lx, const char *s, size_t n, int close)
+{
+	int was = lx->close, rc;
+
+	lx->close = close;
+	rc = search(lx, s, n);
+	lx->close = was;
+	return rc < 0 ? -1 : rc > 0;
+}
+
+/*
+ * Does the string t[0..len) fit the schema s?  1, 0 (or not UTF-8), -1
+ * out of memory.
+ */
+static int
+fits_string(const struct saop_schema *s, const char *t, size_t len)
+{
+	struct saop_err e;
+	json_t *v, *errors = NULL;
+	int rc;
+
+	if ((v = json_stringn(t, len)) == NULL) {
+		/* Not UTF-8 (no string), or no memory? */
+		rc = (v = json_stringn_nocheck(t, len)) != NULL ? 0 : -1;
+		json_decref(v);
+		return rc;
+	}
+	rc = saop_schema_validate(s, v, &errors, &e);
+	json_decref(errors);
+	json_decref(v);
+	return rc == -SAOP_ENOMEM ? -1 : rc == 1;
+}
+
+/*
+ * Bare text: the whole of s[0..n) (white space around aside) is one line
+ * with nothing JSON-like in it (no bracket, brace, parenthesis, quote,
+ * backtick or comma; no comment or fence at its start) and at least one
+ * letter or digit; of several words, none starts like a number or is a
+ * literal (The answer is 42, 1 2: a value in prose, or several values);
+ * it is not a value cut by the end of the answer (tru, 1e, what --close
+ * would read); with a schema, a string fits it.  Then it is one string,
+ * every byte kept ("bare_text"): 0789 -> "0789", hello world ->
+ * "hello world".  Returns 1 with its reading in lx->rd, 0 when s is no
+ * such text, -1 out of memory.
+ */
+static int
+bare_text(struct lex *lx, const char *s, size_t n, repairs_t *extra)
+{
+	static const char *const cut[] = { "true", "false", "null", "none" };
+	struct saop__buf q = { NULL, 0, 0 };
+	size_t a = next_nonspace(s, n, 0), b = n, i, w;
+	int alnum = 0, rc = 0;
+
+	while (b > a && is_space((unsigned char)s[b - 1]))
+		b--;
+	if (a == b || s[a] == '#' || (b - a >= 2 && s[a] == '/' &&
+	    (s[a + 1] == '/' || s[a + 1] == '*')) ||
+	    (b - a >= 3 && memcmp(s + a, "~~~", 3) == 0))
+		return 0;
+	for (i = a; i < b; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (strchr("{}[]()\"'`,", c) != NULL || c == '\n' ||
+		    c == '\r' || c == 0x7f || (c < 0x20 && c != '\t') ||
+		    typo_quote(s, n, i) != 0)
+			return 0;
+		if ((is_ident(c) && c != '_' && c != '$') || c >= 0x80)
+			alnum = 1;
+	}
+	if (!alnum)
+		return 0;
+	/* tru, nul: a literal cut short. */
+	for (i = 0; i < sizeof(cut) / sizeof(cut[0]); i++)
+		if (b - a < strlen(cut[i]) &&
+		    strncasecmp(s + a, cut[i], b - a) == 0)
+			return 0;
+	/* The answer is 42: a value in prose, or several values (1 2)? */
+	for (i = a; i < b; i = w) {
+		for (w = i; w < b && !is_space((unsigned char)s[w]); w++)
+			;
+		if (i > a || w < b) {
+			size_t d = i + (s[i] == '-' || s[i] == '+'), k;
+
+			if (d < w && (is_digit((unsigned char)s[d]) ||
+			    (s[d] == '.' && d + 1 < w &&
+			    is_digit((unsigned char)s[d + 1]))))
+				return 0;
+			for (k = i; k < w && is_ident((unsigned char)s[k]); k++)
+				;
+			if (literal_word(s + i, k - i))
+				return 0;
+		}
+		w = next_nonspace(s, b, w);
+	}
+	if ((rc = reads_with(lx, s + a, b - a, 1)) != 0)
+		return rc < 0 ? -1 : 0;
+	rc = saop__buf_putc(&q, '"');
+	for (i = a; i < b && rc == 0; i++)
+		rc = s[i] == '\\' ? saop__buf_append(&q, "\\\\", 2) :
+		    s[i] == '\t' ? saop__buf_append(&q, "\\t", 2) :
+		    saop__buf_putc(&q, s[i]);
+	if (rc == 0)
+		rc = saop__buf_putc(&q, '"');
+	if (rc == 0)
+		rc = search(lx, q.data, q.len);
+	free(q.data);
+	if (rc > 0 && lx->schema != NULL && (rc = fits_string(lx->schema,
+	    s + a, b - a)) <= 0)
+		readings_clear(lx);
+	if (rc < 0)
+		return -1;
+	if (rc > 0)
+		*extra |= R_BARE_TEXT;
+	return rc > 0;
+}
+
+/*
  * The readings of text without its BOM (s[0..n)), by the rules in order:
  * a whole value, a JSONP wrapper, stringified JSON, the one fenced block,
- * the one value in prose; each after a <think> block.  Returns 1 with readings in lx->rd
+ * the one value in prose, bare text; each after a <think> block.  Returns 1 with readings in lx->rd
  * and the repairs of the wrapping in *extra, 0 for none, -1 no memory.
  */
 static int
 read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
 	struct saop__buf un = { NULL, 0, 0 };
-	size_t t = think_len(s, n), at, len;
+	size_t t = think_len(s, n), at, len, k;
 	int rc;
 
 	*extra = 0;
@@ -2760,7 +3127,12 @@ read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 	if ((rc = search(lx, s, n)) != 0)
 		return rc < 0 ? -1 : 1;
 	if (jsonp(s, n, &at, &len)) {
-		if ((rc = search(lx, s + at, len)) != 0) {
+		/* One argument: f(1, 2) is a call, no JSONP. */
+		if ((rc = search(lx, s + at, len)) > 0)
+			for (k = 0; k < lx->nrd; k++)
+				if (lx->rd[k].nvals > 1)
+					rc = 0;
+		if (rc != 0) {
 			*extra |= R_JSONP;
 			return rc < 0 ? -1 : 1;
 		}
@@ -2778,7 +3150,9 @@ read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 	}
 	if ((rc = from_fences(lx, s, n, extra)) != 0)
 		return rc;
-	return from_prose(lx, s, n, extra);
+	if ((rc = from_prose(lx, s, n, extra)) != 0)
+		return rc;
+	return bare_text(lx, s, n, extra);
 }
 
 /*

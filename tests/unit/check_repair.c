@@ -260,9 +260,51 @@ END_TEST
 
 START_TEST(prose_without_json_is_left_as_it_is)
 {
-	UNCHANGED("Paris.");
+	UNCHANGED("Paris.\nLondon.");
 	UNCHANGED("");
 	UNCHANGED("I cannot do that [yet].");
+}
+END_TEST
+
+START_TEST(one_line_of_bare_text_is_one_string)
+{
+	REPAIRED("Paris.", "\"Paris.\"", "bare_text");
+	REPAIRED("  hello   world\n", "\"hello   world\"", "bare_text");
+	REPAIRED("0789", "\"0789\"", "bare_text");
+	REPAIRED("a\tb\\c", "\"a\\tb\\\\c\"", "bare_text");
+	REPAIRED("trueble", "\"trueble\"", "bare_text");
+	/* A value in prose, several values, a cut value, a comma: no. */
+	UNCHANGED("The answer is 42.");
+	UNCHANGED("1 2");
+	UNCHANGED("it is true");
+	UNCHANGED("tru");
+	UNCHANGED("a, b");
+	UNCHANGED("-");
+	UNCHANGED("# a heading");
+	/* --close reads 1e as a cut number, so it is no bare text. */
+	expect_value("1e", NULL, 0);
+	expect_value("1e", "1", 1);
+}
+END_TEST
+
+START_TEST(several_top_level_values_are_one_array)
+{
+	REPAIRED("1,2,3", "[1,2,3]", "concatenated_values");
+	REPAIRED("1\n2,", "[1,2]", "trailing_comma,concatenated_values");
+	REPAIRED("{\"a\":1}[2]", "[{\"a\":1},[2]]", "concatenated_values");
+	REPAIRED("{\"a\":1}, {\"b\":2}", "[{\"a\":1},{\"b\":2}]",
+	    "concatenated_values");
+	REPAIRED("[] {\"a\":1}", "{\"a\":1}",
+	    "concatenated_values,empty_value");
+	/* A list, or a second answer in place of the first: no. */
+	UNCHANGED("{\"a\":1}{\"b\":2}");
+	UNCHANGED("[1]\n[2]");
+	UNCHANGED("[1]{}[2]");
+	UNCHANGED("[]{}");
+	/* Items of a container closed too soon: no. */
+	UNCHANGED("1, 2]");
+	UNCHANGED("{\"a\": [1, 2}, 3]}");
+	UNCHANGED("f(1, 2)");
 }
 END_TEST
 
@@ -1062,6 +1104,8 @@ repair_suite(void)
 	tcase_add_test(tc, two_objects_in_prose_are_not_guessed_between);
 	tcase_add_test(tc, a_truncated_object_is_not_mined_for_an_inner_one);
 	tcase_add_test(tc, prose_without_json_is_left_as_it_is);
+	tcase_add_test(tc, one_line_of_bare_text_is_one_string);
+	tcase_add_test(tc, several_top_level_values_are_one_array);
 	tcase_add_test(tc, trailing_commas_are_removed);
 	tcase_add_test(tc, doubled_or_leading_commas_are_dropped);
 	tcase_add_test(tc, python_tuples_are_arrays_and_a_group_its_value);
