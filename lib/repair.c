@@ -398,6 +398,23 @@ closes_before(const char *s, size_t n, size_t i)
 }
 
 /*
+ * Is s[i..n) closing brackets and white space only, starting with one:
+ * the end of the text?  A string whose closing quote is missing there
+ * may hold quotes read inside ({"a": "x "y" z}): nothing else can end
+ * it.  1 or 0.
+ */
+static int
+ends_text(const char *s, size_t n, size_t i)
+{
+	if (i >= n || (s[i] != '}' && s[i] != ']'))
+		return 0;
+	for (; i < n; i++)
+		if (s[i] != '}' && s[i] != ']' && !is_space((unsigned char)s[i]))
+			return 0;
+	return 1;
+}
+
+/*
  * Does s[a..b), trailing white space aside, end with ',' '+' or ':' (or
  * hold nothing)?  1 or 0.
  */
@@ -652,7 +669,8 @@ string(struct lex *lx, int key, int cont)
 		}
 		/*
 		 * A missing closing quote: not in a key, not at the top, not
-		 * after a quote read inside.  After a ',' in the string that
+		 * after a quote read inside (but for the brackets that end the
+		 * text: see ends_text()).  After a ',' in the string that
 		 * a member or item could follow (which one was the end?),
 		 * or leaving the string empty or
 		 * ending in ',' '+' ':' or white space (was it the value's?),
@@ -660,7 +678,8 @@ string(struct lex *lx, int key, int cont)
 		 * it are the layout's, as in { "a": 1 }: the string ends
 		 * before them.
 		 */
-		if (!key && !top && !inside && typo == 0 &&
+		if (!key && !top && (!inside || ends_text(s, n, lx->i)) &&
+		    typo == 0 &&
 		    quote != '`' && (c == ',' || c == '}' || c == ']' ||
 		    c == '\n') && closes_before(s, n, lx->i)) {
 			if ((k = choose(lx, 2)) < 0)

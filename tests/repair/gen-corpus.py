@@ -527,7 +527,16 @@ ok("missing_opening_quote", "{\"a\": x, y\", \"b\": 1}", {"a": "x, y", "b": 1})
 ok("missing_opening_quote", "{\"a\": x, \"b\": y\"}", {"a": "x", "b": "y"})
 ok("missing_opening_quote", "{\"a\": x, y: z\"}", {"a": "x", "y": "z"})
 no("missing_opening_quote", "{\"a\": x, y: 1, z\"}")
+# Quotes read inside, then the closing quote missing: only before the
+# brackets that end the text (nothing else can end the string there).
+ok("missing_closing_quote", "{\"key\": \"lorem ipsum ... \"sic \" tamet. ...}", {"key": "lorem ipsum ... \"sic \" tamet. ..."})
+ok("missing_closing_quote", "[{\"a\": \"say \"hi\" there}]", [{"a": "say \"hi\" there"}])
+ok("missing_closing_quote", "{\"a\": {\"b\": \"x \"y\" z}  }  ", {"a": {"b": "x \"y\" z"}})
+no("missing_closing_quote", "{\"a\": \"x \"y\" z, \"b\": 1}")
+no("missing_closing_quote", "{\"a\": \"b\", \"c\": \"d \"e\"}")
+no("missing_closing_quote", "{\"a\": \"x \"y z}")
 # The examples of saop-validate(1) for these rules.
+ok("missing_closing_quote", "{\"a\": \"x \"y\" z}", {"a": "x \"y\" z"})
 ok("doubled_quote", "{\"a\": \"\"b\"}", {"a": "b"})
 ok("missing_closing_quote", "{\"a:\"b\"}", {"a": "b"})
 ok("missing_closing_quote", "[\"abc  ]", ["abc"])
