@@ -379,14 +379,35 @@ skip_space(struct lex *lx)
 }
 
 /*
+ * The index of the first byte at or after i that is neither white space
+ * nor in a block comment; n when a block comment is never closed.
+ */
+static size_t
+past_comments(const char *s, size_t n, size_t i)
+{
+	size_t k = next_nonspace(s, n, i);
+
+	while (k + 1 < n && s[k] == '/' && s[k + 1] == '*') {
+		for (k += 2; k + 1 < n && !(s[k] == '*' && s[k + 1] == '/'); k++)
+			;
+		if (k + 1 >= n)
+			return n;
+		k = next_nonspace(s, n, k + 2);
+	}
+	return k;
+}
+
+/*
  * Would a string closed before s[i] ("," "}" "]" or a line end, its
  * closing quote missing) be followed by what can follow a value there?
+ * After a ',', block comments are passed over: ["abc,<comment>"def"].
  * 1 or 0.
  */
 static int
 closes_before(const char *s, size_t n, size_t i)
 {
-	size_t k = next_nonspace(s, n, i + 1);
+	size_t k = s[i] == ',' ? past_comments(s, n, i + 1) :
+	    next_nonspace(s, n, i + 1);
 
 	if (s[i] == ',')
 		return k < n && (s[k] == '"' || s[k] == '\'' || s[k] == '{' ||
@@ -518,12 +539,13 @@ static int item_starts(const struct lex *lx, size_t i);
 
 /*
  * Could a member (in an object) or an item (in an array) start after the
- * ',' at s[i] in a string: could the string have ended there?  1 or 0.
+ * ',' at s[i] in a string (block comments passed over): could the string
+ * have ended there?  1 or 0.
  */
 static int
 member_after(const struct lex *lx, size_t i)
 {
-	size_t j = next_nonspace(lx->s, lx->n, i + 1);
+	size_t j = past_comments(lx->s, lx->n, i + 1);
 
 	if (j >= lx->n || lx->depth == 0)
 		return 1;

@@ -535,8 +535,14 @@ ok("missing_closing_quote", "{\"a\": {\"b\": \"x \"y\" z}  }  ", {"a": {"b": "x 
 no("missing_closing_quote", "{\"a\": \"x \"y\" z, \"b\": 1}")
 no("missing_closing_quote", "{\"a\": \"b\", \"c\": \"d \"e\"}")
 no("missing_closing_quote", "{\"a\": \"x \"y z}")
+# A block comment after the ',' where a string's closing quote is missing.
+ok("missing_closing_quote", "[\"abc,/*x*/\"def\"]", ["abc", "def"])
+ok("missing_closing_quote", "{\"a\": \"b,/* c */\"d\": 1}", {"a": "b", "d": 1})
+no("missing_closing_quote", "[\"a,/* x */ /* y */ 2]")
+no("missing_closing_quote", "[\"abc,/*x \"def\"]")
 # The examples of saop-validate(1) for these rules.
 ok("missing_closing_quote", "{\"a\": \"x \"y\" z}", {"a": "x \"y\" z"})
+ok("missing_closing_quote", "[\"a,/*x*/\"b\"]", ["a", "b"])
 ok("doubled_quote", "{\"a\": \"\"b\"}", {"a": "b"})
 ok("missing_closing_quote", "{\"a:\"b\"}", {"a": "b"})
 ok("missing_closing_quote", "[\"abc  ]", ["abc"])
