@@ -84,7 +84,7 @@ static const char *const repair_names[] = {
 	"unicode_space", "mismatched_bracket", "surplus_bracket",
 	"string_concatenation", "concatenated_values", "schema_choice", "closed",
 	"ellipsis", "python_tuple", "shell_wrapper", "stringified_json",
-	[37] = "doubled_quote"
+	[37] = "doubled_quote"	/* by its bit: 35 and 36 name other rules */
 };
 
 #define MAX_READINGS	8	/* distinct readings kept at the least cost */
@@ -559,8 +559,11 @@ member_after(const struct lex *lx, size_t i)
  * goes on (its closing quote taken off by the caller).  A closing quote is
  * a choice: the end (0) or a quote inside (1, "unescaped_quote"); a ',',
  * '}', ']' or line end where a value may end is a choice too: go on (0)
- * or end the string there ("missing_closing_quote", trailing white space
- * dropped).  Returns 0, or -1 when there is no such string here.
+ * or end the string there ("missing_closing_quote", the spaces before a
+ * '}' or ']' left out), and so is a ':' in a key with a value after it.
+ * A second quote right after the opening one is a choice between the
+ * empty string (0) and a doubled quote (1, "doubled_quote").  Returns 0,
+ * or -1 when there is no such string here.
  */
 static int
 string(struct lex *lx, int key, int cont)
