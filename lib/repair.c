@@ -400,7 +400,8 @@ past_comments(const char *s, size_t n, size_t i)
 /*
  * Would a string closed before s[i] ("," "}" "]" or a line end, its
  * closing quote missing) be followed by what can follow a value there?
- * After a ',', block comments are passed over: ["abc,<comment>"def"].
+ * After a ',', block comments are passed over: ["abc,<comment>"def"];
+ * a fence's closing ``` with nothing after it is the end of the text.
  * 1 or 0.
  */
 static int
@@ -408,6 +409,10 @@ closes_before(const char *s, size_t n, size_t i)
 {
 	size_t k = s[i] == ',' ? past_comments(s, n, i + 1) :
 	    next_nonspace(s, n, i + 1);
+
+	if (k + 3 <= n && memcmp(s + k, "```", 3) == 0 &&
+	    next_nonspace(s, n, k + 3) == n)
+		k = n;
 
 	if (s[i] == ',')
 		return k < n && (s[k] == '"' || s[k] == '\'' || s[k] == '{' ||
