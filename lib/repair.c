@@ -65,8 +65,9 @@ typedef uint64_t repairs_t;
 #define R_STRINGIFIED	((repairs_t)1 << 34)
 #define R_BARE_TEXT	((repairs_t)1 << 35)
 #define R_EMPTY_VALUE	((repairs_t)1 << 36)
-#define R_MISSING_BRACKET	((repairs_t)1 << 39)
-#define R_STRAY_WORD	((repairs_t)1 << 40)
+#define R_DOUBLED_QUOTE	((repairs_t)1 << 37)
+#define R_MISSING_BRACKET	((repairs_t)1 << 38)
+#define R_STRAY_WORD	((repairs_t)1 << 39)
 
 /*
  * The open containers on the stack: '{', '[', and what stands for an
@@ -87,8 +88,8 @@ static const char *const repair_names[] = {
 	"unicode_space", "mismatched_bracket", "surplus_bracket",
 	"string_concatenation", "concatenated_values", "schema_choice", "closed",
 	"ellipsis", "python_tuple", "shell_wrapper", "stringified_json",
-	"bare_text", "empty_value",
-	[39] = "missing_bracket", [40] = "stray_word"
+	"bare_text", "empty_value", "doubled_quote", "missing_bracket",
+	"stray_word"
 };
 
 #define MAX_READINGS	8	/* distinct readings kept at the least cost */
@@ -399,14 +400,40 @@ skip_space(struct lex *lx)
 }
 
 /*
+ * The index of the first byte at or after i that is neither white space
+ * nor in a block comment; n when a block comment is never closed.
+ */
+static size_t
+past_comments(const char *s, size_t n, size_t i)
+{
+	size_t k = next_nonspace(s, n, i);
+
+	while (k + 1 < n && s[k] == '/' && s[k + 1] == '*') {
+		for (k += 2; k + 1 < n && !(s[k] == '*' && s[k + 1] == '/'); k++)
+			;
+		if (k + 1 >= n)
+			return n;
+		k = next_nonspace(s, n, k + 2);
+	}
+	return k;
+}
+
+/*
  * Would a string closed before s[i] ("," "}" "]" or a line end, its
  * closing quote missing) be followed by what can follow a value there?
+ * After a ',', block comments are passed over: ["abc,<comment>"def"];
+ * a fence's closing ``` with nothing after it is the end of the text.
  * 1 or 0.
  */
 static int
 closes_before(const char *s, size_t n, size_t i)
 {
-	size_t k = next_nonspace(s, n, i + 1);
+	size_t k = s[i] == ',' ? past_comments(s, n, i + 1) :
+	    next_nonspace(s, n, i + 1);
+
+	if (k + 3 <= n && memcmp(s + k, "```", 3) == 0 &&
+	    next_nonspace(s, n, k + 3) == n)
+		k = n;
 
 	if (s[i] == ',')
 		return k < n && (s[k] == '"' || s[k] == '\'' || s[k] == '{' ||
@@ -415,6 +442,23 @@ closes_before(const char *s, size_t n, size_t i)
 	if (s[i] == '\n')
 		return k >= n || s[k] == '"' || s[k] == '}' || s[k] == ']';
 	return k >= n || s[k] == ',' || s[k] == '}' || s[k] == ']';
+}
+
+/*
+ * Is s[i..n) closing brackets and white space only, starting with one:
+ * the end of the text?  A string whose closing quote is missing there
+ * may hold quotes read inside ({"a": "x "y" z}): nothing else can end
+ * it.  1 or 0.
+ */
+static int
+ends_text(const char *s, size_t n, size_t i)
+{
+	if (i >= n || (s[i] != '}' && s[i] != ']'))
+		return 0;
+	for (; i < n; i++)
+		if (s[i] != '}' && s[i] != ']' && !is_space((unsigned char)s[i]))
+			return 0;
+	return 1;
 }
 
 /*
@@ -446,17 +490,62 @@ inch_mark(const char *s, size_t open, size_t q)
 	    (k == open + 1 || !is_ident((unsigned char)s[k - 1]));
 }
 
+static int quoted_key_at(const struct lex *lx, size_t i);
+
 /*
  * Can the quote at s[q] (in the string opened at s[open]) be a quote
- * inside it: not right after the opening quote, nor after a ':' ',' '{'
- * or '[' (white space aside), where a value would start?  1 or 0.
+ * inside it: not right after the opening quote, nor after a ':' '{' or
+ * '[' (white space aside), where a value would start, nor after a '+'
+ * (a string concatenated: "a +" "b"), nor after a ','
+ * where a member or an item could: in an array, or in an object where a
+ * quoted key and its ':' start at the quote ({"a": "x, "b": 1}); after a
+ * ',' in an object with no key there ("lorem, "ipsum" sic"), no member
+ * can start at the quote.  1 or 0.
  */
 static int
-inner_quote_ok(const char *s, size_t open, size_t q)
+inner_quote_ok(const struct lex *lx, size_t open, size_t q)
 {
-	while (q > open + 1 && is_space((unsigned char)s[q - 1]))
-		q--;
-	return q > open + 1 && strchr(":,{[", s[q - 1]) == NULL;
+	const char *s = lx->s;
+	size_t p = q;
+
+	while (p > open + 1 && is_space((unsigned char)s[p - 1]))
+		p--;
+	if (p <= open + 1 || strchr(":{[+", s[p - 1]) != NULL)
+		return 0;
+	if (s[p - 1] != ',')
+		return 1;
+	return lx->depth > 0 && lx->stack[lx->depth - 1] == '{' &&
+	    s[q] == '"' && !quoted_key_at(lx, q);
+}
+
+/*
+ * Can a value start after the ':' at s[i] (white space aside): a quote,
+ * a bracket, a digit, a '-' or a word?  1 or 0.
+ */
+static int
+value_after_colon(const char *s, size_t n, size_t i)
+{
+	size_t k = next_nonspace(s, n, i + 1);
+
+	return k < n && (quote_at(s, n, k) || s[k] == '{' || s[k] == '[' ||
+	    s[k] == '-' || is_digit((unsigned char)s[k]) ||
+	    is_ident_start((unsigned char)s[k]));
+}
+
+/*
+ * Is the quote at s[i] (right after an opening quote q) a doubled one:
+ * another q, then (white space aside) neither the end, nor a quote, nor
+ * ',' ':' '}' ']' (after which "" is an empty string)?  1 or 0.
+ */
+static int
+doubled_at(const char *s, size_t n, size_t i, char q)
+{
+	size_t k;
+
+	if (i >= n || s[i] != q)
+		return 0;
+	k = next_nonspace(s, n, i + 1);
+	return k < n && !quote_at(s, n, k) && strchr(",:}]", s[k]) == NULL;
 }
 
 /*
@@ -476,12 +565,13 @@ static int item_starts(const struct lex *lx, size_t i);
 
 /*
  * Could a member (in an object) or an item (in an array) start after the
- * ',' at s[i] in a string: could the string have ended there?  1 or 0.
+ * ',' at s[i] in a string (block comments passed over): could the string
+ * have ended there?  1 or 0.
  */
 static int
 member_after(const struct lex *lx, size_t i)
 {
-	size_t j = next_nonspace(lx->s, lx->n, i + 1);
+	size_t j = past_comments(lx->s, lx->n, i + 1);
 
 	if (j >= lx->n || lx->depth == 0)
 		return 1;
@@ -495,8 +585,11 @@ member_after(const struct lex *lx, size_t i)
  * goes on (its closing quote taken off by the caller).  A closing quote is
  * a choice: the end (0) or a quote inside (1, "unescaped_quote"); a ',',
  * '}', ']' or line end where a value may end is a choice too: go on (0)
- * or end the string there ("missing_closing_quote", trailing white space
- * dropped).  Returns 0, or -1 when there is no such string here.
+ * or end the string there ("missing_closing_quote", the spaces before a
+ * '}' or ']' left out), and so is a ':' in a key with a value after it.
+ * A second quote right after the opening one is a choice between the
+ * empty string (0) and a doubled quote (1, "doubled_quote").  Returns 0,
+ * or -1 when there is no such string here.
  */
 static int
 string(struct lex *lx, int key, int cont)
@@ -505,8 +598,8 @@ string(struct lex *lx, int key, int cont)
 	size_t n = lx->n;
 	char quote = s[lx->i], esc[8];
 	int typo = typo_quote(s, n, lx->i), k, inside = 0, odd_ok = 1;
-	int comma = 0, top = lx->depth == 0;
-	size_t start = lx->i;
+	int comma = 0, top = lx->depth == 0, qd = 0, qend = 0;
+	size_t start = lx->i, m;
 
 	if (typo != 0) {
 		if (fix(lx, R_TYPO_QUOTES) != 0)
@@ -523,6 +616,20 @@ string(struct lex *lx, int key, int cont)
 	}
 	if (!cont && putc_(lx, '"') != 0)
 		return -1;
+	/*
+	 * {"key": ""value"}: a doubled opening quote ("doubled_quote"), a
+	 * choice beside the empty string, inside a container.
+	 */
+	if (!cont && !top && typo == 0 && (quote == '"' || quote == '\'') &&
+	    doubled_at(s, n, lx->i, quote)) {
+		if ((k = choose(lx, 2)) < 0)
+			return -1;
+		if (k == 1) {
+			if (fix(lx, R_DOUBLED_QUOTE) != 0)
+				return -1;
+			lx->i++;
+		}
+	}
 	for (;;) {
 		unsigned char c;
 		int ends;
@@ -554,15 +661,18 @@ string(struct lex *lx, int key, int cont)
 			 * Where a bracket or another string follows, or a
 			 * value would start before it, a quote inside is a
 			 * doubtful reading: it may not be taken, and when it
-			 * reads as well as the others, nothing is taken.
+			 * reads as well as the others, nothing is taken.  (A
+			 * bracket after it is no doubt in a string that is the
+			 * whole text: see qend below.)
 			 */
 			if ((k = key || (j < n && s[j] == ':') ? 0 :
 			    choose(lx, 2)) < 0)
 				return -1;
-			if (k == 1 && ((j < n && (s[j] == '}' || s[j] == ']' ||
-			    (s[j] == '"' && j > lx->i + 1))) ||
-			    !inner_quote_ok(s, start, lx->i)))
-				lx->doubt |= QDOUBT;
+			if (k == 1 && j < n && (s[j] == '}' || s[j] == ']'))
+				qend = 1;
+			if (k == 1 && ((j < n && s[j] == '"' &&
+			    j > lx->i + 1) || !inner_quote_ok(lx, start, lx->i)))
+				qd = 1;
 			if (k == 0) {
 				lx->i += typo != 0 ? 3 : c == '`' || c == '\'' ||
 				    c == '"' ? 1 : 2;
@@ -593,22 +703,48 @@ string(struct lex *lx, int key, int cont)
 			continue;
 		}
 		/*
+		 * {"key:"value"}: a key's closing quote missing before its
+		 * ':' with a value after it, a choice ("missing_closing_quote";
+		 * a key that reads on and ends in ':' has no reading).
+		 */
+		if (key && c == ':' && typo == 0 && quote != '`' && !inside &&
+		    lx->i > start + 1 && !is_space((unsigned char)
+		    s[lx->i - 1]) && value_after_colon(s, n, lx->i)) {
+			if ((k = choose(lx, 2)) < 0)
+				return -1;
+			if (k == 1) {
+				if (fix(lx, R_MISSING_CLOSE) != 0)
+					return -1;
+				break;
+			}
+		}
+		/*
 		 * A missing closing quote: not in a key, not at the top, not
-		 * after a quote read inside.  After a ',' in the string that
+		 * after a quote read inside (but for the brackets that end the
+		 * text: see ends_text()).  After a ',' in the string that
 		 * a member or item could follow (which one was the end?),
 		 * or leaving the string empty or
 		 * ending in ',' '+' ':' or white space (was it the value's?),
-		 * a doubtful reading.
+		 * a doubtful reading.  Before a '}' or ']' the spaces before
+		 * it are the layout's, as in { "a": 1 }: the string ends
+		 * before them.
 		 */
-		if (!key && !top && !inside && typo == 0 &&
+		if (!key && !top && (!inside || ends_text(s, n, lx->i)) &&
+		    typo == 0 &&
 		    quote != '`' && (c == ',' || c == '}' || c == ']' ||
 		    c == '\n') && closes_before(s, n, lx->i)) {
 			if ((k = choose(lx, 2)) < 0)
 				return -1;
 			if (k == 1) {
+				m = 0;
+				if (c == '}' || c == ']')
+					while (lx->i - m > start + 1 &&
+					    s[lx->i - m - 1] == ' ')
+						m++;
+				lx->out->len -= m;
 				if (comma || ends_badly(s, start + 1, lx->i) ||
-				    is_space((unsigned char)s[lx->i - 1]))
-					lx->doubt |= QDOUBT;
+				    is_space((unsigned char)s[lx->i - m - 1]))
+					qd = 1;
 				if (fix(lx, R_MISSING_CLOSE) != 0)
 					return -1;
 				break;
@@ -701,7 +837,21 @@ string(struct lex *lx, int key, int cont)
 			lx->i++;
 		}
 	}
-	if ((inside & 2) && !odd_ok)
+	/*
+	 * A lone quote inside (an odd number, not all inch marks or
+	 * apostrophes) counts twice: itself and the partner it lost.
+	 */
+	if ((inside & 2) && !odd_ok) {
+		if (fix(lx, R_UNESCAPED_QUOTE) != 0)
+			return -1;
+		qend = 1;
+	}
+	/*
+	 * A string that is the whole text ends at its last quote: no other
+	 * reading puts its end elsewhere, so a lone quote or a bracket after
+	 * a quote inside is no doubt there.
+	 */
+	if (qd || (qend && !(top && next_nonspace(s, n, lx->i) >= n)))
 		lx->doubt |= QDOUBT;
 	/* "key:" "value": the quote after the colon is missing. */
 	if (key && lx->out->data[lx->out->len - 1] == ':')
@@ -996,25 +1146,97 @@ after_colon(const struct lex *lx)
 }
 
 /*
+ * May the bare word at s[i] hold the character c: not a bracket, a quote
+ * other than '"', a '(' at its start (i == at), a ':' before white space
+ * or the end?  1 or 0.
+ */
+static int
+bare_char_ok(const struct lex *lx, size_t at, size_t i)
+{
+	const char *s = lx->s;
+
+	if (s[i] == '{' || s[i] == '[' || s[i] == '\'' || s[i] == '`' ||
+	    (s[i] == '(' && i == at) || typo_quote(s, lx->n, i))
+		return 0;
+	return !(s[i] == ':' && (i + 1 >= lx->n ||
+	    is_space((unsigned char)s[i + 1])));
+}
+
+/*
+ * The closing quote of a value whose opening quote is missing, read on
+ * over ',' from s[i]: the index of the first '"' (no bracket, line end or
+ * other quote before it, as bare_char_ok()), when a ',' comes before it
+ * and a ',' '}' ']' or the end after it; else 0.
+ */
+static size_t
+quote_after_commas(const struct lex *lx, size_t i)
+{
+	const char *s = lx->s;
+	size_t at = i, k;
+	int comma = 0;
+
+	for (; i < lx->n && s[i] != '"'; i++) {
+		if (strchr("}]\n\r", s[i]) != NULL || s[i] == '\0' ||
+		    !bare_char_ok(lx, at, i))
+			return 0;
+		if (s[i] == ',')
+			comma = 1;
+	}
+	if (i >= lx->n || !comma)
+		return 0;
+	k = next_nonspace(s, lx->n, i + 1);
+	return k >= lx->n || strchr(",}]", s[k]) != NULL ? i : 0;
+}
+
+/*
+ * Does an array item whose opening quote is missing start at s[i]: a
+ * word after white space (right after a quote it is "x"y": a quote
+ * inside), then (no ',', bracket, line end or other quote before it) a '"'
+ * with a ',' or ']' after it, white space aside ("consectetur" comment")?
+ * Then its comma before it is missing too.  1 or 0.
+ */
+static int
+bare_item_at(const struct lex *lx, size_t i)
+{
+	const char *s = lx->s;
+	size_t at = i, k;
+
+	if (i >= lx->n || !is_ident_start((unsigned char)s[i]) ||
+	    !is_space((unsigned char)s[i - 1]))
+		return 0;
+	for (; i < lx->n && s[i] != '"'; i++)
+		if (strchr(",}]\n\r", s[i]) != NULL || s[i] == '\0' ||
+		    !bare_char_ok(lx, at, i))
+			return 0;
+	if (i >= lx->n)
+		return 0;
+	k = next_nonspace(s, lx->n, i + 1);
+	return k < lx->n && (s[k] == ',' || s[k] == ']');
+}
+
+/*
  * A string value with no quotes, up to the next ',' '}' ']' line end or
  * comment ("unquoted_string"); a '"' right before that end is a missing
  * opening quote ("missing_opening_quote").  Only inside a container, never
  * holding a bracket or a quote; cut by the end of the input, only with
- * close (then it is cut there).  Returns 0, or -1.
+ * close (then it is cut there).  In an object, a value that runs over ','
+ * to a '"' that ends it ({"a": x, y, z."}, see quote_after_commas()) is a
+ * choice: it ends at the first ',' (0) or at that quote (1; a ',' there
+ * must start a member, so at most one of them reads).  Returns 0, or -1.
  */
 static int
 bare_string(struct lex *lx)
 {
 	const char *s = lx->s;
 	size_t i = lx->i, end, k;
+	int over = 0;
 
-	while (i < lx->n && strchr(",}]\n\r", s[i]) == NULL && s[i] != '\0') {
-		if (s[i] == '{' || s[i] == '[' || s[i] == '\'' ||
-		    s[i] == '`' || (s[i] == '(' && i == lx->i) ||
-		    typo_quote(s, lx->n, i))
-			return -1;
-		if (s[i] == ':' && (i + 1 >= lx->n ||
-		    is_space((unsigned char)s[i + 1])))
+	if (lx->stack[lx->depth - 1] == '{' &&
+	    quote_after_commas(lx, i) != 0 && (over = choose(lx, 2)) < 0)
+		return -1;
+	while (i < lx->n && strchr("}]\n\r", s[i]) == NULL && s[i] != '\0' &&
+	    (s[i] != ',' || over)) {
+		if (!bare_char_ok(lx, lx->i, i))
 			return -1;
 		if (s[i] == ' ' && i + 1 < lx->n && (s[i + 1] == '#' ||
 		    (s[i + 1] == '/' && i + 2 < lx->n && s[i + 2] == '/')))
@@ -1025,6 +1247,9 @@ bare_string(struct lex *lx)
 	}
 	/* Cut: with close, it ends there as a cut string would. */
 	if (i >= lx->n && !lx->close)
+		return -1;
+	/* Read on over ',': only to the quote that ends it. */
+	if (over && (i >= lx->n || s[i] != '"'))
 		return -1;
 	end = i;
 	/*
@@ -1820,7 +2045,8 @@ value(struct lex *lx)
 			if (lx->stack[lx->depth - 1] != WRAPPER &&
 			    (lx->stack[lx->depth - 1] == '{' ?
 			    key_starts(lx, lx->i) : item_starts(lx, lx->i) ||
-			    (is_ident_start(c) && line_before(lx)))) {
+			    (is_ident_start(c) && line_before(lx)) ||
+			    bare_item_at(lx, lx->i))) {
 				if (fix(lx, R_MISSING_COMMA) != 0 ||
 				    putc_(lx, ',') != 0)
 					return -1;

@@ -445,6 +445,26 @@ START_TEST(one_bare_word_a_line_is_one_item)
 }
 END_TEST
 
+/*
+ * The rules on quotes: the text each writes (the corpus compares values
+ * only), and doubled_quote named by its own bit, past names of other
+ * bits.
+ */
+START_TEST(quotes_doubled_missing_or_lone_are_placed_exactly)
+{
+	REPAIRED("{\"a\": \"\"b\"}", "{\"a\": \"b\"}", "doubled_quote");
+	REPAIRED("{\"key:\"value\"}", "{\"key\":\"value\"}",
+	    "missing_closing_quote");
+	REPAIRED("[\"abc  ]", "[\"abc\"]", "missing_closing_quote");
+	REPAIRED("{\"a\": x, y\"}", "{\"a\": \"x, y\"}",
+	    "missing_opening_quote,unquoted_string");
+	REPAIRED("[\"a\" b\"]", "[\"a\" ,\"b\"]",
+	    "missing_comma,missing_opening_quote,unquoted_string");
+	UNCHANGED("{\"q\": \"\"quoted\"\"}");
+	UNCHANGED("{\"key\": \"v\"alue\"}");
+}
+END_TEST
+
 START_TEST(the_rarer_forms_of_each_rule)
 {
 	/* Unicode white space of each kind outside strings. */
@@ -1113,6 +1133,7 @@ repair_suite(void)
 	tcase_add_test(tc, mongodb_shell_wrappers_leave_their_value);
 	tcase_add_test(tc, stringified_json_loses_one_level_of_escapes);
 	tcase_add_test(tc, one_bare_word_a_line_is_one_item);
+	tcase_add_test(tc, quotes_doubled_missing_or_lone_are_placed_exactly);
 	tcase_add_test(tc, comments_are_removed);
 	tcase_add_test(tc, single_quoted_strings_become_double_quoted);
 	tcase_add_test(tc, an_apostrophe_in_single_quotes_has_one_reading);
