@@ -68,6 +68,7 @@ typedef uint64_t repairs_t;
 #define R_DOUBLED_QUOTE	((repairs_t)1 << 37)
 #define R_MISSING_BRACKET	((repairs_t)1 << 38)
 #define R_STRAY_WORD	((repairs_t)1 << 39)
+#define R_PYTHON_SET	((repairs_t)1 << 40)
 
 /*
  * The open containers on the stack: '{', '[', and what stands for an
@@ -89,7 +90,7 @@ static const char *const repair_names[] = {
 	"string_concatenation", "concatenated_values", "schema_choice", "closed",
 	"ellipsis", "python_tuple", "shell_wrapper", "stringified_json",
 	"bare_text", "empty_value", "doubled_quote", "missing_bracket",
-	"stray_word"
+	"stray_word", "python_set"
 };
 
 #define MAX_READINGS	8	/* distinct readings kept at the least cost */
@@ -1215,6 +1216,35 @@ bare_item_at(const struct lex *lx, size_t i)
 }
 
 /*
+ * A bracketed part glued to a bare word (words{in brackets}, f[x]): s[i]
+ * opens it right after a letter, digit or '_' of the word that began at
+ * s[at], and it closes on the same line before any quote, colon or other
+ * bracket.  A bracket so glued cannot start a value (no comma or key
+ * came before it), so it is text.  Returns the index just past its
+ * closing bracket, else 0.
+ */
+static size_t
+glued_brackets(const struct lex *lx, size_t at, size_t i)
+{
+	const char *s = lx->s;
+	char close;
+	size_t j;
+
+	if (i == at || (s[i] != '{' && s[i] != '[') ||
+	    !is_ident((unsigned char)s[i - 1]))
+		return 0;
+	close = s[i] == '{' ? '}' : ']';
+	for (j = i + 1; j < lx->n; j++) {
+		if (s[j] == close)
+			return j + 1;
+		if (strchr("{[]}\"'`:\n\r", s[j]) != NULL ||
+		    typo_quote(s, lx->n, j))
+			return 0;
+	}
+	return 0;
+}
+
+/*
  * A string value with no quotes, up to the next ',' '}' ']' line end or
  * comment ("unquoted_string"); a '"' right before that end is a missing
  * opening quote ("missing_opening_quote").  Only inside a container, never
@@ -1236,6 +1266,12 @@ bare_string(struct lex *lx)
 		return -1;
 	while (i < lx->n && strchr("}]\n\r", s[i]) == NULL && s[i] != '\0' &&
 	    (s[i] != ',' || over)) {
+		size_t g = glued_brackets(lx, lx->i, i);
+
+		if (g != 0) {
+			i = g;
+			continue;
+		}
 		if (!bare_char_ok(lx, lx->i, i))
 			return -1;
 		if (s[i] == ' ' && i + 1 < lx->n && (s[i + 1] == '#' ||
@@ -1658,6 +1694,106 @@ stray_word(struct lex *lx)
 }
 
 /*
+ * The end of a plain JSON number at s[i] (-?int(.digits)?(e[+-]?digits)?,
+ * no leading zero), or i when there is none.
+ */
+static size_t
+plain_number(const char *s, size_t n, size_t i)
+{
+	size_t j = i + (i < n && s[i] == '-'), k;
+
+	if (j >= n || !is_digit((unsigned char)s[j]))
+		return i;
+	if (s[j] == '0')
+		j++;
+	else
+		while (j < n && is_digit((unsigned char)s[j]))
+			j++;
+	if (j < n && s[j] == '.') {
+		for (k = j + 1; k < n && is_digit((unsigned char)s[k]); k++)
+			;
+		if (k == j + 1)
+			return i;
+		j = k;
+	}
+	if (j < n && (s[j] == 'e' || s[j] == 'E')) {
+		k = j + 1 + (j + 1 < n && (s[j + 1] == '+' || s[j + 1] == '-'));
+		if (k >= n || !is_digit((unsigned char)s[k]))
+			return i;
+		while (k < n && is_digit((unsigned char)s[k]))
+			k++;
+		j = k;
+	}
+	return j;
+}
+
+/*
+ * A Python set at lx->i: '{', two or more items with ',' between them
+ * and no ':', '}'; each item a plain number or a string in ' or " with
+ * no backslash, no other quote and no control character ({'a', 'b'}, as
+ * Python prints a set).  Two items the first of them in double quotes
+ * are no set: {"a" , 1} may be an object whose ':' became a ',' (Python
+ * writes a set's strings in single quotes).  Writes it as an array
+ * ("python_set"; single quotes named too) and returns 1 with lx->i past
+ * its '}'; returns 0, writing nothing, when there is no such set; -1 on
+ * no memory.
+ */
+static int
+python_set(struct lex *lx)
+{
+	const char *s = lx->s;
+	size_t i = lx->i + 1, items = 0, at[2 * 64];
+	repairs_t r = R_PYTHON_SET;
+	size_t k;
+
+	for (;;) {
+		size_t j;
+
+		i = next_nonspace(s, lx->n, i);
+		if (i >= lx->n || items == 64)
+			return 0;
+		if (s[i] == '"' || s[i] == '\'') {
+			for (j = i + 1; j < lx->n && s[j] != s[i]; j++)
+				if (s[j] == '"' || s[j] == '\'' ||
+				    s[j] == '\\' || (unsigned char)s[j] < 0x20)
+					return 0;
+			if (j >= lx->n)
+				return 0;
+			if (s[i] == '\'')
+				r |= R_SINGLE_QUOTES;
+			j++;
+		} else if ((j = plain_number(s, lx->n, i)) == i) {
+			return 0;
+		}
+		at[2 * items] = i;
+		at[2 * items++ + 1] = j;
+		i = next_nonspace(s, lx->n, j);
+		if (i < lx->n && s[i] == ',') {
+			i++;
+			continue;
+		}
+		if (i < lx->n && s[i] == '}' && items >= 2 &&
+		    !(items == 2 && s[at[0]] == '"'))
+			break;
+		return 0;
+	}
+	if (fix(lx, r) != 0 || putc_(lx, '[') != 0)
+		return -1;
+	for (k = 0; k < items; k++) {
+		size_t a = at[2 * k], b = at[2 * k + 1];
+		int q = s[a] == '\'';
+
+		if ((k > 0 && putc_(lx, ',') != 0) ||
+		    (q && putc_(lx, '"') != 0) ||
+		    put(lx, s + a + q, b - a - 2 * q) != 0 ||
+		    (q && putc_(lx, '"') != 0))
+			return -1;
+	}
+	lx->i = i + 1;
+	return putc_(lx, ']') != 0 ? -1 : 1;
+}
+
+/*
  * Read one value at lx->i (after white space and comments), writing it out
  * as strict JSON.  Iterative, so deep nesting needs no C stack.  Returns 0
  * with lx->i just past the value (lx->truncated when the input ended in it
@@ -1741,6 +1877,12 @@ value(struct lex *lx)
 				    lx->stack[lx->depth - 1]) == NULL))
 					return -1;
 				if (wrong_bracket(lx, c) != 0)
+					return -1;
+				st = AFTER;
+				break;
+			}
+			if (c == '{' && (k = python_set(lx)) != 0) {
+				if (k < 0)
 					return -1;
 				st = AFTER;
 				break;
