@@ -920,7 +920,7 @@ static int
 number(struct lex *lx)
 {
 	const char *s = lx->s;
-	size_t i = lx->i, n = lx->n, d, k;
+	size_t i = lx->i, n = lx->n, d;
 
 	if (s[i] == '+') {
 		if (fix(lx, R_NUMBER_FORM) != 0)
@@ -976,7 +976,7 @@ number(struct lex *lx)
 		i = digits(s, n, i);
 	}
 	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
-		size_t e = i++;
+		size_t e = i++, k;
 
 		if (i < n && (s[i] == '+' || s[i] == '-'))
 			i++;
@@ -2547,7 +2547,8 @@ braced_fence(const char *s, size_t n, size_t *at, size_t *len)
 
 	while (c > a && is_space((unsigned char)s[c - 1]))
 		c--;
-	if (c - a < 8 || s[a] != '{' || s[--c] != '}' ||
+	/* {``` ... ```}: eight bytes at the least. */
+	if (c < a + 8 || s[a] != '{' || s[--c] != '}' ||
 	    fence_at(s, c, a + 1, 0) == 0)
 		return 0;
 	for (e = c; e > a && is_space((unsigned char)s[e - 1]); e--)
@@ -3471,6 +3472,18 @@ bare_text(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 	return rc > 0;
 }
 
+/* Does one of the readings in lx->rd hold several values?  1 or 0. */
+static int
+several_values(const struct lex *lx)
+{
+	size_t k;
+
+	for (k = 0; k < lx->nrd; k++)
+		if (lx->rd[k].nvals > 1)
+			return 1;
+	return 0;
+}
+
 /*
  * The readings of text without its BOM (s[0..n)), by the rules in order:
  * a whole value, a JSONP wrapper, stringified JSON, the one fenced block,
@@ -3481,7 +3494,7 @@ static int
 read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
 	struct saop__buf un = { NULL, 0, 0 };
-	size_t t = think_len(s, n), at, len, k;
+	size_t t = think_len(s, n), at, len;
 	int rc;
 
 	*extra = 0;
@@ -3496,10 +3509,8 @@ read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 		return rc < 0 ? -1 : 1;
 	if (jsonp(s, n, &at, &len)) {
 		/* One argument: f(1, 2) is a call, no JSONP. */
-		if ((rc = search(lx, s + at, len)) > 0)
-			for (k = 0; k < lx->nrd; k++)
-				if (lx->rd[k].nvals > 1)
-					rc = 0;
+		if ((rc = search(lx, s + at, len)) > 0 && several_values(lx))
+			rc = 0;
 		if (rc != 0) {
 			*extra |= R_JSONP;
 			return rc < 0 ? -1 : 1;
