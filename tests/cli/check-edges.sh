@@ -4,7 +4,9 @@
 # a check the shell cannot run is 78 on its record; a check killed by a
 # signal, and one whose stderr is not UTF-8, fail the record in words
 # (the bytes that are not UTF-8 as '?'); an empty PATH still finds
-# programs in /usr/bin:/bin; a record without a turn sets no SAOP_TURN.
+# programs in /usr/bin:/bin; a record without a turn sets no SAOP_TURN;
+# a check that closes its stdin unread meets no SIGPIPE death: its status
+# alone decides.
 . "$top_srcdir/tests/cli/lib.sh"
 
 echo '{}' >"$tmp/any.json"
@@ -57,4 +59,16 @@ jqf '.state == "OK"' "$tmp/out"
 expect_status 0 env PATH=":/usr/bin:/bin" "$(command -v saop-validate)" \
     --schema "$tmp/any.json" --no-retry --check true <"$tmp/rec" >"$tmp/out"
 jqf '.state == "OK"' "$tmp/out"
+
+# A check that closes its stdin before reading: the answer (300 kB, more
+# than a pipe holds) meets a closed pipe (EPIPE) every time, and
+# saop-validate lives on to read the check's status, 0 or 1.
+big=$(head -c 300000 /dev/zero | tr '\0' a)
+printf '{"task_id":"t","raw":"\\"%s\\""}\n' "$big" >"$tmp/big"
+expect_status 0 v --check 'true; exec 0<&-; exit 0' <"$tmp/big" >"$tmp/out"
+jqf '.state == "OK"' "$tmp/out"
+expect_status 1 v --check 'true; exec 0<&-; echo no >&2; exit 1' <"$tmp/big" \
+    >"$tmp/out" 2>/dev/null
+jqf '.state == "INVALID" and .validate.errors[0].message == "check:1: no"' \
+    "$tmp/out"
 exit 0
