@@ -4,7 +4,9 @@
 # (standing for three machines): every saved turn called once and
 # delivered once.  One of them killed (-9) in the middle of its call, its
 # claim made to look like another machine's (only the lease then tells):
-# no other takes the turn while the lease runs, one finishes it after.
+# no other takes the turn while the lease runs, one finishes it after
+# (the turn it wrote last may come twice: the kill -9 window of
+# saop-suspend(1)).
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/suspend-lib.sh"
 . "$top_srcdir/tests/cli/pg-lib.sh"
@@ -105,7 +107,16 @@ until [ "$(pg_sql "$db" "SELECT count(*) FROM agent_turn_states WHERE
 	[ $(($(date +%s) - t0)) -lt 60 ] || fail "the lease never ran out"
 done
 (machine 4 saop-suspend --resume) >"$tmp/k.4" 2>"$tmp/k.err" || fail "after the lease: $(cat "$tmp/k.err")"
-check_delivered "$db" "$tmp/k.1" "$tmp/k.2" "$tmp/k.3" "$tmp/k.4"
+# The kill -9 window saop-suspend(1) documents: the killed resumer may
+# have written a turn and died before deleting its row, and that turn
+# then comes once more from another.  Only that: its last record, once.
+last=$(tail -n 1 "$tmp/k.1" | jq -R -r 'fromjson? | select(.raw == "{\"ok\": true}") | .turn')
+cp "$tmp/k.1" "$tmp/k.1x"
+if [ -n "$last" ] && cat "$tmp/k.2" "$tmp/k.3" "$tmp/k.4" |
+    jq -e "select(.turn == $last and .raw != null)" >/dev/null; then
+	sed '$d' "$tmp/k.1" >"$tmp/k.1x"
+fi
+check_delivered "$db" "$tmp/k.1x" "$tmp/k.2" "$tmp/k.3" "$tmp/k.4"
 # The killed call may have been answered before it died: one call more at
 # most, never a turn twice.
 [ "$(calls)" -le $((N + 1)) ] || fail "killed resumer: $(calls) calls"
