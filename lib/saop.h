@@ -1245,6 +1245,18 @@ int saop_turn_state_save(struct saop_store *s, const struct saop_turn_key *k,
 int saop_turn_state_claim(struct saop_store *s, const struct saop_turn_key *k,
     json_t **state, struct saop_err *e);
 
+/*
+ * End this process's claims: stop the thread that renews their leases
+ * (started by the first claim) after the statement it is in, close its
+ * connection and wait for it.  The claims then live out their lease (on
+ * this host, until the process is gone).  A program that saved or
+ * claimed a turn calls it before it ends: exit() runs other libraries'
+ * cleanups (OpenSSL's, under libpq's TLS connections), which must never
+ * meet that thread in the middle of a call.  A later claim starts the
+ * thread again.  Returns nothing.
+ */
+void saop_turn_claims_end(void);
+
 /* Drop this process's claim on k's row.  Returns 0, or a negative code. */
 int saop_turn_state_release(struct saop_store *s,
     const struct saop_turn_key *k, struct saop_err *e);

@@ -180,10 +180,19 @@ claim_live(const struct claim *c, long long now)
 	return 1;
 }
 
-/* The lease renewer: a thread with its own connection (see saop.h). */
+/*
+ * The lease renewer: a thread with its own connection (see saop.h),
+ * started by the first claim and stopped by saop_turn_claims_end().
+ * Everything here is guarded by renew_mu; the thread waits on renew_cv
+ * (CLOCK_MONOTONIC), so that a stop wakes it at once.
+ */
 static pthread_mutex_t renew_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t renew_cv;
+static int renew_cv_made;	/* renew_cv initialised */
 static long renew_pid;		/* the process whose thread runs */
 static char *renew_path;	/* its database */
+static pthread_t renew_th;	/* the thread, joined at the end */
+static int renew_stop;		/* 1: the thread is to end */
 
 /* This process's claim, its lease ending a lease from now. */
 static struct saop__db_claim
@@ -200,78 +209,125 @@ my_claim(void)
 }
 
 /*
+ * The renewer's wait: ms milliseconds, or less when it is told to stop.
+ * Returns 1 when it is to stop, else 0.
+ */
+static int
+renew_wait(long long ms)
+{
+	struct timespec until;
+	int stop;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += (time_t)(ms / 1000);
+	until.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&renew_mu);
+	while (!renew_stop &&
+	    pthread_cond_timedwait(&renew_cv, &renew_mu, &until) == 0)
+		;
+	stop = renew_stop;
+	pthread_mutex_unlock(&renew_mu);
+	return stop;
+}
+
+/*
  * The renewer's body: every third of the lease, push the end of every
- * lease this process holds, on a connection of its own (lib/db.h).  Runs
- * until the process ends.  Returns NULL when its database cannot be
- * opened.
+ * lease this process holds, on a connection of its own (lib/db.h),
+ * opened again when it is lost.  Ends when saop_turn_claims_end() says
+ * so, after the statement it is in, its connection closed.  Returns NULL.
  */
 static void *
 renew_main(void *arg)
 {
-	struct saop__db *db;
+	struct saop__db *db = NULL;
 	long long lease = saop__config_lease_ms();
 
 	(void)arg;
-	if (saop__db_open(renew_path, &db, NULL) != 0)
-		return NULL;
-	for (;;) {
-		struct timespec ts;
+	while (!renew_wait(lease / 3)) {
 		struct saop__db_claim c;
 
-		ts.tv_sec = (time_t)(lease / 3 / 1000);
-		ts.tv_nsec = (long)(lease / 3 % 1000) * 1000000L;
-		while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-			;
-		c = my_claim();
 		/* A miss (busy, a lost connection): the next round tries
 		 * again, on a new connection when this one is gone. */
+		if (db == NULL && saop__db_open(renew_path, &db, NULL) != 0)
+			db = NULL;
+		if (db == NULL)
+			continue;
+		c = my_claim();
 		if (saop__db_turn_renew(db, &c, NULL) != 0 &&
 		    db->be->lost(db)) {
 			saop__db_close(db);
-			if (saop__db_open(renew_path, &db, NULL) != 0)
-				db = NULL;
-			while (db == NULL) {
-				while (nanosleep(&ts, &ts) != 0 &&
-				    errno == EINTR)
-					;
-				if (saop__db_open(renew_path, &db, NULL) != 0)
-					db = NULL;
-			}
+			db = NULL;
 		}
 	}
+	if (db != NULL)
+		saop__db_close(db);
 	return NULL;
 }
 
 /*
  * Start the lease renewer of this process on s's database, once (again
- * after a fork).  Signals stay with the other threads.  Returns 0, or -1
- * when the thread cannot be made (the claims then live one lease).
+ * after a fork, or after saop_turn_claims_end()).  Signals stay with the
+ * other threads.  Returns 0, or -1 when the thread cannot be made (the
+ * claims then live one lease).
  */
 static int
 renew_start(struct saop_store *s)
 {
 	const struct whoami *w = whoami();
+	pthread_condattr_t ca;
 	sigset_t all, old;
-	pthread_t th;
 	int rc = 0;
 
 	pthread_mutex_lock(&renew_mu);
-	if (renew_pid != w->pid) {
+	if (!renew_cv_made) {
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		renew_cv_made = pthread_cond_init(&renew_cv, &ca) == 0;
+		pthread_condattr_destroy(&ca);
+	}
+	if (renew_pid != w->pid && renew_cv_made) {
 		free(renew_path);
 		if ((renew_path = strdup(saop__store_target(s))) == NULL)
 			rc = -1;
+		renew_stop = 0;
 		sigfillset(&all);
 		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (rc == 0 && pthread_create(&th, NULL, renew_main,
-		    (void *)w) == 0) {
-			pthread_detach(th);
+		if (rc == 0 && pthread_create(&renew_th, NULL, renew_main,
+		    NULL) == 0)
 			renew_pid = w->pid;
-		} else
+		else
 			rc = -1;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	pthread_mutex_unlock(&renew_mu);
 	return rc;
+}
+
+/*
+ * See saop.h: stop this process's renewer, if it runs, and wait for it.
+ * Returns nothing.
+ */
+void
+saop_turn_claims_end(void)
+{
+	pthread_t th;
+	int mine;
+
+	pthread_mutex_lock(&renew_mu);
+	mine = renew_pid != 0 && renew_pid == (long)getpid();
+	if (mine) {
+		renew_stop = 1;
+		pthread_cond_broadcast(&renew_cv);
+		renew_pid = 0;
+	}
+	th = renew_th;
+	pthread_mutex_unlock(&renew_mu);
+	if (mine)
+		pthread_join(th, NULL);
 }
 
 /* "task T turn N (stage)" of k in buf.  Returns buf. */

@@ -31,7 +31,23 @@ static const char **headers_made;	/* --header's list, freed at exit */
 static void hold_signals(int on);
 
 /*
- * At exit: close the store, then stdout, which must have been written out;
+ * The end of the work, before exit() runs any library's cleanup (OpenSSL's
+ * among them, which libpq's and libcurl's connections must not outlive):
+ * the records written out, the lease renewer stopped, the store closed.
+ * Called again at exit, where it finds nothing left to do.  Returns
+ * nothing.
+ */
+static void
+end_work(void)
+{
+	fflush(stdout);
+	saop_turn_claims_end();
+	saop_store_close(store);
+	store = NULL;
+}
+
+/*
+ * At exit: end the work (end_work()), then close stdout, which must have been written out;
  * else say "write error" (not for a closed pipe, nor twice) and _exit 74.
  * With -o, the temporary file becomes the target only after cli_exit()
  * with a status below 64 and a clean close; else it is removed.
@@ -41,8 +57,7 @@ close_stdout(void)
 {
 	int bad;
 
-	saop_store_close(store);
-	store = NULL;
+	end_work();
 	free(headers_made);
 	headers_made = NULL;
 	bad = ferror(stdout) != 0;
@@ -504,6 +519,7 @@ int
 cli_exit(int status)
 {
 	out_settled = status;
+	end_work();
 	return status;
 }
 
@@ -601,6 +617,7 @@ cli_die(const struct saop_err *e)
 	if (ferror(stdout))
 		write_error_said = 1;
 	cli_warn_err(e);
+	end_work();
 	exit(saop_err_exit_status(e->code));
 }
 

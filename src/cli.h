@@ -156,7 +156,9 @@ void cli_operands(int argc, char *argv[], int first, int max);
  * The end of a run with status: with -o, the output is renamed over its
  * target when status is below 64 (0, 1, 3: every record went through)
  * and standard output was written whole; else the target is left as it
- * was.  Returns status (74 when the output could not be written).
+ * was.  The records are flushed and the store closed (its lease renewer
+ * stopped) here, while every library is still whole, not in exit()'s
+ * cleanups.  Returns status (74 when the output could not be written).
  */
 int cli_exit(int status);
 

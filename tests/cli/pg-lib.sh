@@ -2,9 +2,10 @@
 # pg_start runs initdb and pg_ctl in a fresh directory, as an
 # unprivileged user (nobody, through runuser, when the tests run as
 # root), listening on a Unix socket there and on 127.0.0.1 at a free
-# port; the server is stopped when the test ends.  Without the
-# PostgreSQL binaries the test is skipped (77), or fails when
-# SAOP_REQUIRE_SHARED is set (CI installs them: scripts/deps).
+# port, with TLS there; the server is stopped when the test ends.
+# Without the PostgreSQL binaries (or openssl) the test is skipped (77),
+# or fails when SAOP_REQUIRE_SHARED is set (CI installs them:
+# scripts/deps).
 #
 #   pg_start             start it; sets pg_dir, pg_port, pg_bin, pg_password
 #                        (with SAOP_TEST_PG="dir port bin" set, by
@@ -66,6 +67,15 @@ pg_start() {
 	    fail "initdb: $(tail -5 "$pg_dir/initdb.log")"
 	pg_port=$("$PYTHON3" -c 'import socket; s = socket.socket();
 s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	# TLS on 127.0.0.1, as Debian's own clusters have it (libpq's
+	# default sslmode=prefer then takes it): a TCP URI goes through
+	# OpenSSL in libpq, as a fleet's does.
+	command -v openssl >/dev/null 2>&1 || pg_need "openssl"
+	openssl req -new -x509 -days 2 -nodes -subj /CN=localhost \
+	    -keyout "$pg_dir/data/server.key" -out "$pg_dir/data/server.crt" \
+	    >"$pg_dir/openssl.log" 2>&1 || fail "openssl: $(cat "$pg_dir/openssl.log")"
+	chmod 600 "$pg_dir/data/server.key"
+	[ "$(id -u)" -eq 0 ] && chown nobody "$pg_dir/data/server.key" "$pg_dir/data/server.crt"
 	pg_again
 	PGHOST=$pg_dir PGPORT=$pg_port PGUSER=saop
 	export PGHOST PGPORT PGUSER
@@ -75,7 +85,7 @@ s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # pg_again: start the server of pg_start (again), waiting until it answers.
 pg_again() {
 	pg_as "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/log" -w -t 120 \
-	    -o "-k $pg_dir -p $pg_port -h 127.0.0.1 -c fsync=off -c max_connections=60" \
+	    -o "-k $pg_dir -p $pg_port -h 127.0.0.1 -c fsync=off -c max_connections=60 -c ssl=on" \
 	    start >/dev/null 2>&1 || fail "pg_ctl start: $(tail -5 "$pg_dir/log")"
 }
 
