@@ -253,6 +253,17 @@ redirect_error(struct call *c, const char *shown, const char *key,
 }
 
 /*
+ * 1 when HTTP status n says the request itself was wrong, whatever the
+ * body calls it: a 4xx but 408 (timeout), 409 (a conflict, retried by
+ * OpenAI's and Anthropic's own clients) and 429 (rate limit); else 0.
+ */
+static int
+client_error(long n)
+{
+	return n >= 400 && n < 500 && n != 408 && n != 409 && n != 429;
+}
+
+/*
  * Classify a non-2xx answer: fill e with the code, the status, the URL
  * as it may be shown (shown) and the server's message, masked of key
  * before it is cut.  Returns -code.
@@ -291,6 +302,9 @@ http_error(struct call *c, const char *shown, const char *key,
 		else if ((c->status >= 500 || c->status == 408) &&
 		    code != SAOP_EREFUSED)
 			code = SAOP_ENETWORK;
+		else if (client_error(c->status) && (code == SAOP_ENETWORK ||
+		    code == SAOP_ERATELIMIT))
+			code = SAOP_EBADREQ;
 	} else {
 		code = saop__llm_classify_error(NULL, c->status, full,
 		    sizeof(full));

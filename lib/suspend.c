@@ -247,6 +247,9 @@ renew_main(void *arg)
 	long long lease = saop__config_lease_ms();
 
 	(void)arg;
+	/* Connected at once: the first renewal pays no connection. */
+	if (saop__db_open(renew_path, &db, NULL) != 0)
+		db = NULL;
 	while (!renew_wait(lease / 3)) {
 		struct saop__db_claim c;
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -200,6 +201,49 @@ START_TEST(a_dead_claimer_on_this_host_is_taken_over)
 	    NULL, NULL, NULL), SQLITE_OK);
 	ck_assert_int_eq(saop_turn_state_claim(st, &k, &got, &e), 1);
 	json_decref(got);
+	json_decref(a);
+}
+END_TEST
+
+/* The threads of this process (entries of /proc/self/task), or -1. */
+static int
+threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/*
+ * A claim starts the lease renewer; saop_turn_claims_end() stops it and
+ * waits for it (no thread of the library left when the process ends),
+ * at once though its lease is long; a later claim starts it again.
+ */
+START_TEST(claims_end_stops_the_renewer)
+{
+	struct saop_err e;
+	struct saop_turn_key k = key("t", 1, "saop-suspend");
+	json_t *a = vstate(1), *got;
+	int before = threads();
+
+	ck_assert_int_gt(before, 0);
+	ck_assert_int_eq(saop_turn_state_save(st, &k, a, 1, &e), 0);
+	ck_assert_int_eq(threads(), before + 1);
+	saop_turn_claims_end();
+	ck_assert_int_eq(threads(), before);
+	saop_turn_claims_end();		/* nothing left to stop */
+	ck_assert_int_eq(saop_turn_state_claim(st, &k, &got, &e), 1);
+	json_decref(got);
+	ck_assert_int_eq(threads(), before + 1);
+	saop_turn_claims_end();
+	ck_assert_int_eq(threads(), before);
 	json_decref(a);
 }
 END_TEST
@@ -1160,6 +1204,7 @@ main(void)
 	tcase_add_test(tc, one_row_per_turn_and_stage);
 	tcase_add_test(tc, a_live_claim_of_another_process_is_respected);
 	tcase_add_test(tc, a_dead_claimer_on_this_host_is_taken_over);
+	tcase_add_test(tc, claims_end_stops_the_renewer);
 	tcase_add_test(tc, a_bad_row_is_that_rows_trouble);
 	tcase_add_test(tc, values_jansson_cannot_hold_read_back_byte_for_byte);
 	tcase_add_test(tc, task_keys_of_every_kind);
