@@ -739,19 +739,39 @@ cli_record_task(const struct cli *o, json_t *rec)
 }
 
 /*
- * -R: all of standard input as the raw of a new record (see cli.h).  Exits
- * 65 when the input is not UTF-8 or is too long, 70 out of memory, 74 on a
- * read error.  Returns the record (new reference).
+ * -R: all of path (NULL or "-": standard input) as the raw of a new record
+ * (see cli.h).  Exits 66 naming path when it cannot be opened, 65 when the
+ * input is not UTF-8 or is too long, 70 out of memory, 74 on a read error.
+ * Returns the record (new reference).
  */
 json_t *
-cli_raw_record(const struct cli *o)
+cli_raw_record(const struct cli *o, const char *path)
 {
 	struct saop_err e;
+	struct stat st;
+	FILE *f = stdin;
 	json_t *rec;
 	char *buf;
 	size_t len, at;
+	int rc, err = 0;
 
-	if (saop_read_all(stdin, &buf, &len, o->max_record, &e) != 0)
+	if (path != NULL && strcmp(path, "-") != 0) {
+		if ((f = fopen(path, "rb")) == NULL)
+			err = errno;
+		else if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+			err = EISDIR;
+		if (err != 0) {
+			saop_err_clear(&e);
+			e.code = SAOP_ENOINPUT;
+			snprintf(e.msg, sizeof(e.msg), "%s: %s", path,
+			    strerror(err));
+			cli_die(&e);
+		}
+	}
+	rc = saop_read_all(f, &buf, &len, o->max_record, &e);
+	if (f != stdin)
+		fclose(f);
+	if (rc != 0)
 		cli_die(&e);
 	if ((at = saop_utf8_valid(buf, len)) < len) {
 		saop_err_clear(&e);
@@ -802,7 +822,7 @@ cli_records_open(struct cli_records *r, const struct cli *o, const char *path)
 
 	memset(r, 0, sizeof(*r));
 	if (o->raw_in)
-		r->raw = cli_raw_record(o);
+		r->raw = cli_raw_record(o, path);
 	else if ((r->in = saop_reader_open(path, o->max_record, &e)) == NULL)
 		cli_die(&e);
 	else

@@ -257,14 +257,16 @@ int cli_env_correction_retries(int def);
 void cli_catch_signals(struct saop_suspend_opts *o);
 
 /*
- * -R: all of standard input (at most --max-record bytes) as the raw of
- * one new record {"raw": ...}; exits 65 when it is not UTF-8 text.
+ * -R: all of path (NULL or "-": standard input; at most --max-record
+ * bytes) as the raw of one new record {"raw": ...}, as jq -R . FILE reads
+ * FILE; exits 66 naming path when it cannot be opened, 65 when it is not
+ * UTF-8 text.
  */
-json_t *cli_raw_record(const struct cli *o);
+json_t *cli_raw_record(const struct cli *o, const char *path);
 
 /*
  * The records a program reads: the lines of path ("-": standard input),
- * or with -R all of standard input as one record (cli_raw_record()).
+ * or with -R all of path as one record (cli_raw_record()).
  */
 struct cli_records {
 	struct saop_reader *in;	/* NULL with -R */

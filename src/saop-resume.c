@@ -169,7 +169,7 @@ run(int argc, char *argv[])
 	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
 		cli_die(&e);
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);
-	cli_operands(argc, argv, first, opt.raw_in ? 0 : 1);
+	cli_operands(argc, argv, first, 1);
 	cli_llm_config(&opt, &r.cfg);
 	r.ro.provider = r.cfg.provider;
 	saop_suspend_opts_for(&r.guard.opts, "saop-resume", &r.cfg);

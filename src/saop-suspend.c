@@ -580,8 +580,7 @@ run(int argc, char *argv[])
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);
 	if (r.resume + r.list + (r.clear != NULL) > 1)
 		cli_usage_error("--resume, --list and --clear go alone");
-	cli_operands(argc, argv, first, opt.raw_in || r.list ||
-	    r.clear != NULL ? 0 : 1);
+	cli_operands(argc, argv, first, r.list || r.clear != NULL ? 0 : 1);
 	if (r.list)
 		return list_turns(&opt);
 	if (r.clear != NULL)

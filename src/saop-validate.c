@@ -251,7 +251,7 @@ run(int argc, char *argv[])
 		cli_die(&e);
 	r.vo.max_retries = cli_env_correction_retries(r.vo.max_retries);
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);
-	cli_operands(argc, argv, first, opt.raw_in ? 0 : 1);
+	cli_operands(argc, argv, first, 1);
 	/* A check that cannot run stops the run before any record. */
 	for (i = 0; i < r.vo.nchecks; i++)
 		if (saop_check_runnable(r.checks[i], &e) != 0)

@@ -61,6 +61,16 @@ head -n 2 "$in" | saop-validate -q || fail "valid records did not exit 0"
 
 # -R: all of the input is one answer.
 expect_status 0 saop-validate -R -q <"$data/validate/good.json"
+# -R FILE reads FILE, as jq -R . FILE does: the same record as from stdin.
+saop-validate -R --task t <"$data/validate/good.json" >"$tmp/stdin.out"
+saop-validate -R --task t "$data/validate/good.json" >"$tmp/file.out" ||
+    fail "-R FILE: exit $?"
+cmp -s "$tmp/stdin.out" "$tmp/file.out" ||
+    fail "-R FILE: $(cat "$tmp/file.out") for $(cat "$tmp/stdin.out")"
+expect_status 66 saop-validate -R "$tmp/nothing.json" 2>"$tmp/err"
+grep -q "nothing.json: No such file" "$tmp/err" || fail "-R missing: $(cat "$tmp/err")"
+expect_status 66 saop-resume -R "$tmp" 2>"$tmp/err"
+grep -q "Is a directory" "$tmp/err" || fail "-R dir: $(cat "$tmp/err")"
 printf '{"saop": "1.0"}' | saop-validate -R >"$tmp/out" 2>"$tmp/err" &&
     fail "-R: an incomplete envelope was valid"
 jqf '.state == "INVALID" and .raw == "{\"saop\": \"1.0\"}"' "$tmp/out"
