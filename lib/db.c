@@ -554,14 +554,15 @@ static const char *const report_sql[SAOP__REPORT_PARTS][2] = {
 	    " total(json_extract(data, '$.sent_bytes')),"
 	    " total(json_extract(data, '$.received_bytes')),"
 	    " total(json_extract(data, '$.prompt_tokens')),"
-	    " total(json_extract(data, '$.completion_tokens'))"
+	    " total(json_extract(data, '$.completion_tokens')),"
+	    " CAST(json_extract(data, '$.status') AS TEXT) AS st"
 	    " FROM events WHERE json_valid(data) AND" ONE_TASK
-	    " GROUP BY task_id, event",
+	    " GROUP BY task_id, event, st",
 	    "SELECT task_id, event, count(*),"
 	    PG_NUM("byte_size") "," PG_NUM("sent_bytes") ","
 	    PG_NUM("received_bytes") "," PG_NUM("prompt_tokens") ","
-	    PG_NUM("completion_tokens")
-	    " FROM events WHERE" ONE_TASK " GROUP BY task_id, event" },
+	    PG_NUM("completion_tokens") ", data::jsonb ->> 'status' AS st"
+	    " FROM events WHERE" ONE_TASK " GROUP BY task_id, event, st" },
 	[SAOP__REPORT_SUSPEND] = {
 	    "SELECT task_id, count(*), count(back), total(round((julianday("
 	    " coalesce(back, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))"

@@ -234,7 +234,7 @@ enum saop__db_report_part {
 				 * sent, received, prompt, completion */
 	SAOP__REPORT_EVENTS,	/* task_id, event, count, sums of byte_size,
 				 * sent_bytes, received_bytes, prompt_tokens,
-				 * completion_tokens */
+				 * completion_tokens, per the data's status */
 	SAOP__REPORT_SUSPEND,	/* task_id, losses, restored, ms down */
 	SAOP__REPORT_DETECTED,	/* task_id, turns found truncated */
 	SAOP__REPORT_SAVED,	/* task_id, saved turns */

@@ -34,7 +34,8 @@ task_new(const char *id)
 	return json_pack("{s:s, s:n, s:n, s:I, s:I, s:{}, "
 	    "s:{s:I, s:I, s:I, s:I}, s:{}, s:I, s:I, "
 	    "s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I}, "
-	    "s:{s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}, s:I}",
+	    "s:{s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}, s:I, "
+	    "s:{s:I, s:I}}",
 	    "task_id", id, "status", "reason",
 	    "turns", (json_int_t)0, "records", (json_int_t)0, "states",
 	    "truncations", "resumed", (json_int_t)0, "exhausted",
@@ -50,7 +51,9 @@ task_new(const char *id)
 	    "correction", "sent_bytes", (json_int_t)0, "received_bytes",
 	    (json_int_t)0, "prompt_tokens", (json_int_t)0,
 	    "completion_tokens", (json_int_t)0,
-	    "recovery_tokens", (json_int_t)0);
+	    "recovery_tokens", (json_int_t)0,
+	    "usage", "prompt_tokens", (json_int_t)0, "completion_tokens",
+	    (json_int_t)0);
 }
 
 /*
@@ -164,15 +167,29 @@ row_resumes(json_t *rep, const struct saop__db_row *st)
 }
 
 /*
+ * Add the cost sums of an events row st (columns 4 to 7) to cost.  Returns
+ * 0, or -1 out of memory.
+ */
+static int
+add_cost(json_t *cost, const struct saop__db_row *st)
+{
+	return add(cost, "sent_bytes", col_int(st, 4)) |
+	    add(cost, "received_bytes", col_int(st, 5)) |
+	    add(cost, "prompt_tokens", col_int(st, 6)) |
+	    add(cost, "completion_tokens", col_int(st, 7));
+}
+
+/*
  * Row: task_id, event, count, and the sums of the data's byte_size,
- * sent_bytes, received_bytes, prompt_tokens, completion_tokens.  Returns
- * 0, or -1.
+ * sent_bytes, received_bytes, prompt_tokens, completion_tokens, for one
+ * data status.  Returns 0, or -1.
  */
 static int
 row_events(json_t *rep, const struct saop__db_row *st)
 {
 	json_t *t = row_task(rep, st), *cost, *pr;
 	const char *ev = saop__db_col_text(st, 1);
+	const char *status = saop__db_col_text(st, 8);
 	json_int_t n = col_int(st, 2);
 	int rc = 0;
 
@@ -180,6 +197,16 @@ row_events(json_t *rep, const struct saop__db_row *st)
 		return -1;
 	if (ev == NULL)
 		return 0;
+	/*
+	 * A resume that a failed call ended (SUSPENDED: a refusal, a lost
+	 * network) writes no partial_completion_log row; its RESUME_FAILED
+	 * says what its calls cost.
+	 */
+	if (strcmp(ev, SAOP_EVENT_RESUME_FAILED) == 0 && status != NULL &&
+	    strcmp(status, saop_resume_status_name(SAOP_RESUME_SUSPENDED)) ==
+	    0)
+		return add_cost(json_object_get(json_object_get(t,
+		    "recovery"), "resume"), st);
 	cost = json_object_get(json_object_get(t, "recovery"), "correction");
 	if (strcmp(ev, SAOP_EVENT_MALFORMED_RESPONSE) == 0)
 		rc = add(t, "corrections", n);
@@ -191,10 +218,7 @@ row_events(json_t *rep, const struct saop__db_row *st)
 	}
 	/* What the correction turns cost: saop-validate logs each answer. */
 	if (strcmp(ev, SAOP_EVENT_CORRECTION_ANSWERED) == 0)
-		rc |= add(cost, "sent_bytes", col_int(st, 4)) |
-		    add(cost, "received_bytes", col_int(st, 5)) |
-		    add(cost, "prompt_tokens", col_int(st, 6)) |
-		    add(cost, "completion_tokens", col_int(st, 7));
+		rc |= add_cost(cost, st);
 	return rc;
 }
 
@@ -344,6 +368,18 @@ saop_report_add_record(json_t *report, const json_t *rec, const char *task,
 		if (json_is_string(k))
 			rc |= add(json_object_get(t, "repairs"),
 			    json_string_value(k), 1);
+	/* saop-suspend's calls: their usage is on the record only (a
+	 * refused answer's too). */
+	rep = saop_record_usage(rec);
+	for (i = 0; i < 2; i++) {
+		static const char *const n[] = { "prompt_tokens",
+		    "completion_tokens" };
+
+		k = json_object_get(rep, n[i]);
+		if (json_is_integer(k) && json_integer_value(k) > 0)
+			rc |= add(json_object_get(t, "usage"), n[i],
+			    json_integer_value(k));
+	}
 	if (rc != 0)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	return 0;

@@ -1237,10 +1237,13 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 		if ((rc = finish(w, pg.buf, pg.len, &pg.res, out,
 		    SAOP_RESUME_SUSPENDED, SAOP_STATE_TRUNCATED, e)) != 0)
 			goto out;
+		/* What the calls cost, a refused one too (its tokens are
+		 * paid): no partial_completion_log row says it. */
 		event(opts, g, SAOP_EVENT_RESUME_FAILED,
-		    json_pack("{s:i,s:s,s:s}", "attempts", out->attempts,
-		    "status", saop_resume_status_name(SAOP_RESUME_SUSPENDED),
-		    "error", ce.msg));
+		    with_cost(json_pack("{s:i,s:s,s:s}", "attempts",
+		    out->attempts, "status",
+		    saop_resume_status_name(SAOP_RESUME_SUSPENDED), "error",
+		    ce.msg), &out->cost));
 		*e = ce;
 		rc = call_rc;
 		goto out;

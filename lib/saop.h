@@ -1830,8 +1830,10 @@ int saop_tool_output_list(struct saop_store *s, const char *task, FILE *f,
  * escalations (MAX_RETRIES_EXCEEDED), suspensions (NETWORK_LOST, those
  * followed by NETWORK_RESTORED, the milliseconds down, turns still saved),
  * pruned outputs and their bytes (TOOL_OUTPUT_PRUNED), and what recovery
- * cost (bytes and tokens of resumes; of the correction turns answered,
- * from CORRECTION_ANSWERED).
+ * cost (bytes and tokens of resumes, from partial_completion_log and, for
+ * a resume a failed call ended, RESUME_FAILED with status SUSPENDED; of
+ * the correction turns answered, a refused one too, from
+ * CORRECTION_ANSWERED).
  * Returns 0 with *report new (json_decref()), or SAOP_EDB / SAOP_ENOMEM.
  */
 int saop_report_new(struct saop_store *s, const char *task, json_t **report,
@@ -1840,7 +1842,8 @@ int saop_report_new(struct saop_store *s, const char *task, json_t **report,
 /*
  * Count record rec (borrowed; skipped unless its task_id is task, when
  * task is not NULL) in report: records, final states, local repairs by
- * kind (validate.repairs).  Returns 0 or SAOP_ENOMEM.
+ * kind (validate.repairs), saop-suspend's tokens (usage, a refused
+ * answer's too).  Returns 0 or SAOP_ENOMEM.
  */
 int saop_report_add_record(json_t *report, const json_t *rec,
     const char *task, struct saop_err *e);

@@ -1381,9 +1381,35 @@ answer_extras(const struct turn *t, json_t *rec, int all)
 }
 
 /*
+ * The usage of t's calls on its record: prompt_tokens and completion_tokens
+ * summed over the calls (each count only when a provider reported it),
+ * nothing when none did.  Written for every answer that ended, a refused
+ * one too: its tokens are paid as well.  Returns 0, or -1 out of memory.
+ */
+static int
+put_usage(const struct turn *t)
+{
+	json_t *usage;
+
+	if (t->cost.prompt_tokens < 0 && t->cost.completion_tokens < 0)
+		return 0;
+	if ((usage = json_object()) == NULL ||
+	    (t->cost.prompt_tokens >= 0 && json_object_set_new(usage,
+	    "prompt_tokens", json_integer(t->cost.prompt_tokens)) != 0) ||
+	    (t->cost.completion_tokens >= 0 && json_object_set_new(usage,
+	    "completion_tokens", json_integer(t->cost.completion_tokens)) !=
+	    0)) {
+		json_decref(usage);
+		return -1;
+	}
+	return saop_record_set_usage(t->rec, usage) != 0 ? -1 : 0;
+}
+
+/*
  * A refusal (finish_reason refusal) on t's record: the reason, what the
- * model said instead ("refusal") and the state USER_ESCALATION, for a
- * person must decide what the agent does next.  0, or -1 out of memory.
+ * model said instead ("refusal"), the usage of the calls (put_usage())
+ * and the state USER_ESCALATION, for a person must decide what the agent
+ * does next.  0, or -1 out of memory.
  */
 static int
 refused_answer(const struct turn *t, const struct saop_llm_answer *a)
@@ -1393,6 +1419,7 @@ refused_answer(const struct turn *t, const struct saop_llm_answer *a)
 	if (strcmp(a->finish_reason, "refusal") != 0)
 		return 0;
 	bad |= saop_record_set_finish_reason(t->rec, "refusal");
+	bad |= put_usage(t);
 	bad |= saop_record_set_refusal(t->rec, a->refusal != NULL ?
 	    a->refusal : "");
 	bad |= answer_extras(t, t->rec, 0);
@@ -1414,17 +1441,7 @@ finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
 	    a->finish_reason[0] == '\0' ? NULL : t->tool_call != NULL &&
 	    strcmp(a->finish_reason, "stop") == 0 ? "tool_calls" :
 	    a->finish_reason);
-	if (t->cost.prompt_tokens >= 0 || t->cost.completion_tokens >= 0) {
-		json_t *usage = json_object();
-
-		if (t->cost.prompt_tokens >= 0)
-			json_object_set_new(usage, "prompt_tokens",
-			    json_integer(t->cost.prompt_tokens));
-		if (t->cost.completion_tokens >= 0)
-			json_object_set_new(usage, "completion_tokens",
-			    json_integer(t->cost.completion_tokens));
-		bad |= saop_record_set_usage(rec, usage);
-	}
+	bad |= put_usage(t);
 	if (t->tool_call != NULL)
 		bad |= saop_record_set_tool_call(rec,
 		    json_incref(t->tool_call));

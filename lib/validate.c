@@ -777,6 +777,20 @@ answered_data(int attempt, const struct saop_llm_cost *one)
 }
 
 /*
+ * d (stolen), the data of a CORRECTION_ANSWERED event, marked as a refused
+ * answer ("refused": true).  Returns it, or NULL out of memory.
+ */
+static json_t *
+refused_data(json_t *d)
+{
+	if (d != NULL && json_object_set_new(d, "refused", json_true()) != 0) {
+		json_decref(d);
+		d = NULL;
+	}
+	return d;
+}
+
+/*
  * Log the event name with data (stolen) for the record g was read from,
  * when there is a store.  Returns 0, or -SAOP_ENOMEM when data could not
  * be made; a failure to write it is kept in the store (saop_event()).
@@ -979,6 +993,20 @@ correct(const struct given *g, const struct saop_validate_opts *o,
 			    "correction turn %d is %zu bytes, over the limit "
 			    "of %zu (raise it with --max-record)", attempts,
 			    a.raw_len, max);
+		if (rc < 0 && strcmp(a.finish_reason, "refusal") == 0) {
+			/* A refusal is an answer, and paid: its cost counted
+			 * (on the record and in an event) as any answer's. */
+			saop_llm_cost_init(&one);
+			saop_llm_cost_add(&one, sent, &a);
+			saop_llm_cost_add(&w->cost, sent, &a);
+			if (event(o, g, SAOP_EVENT_CORRECTION_ANSWERED,
+			    refused_data(answered_data(attempts, &one)),
+			    e) < 0) {
+				saop_llm_answer_free(&a);
+				rc = -SAOP_ENOMEM;
+				goto out;
+			}
+		}
 		if (rc < 0) {
 			saop_llm_answer_free(&a);
 			/* The record stays as it stands: the turns answered. */

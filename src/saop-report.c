@@ -124,6 +124,9 @@ print_task(const json_t *t)
 	else
 		print_cost(json_object_get(rec, "correction"));
 	printf("\n  recovery tokens  %lld\n", num(t, "recovery_tokens", NULL));
+	printf("  answer tokens    %lld+%lld (the records' usage)\n",
+	    num(t, "usage", "prompt_tokens"),
+	    num(t, "usage", "completion_tokens"));
 }
 
 /* Print report (finished) as text: each task, then the overall sums. */

@@ -16,8 +16,8 @@ SAOP_TEST_DB=postgresql
 export SAOP_TEST_PG SAOP_TEST_DB
 ran=0
 for t in detect-records examples-agent-loop examples-ci-resume \
-    examples-make pipeline-e2e pipeline-examples resume-prefill \
-    resume-overlap suspend-503 suspend-basic suspend-cut \
+    examples-make pipeline-e2e pipeline-examples refusal-usage \
+    resume-prefill resume-overlap suspend-503 suspend-basic suspend-cut \
     suspend-refused suspend-tool validate-basic; do
 	set +e
 	sh "$top_srcdir/tests/cli/$t.sh" >"$tmp/$t.log" 2>&1
