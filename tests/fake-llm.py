@@ -68,8 +68,9 @@ The script: one JSON object per line; blank lines and lines starting with
                        the server closes the connection (with "cut" and
                        "how": "close", a FIN in the middle of an event)
   "fixture": "openai-chat-length.sse"
-                       serve that file of --fixtures (or an absolute path)
-                       raw, with its status
+                       serve that file of --fixtures (default: the
+                       recorded answers, tests/fixtures/llm; or an
+                       absolute path) raw, with its status
                        and headers from STEM.headers.json when present
                        (Content-Type from the extension otherwise);
                        "headers_from": "x.headers.json" takes them from
@@ -818,8 +819,8 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log")
     ap.add_argument("--fixtures",
-                    default=os.path.join(os.environ.get("SAOP_SHARED", "."),
-                                         "fixtures", "llm"))
+                    default=os.path.join(os.path.dirname(
+                        os.path.abspath(__file__)), "fixtures", "llm"))
     ap.add_argument("--key")
     ap.add_argument("--key-env", metavar="VAR",
                     help="read the key from environment variable VAR")

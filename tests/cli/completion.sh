@@ -36,7 +36,7 @@ if command -v zsh >/dev/null 2>&1; then
 	    for p in saop-detect saop-prune saop-suspend saop-resume saop-validate saop-report; do
 		[[ $_comps[$p] == _saop ]] || { print -u2 "$p: $_comps[$p]"; exit 1; }
 	    done' zsh "$comp" "$tmp" || fail "zsh: compinit does not bind the programs to _saop"
-elif [ -n "${SAOP_REQUIRE_SHARED:-}" ]; then
+elif [ -n "${SAOP_REQUIRE_ALL:-}" ]; then
 	fail "no zsh (scripts/deps installs it)"
 fi
 exit 0

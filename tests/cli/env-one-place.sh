@@ -12,13 +12,13 @@ others=$(cd "$top_srcdir" && grep -l 'getenv' lib/*.c src/*.c |
 [ -z "$others" ] || fail "getenv outside its three places: $others"
 
 # 2. The page and the code name the same variables: every name the three
-# files read is an .Ev of ENVIRONMENT, and every .Ev there (but libpq's
-# and the test suite's) is read by them.
+# files read is an .Ev of ENVIRONMENT, and every .Ev there (but libpq's)
+# is read by them.
 (cd "$top_srcdir" && grep -ohE '"([A-Z][A-Z0-9]*_[A-Z0-9_]+|[a-z]+_proxy|PATH)"' \
     lib/llm-config.c lib/config.c src/cli.c) | tr -d '"' | sort -u >"$tmp/code"
 awk '/^\.Sh ENVIRONMENT/ { on = 1; next } /^\.Sh / { on = 0 } on' \
     "$top_srcdir/man/saop.7" | grep -oE 'Ev [A-Za-z_][A-Za-z0-9_]*' |
-    cut -c4- | grep -v '^PG\|^SAOP_SHARED$' | sort -u >"$tmp/page"
+    cut -c4- | grep -v '^PG' | sort -u >"$tmp/page"
 [ -s "$tmp/code" ] && [ -s "$tmp/page" ] || fail "nothing read: code $(wc -l <"$tmp/code"), page $(wc -l <"$tmp/page")"
 missing=$(comm -23 "$tmp/code" "$tmp/page" | tr '\n' ' ')
 [ -z "$missing" ] || fail "read but not in saop(7) ENVIRONMENT: $missing"

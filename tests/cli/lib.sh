@@ -1,6 +1,7 @@
 # lib.sh: sourced by every shell test.  Gives a private temp dir ($tmp)
-# with its own state database, the test data ($data), the shared corpora
-# ($SAOP_SHARED), and helpers.  Exit 0 pass, 1 fail, 77 skip.
+# with its own state database, the test data ($data), the corpora
+# ($corpora), the recorded provider answers ($fixtures), the fault kit
+# ($kit), and helpers.  Exit 0 pass, 1 fail, 77 skip.
 set -eu
 
 # fd 9 is the test's own stderr, the log: fail() writes there, so its
@@ -10,6 +11,9 @@ exec 9>&2
 
 : "${top_srcdir:?run the tests through make check}"
 data="$top_srcdir/tests/data"
+corpora="$top_srcdir/tests/corpora"	# tests/corpora/README
+fixtures="$top_srcdir/tests/fixtures"	# tests/fixtures/llm/README.md
+kit="$top_srcdir/tests/kit"		# tests/kit/README.md
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/saop-test.XXXXXX")
 SAOP_DB="$tmp/state.sqlite"
 export SAOP_DB
@@ -47,11 +51,11 @@ fail() {
 }
 
 # skip WHY: the test cannot run here (a tool or privilege is absent):
-# exit 77 saying why; under SAOP_REQUIRE_SHARED (CI, which installs every
+# exit 77 saying why; under SAOP_REQUIRE_ALL (CI, which installs every
 # tool and runs as root) a skip is a failure.
 skip() {
-	if [ -n "${SAOP_REQUIRE_SHARED:-}" ]; then
-		fail "would skip, and SAOP_REQUIRE_SHARED is set: $*"
+	if [ -n "${SAOP_REQUIRE_ALL:-}" ]; then
+		fail "would skip, and SAOP_REQUIRE_ALL is set: $*"
 	fi
 	echo "SKIP: $*" >&2
 	exit 77
@@ -59,23 +63,12 @@ skip() {
 
 # skip_part WHY: a part of the test cannot run here; the rest goes on.
 # Writes "SKIP-PART: WHY" on the log, which scripts/test counts as a skip;
-# under SAOP_REQUIRE_SHARED it fails the test instead.
+# under SAOP_REQUIRE_ALL it fails the test instead.
 skip_part() {
-	if [ -n "${SAOP_REQUIRE_SHARED:-}" ]; then
-		fail "would skip a part, and SAOP_REQUIRE_SHARED is set: $*"
+	if [ -n "${SAOP_REQUIRE_ALL:-}" ]; then
+		fail "would skip a part, and SAOP_REQUIRE_ALL is set: $*"
 	fi
 	echo "SKIP-PART: $*" >&9
-}
-
-# need_shared PATH: the shared corpus PATH (under $SAOP_SHARED) must be
-# there; else skip, or fail when SAOP_REQUIRE_SHARED is set (CI).
-need_shared() {
-	if [ ! -e "${SAOP_SHARED:-/nonexistent}/$1" ]; then
-		if [ -n "${SAOP_REQUIRE_SHARED:-}" ]; then
-			fail "missing ${SAOP_SHARED:-\$SAOP_SHARED}/$1 (SAOP_REQUIRE_SHARED is set)"
-		fi
-		skip "no ${SAOP_SHARED:-\$SAOP_SHARED}/$1: set SAOP_SHARED to the shared corpora"
-	fi
 }
 
 # expect_status N CMD...: run CMD, fail unless it exits N.

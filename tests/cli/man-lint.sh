@@ -16,7 +16,7 @@ for page in "$top_srcdir"/man/*.[17]; do
 		[ ! -s "$tmp/lint" ] || fail "mandoc -Tlint -W warning: $(cat "$tmp/lint")"
 		mandoc -Tascii "$page" | col -b >"$tmp/txt"
 	else
-		[ -z "${SAOP_REQUIRE_SHARED:-}" ] || fail "no mandoc (scripts/deps installs it)"
+		[ -z "${SAOP_REQUIRE_ALL:-}" ] || fail "no mandoc (scripts/deps installs it)"
 		groff -mdoc -Tascii -P-cbou "$page" >"$tmp/txt" 2>/dev/null
 	fi
 	# Words that a macro line turned into flags: "-when", "-given".

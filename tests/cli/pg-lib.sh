@@ -4,7 +4,7 @@
 # root), listening on a Unix socket there and on 127.0.0.1 at a free
 # port, with TLS there; the server is stopped when the test ends.
 # Without the PostgreSQL binaries (or openssl) the test is skipped (77),
-# or fails when SAOP_REQUIRE_SHARED is set (CI installs them:
+# or fails when SAOP_REQUIRE_ALL is set (CI installs them:
 # scripts/deps).
 #
 #   pg_start             start it; sets pg_dir, pg_port, pg_bin, pg_password
@@ -15,10 +15,10 @@
 #   pg_stop / pg_again  stop the server (-m immediate) / start it again
 #   pg_sql URI QUERY     one query, rows as sqlite3 prints them (a|b)
 
-# pg_need WHAT: WHAT is missing: skip, or fail under SAOP_REQUIRE_SHARED.
+# pg_need WHAT: WHAT is missing: skip, or fail under SAOP_REQUIRE_ALL.
 pg_need() {
-	if [ -n "${SAOP_REQUIRE_SHARED:-}" ]; then
-		fail "no $1 (SAOP_REQUIRE_SHARED is set; apt-get install postgresql)"
+	if [ -n "${SAOP_REQUIRE_ALL:-}" ]; then
+		fail "no $1 (SAOP_REQUIRE_ALL is set; apt-get install postgresql)"
 	fi
 	skip "no $1: apt-get install postgresql to run the PostgreSQL tests"
 }

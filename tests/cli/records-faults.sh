@@ -7,7 +7,6 @@
 # error" once, a directory named as input is 66.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/llm-lib.sh"
-kit="${SAOP_SHARED:-../shared}/kit"
 
 complete='{"task_id":"t","turn":1,"raw":"{\"saop\":\"1.0\",\"turn_index\":1,\"agent_role\":\"developer\",\"thought\":\"x\",\"action\":null}"}'
 printf '%s\n%s\n%s\n' "$complete" "$complete" "$complete" >"$tmp/complete"

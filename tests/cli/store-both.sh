@@ -25,7 +25,7 @@ for t in detect-records examples-agent-loop examples-ci-resume \
 	set -e
 	case $rc in
 	0) ran=$((ran + 1)) ;;
-	77) [ -z "${SAOP_REQUIRE_SHARED:-}" ] || fail "$t skipped on PostgreSQL: $(tail -n 3 "$tmp/$t.log")"
+	77) [ -z "${SAOP_REQUIRE_ALL:-}" ] || fail "$t skipped on PostgreSQL: $(tail -n 3 "$tmp/$t.log")"
 	    echo "SKIP (part): $t: $(tail -n 1 "$tmp/$t.log")" >&2 ;;
 	*) fail "$t on PostgreSQL (exit $rc): $(tail -n 15 "$tmp/$t.log")" ;;
 	esac

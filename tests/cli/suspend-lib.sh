@@ -1,5 +1,5 @@
 # suspend-lib.sh: helpers of the saop-suspend tests, sourced after lib.sh.
-# They drive the kit's scripted server ($SAOP_SHARED/kit/flaky-http.py),
+# They drive the kit's scripted server ($kit/flaky-http.py, tests/kit),
 # which refuses, resets, cuts bodies short and stops listening on demand.
 #
 # sse_openai FILE PIECE... [-- FINISH]
@@ -15,7 +15,6 @@
 #	Stop listening (connections refused) / listen again (SIGUSR1/2).
 # srv_requests
 #	How many requests the server got.
-need_shared kit/flaky-http.py
 : "${PYTHON3:=python3}"
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
     2>/dev/null || true
@@ -59,7 +58,7 @@ srv_start() {
 	for _s in "$@"; do
 		printf '%s\n' "$_s" >>"$tmp/srv.script"
 	done
-	"$PYTHON3" "$SAOP_SHARED/kit/flaky-http.py" --port-file "$tmp/srv.port" \
+	"$PYTHON3" "$kit/flaky-http.py" --port-file "$tmp/srv.port" \
 	    --dir "$tmp" --log "$SRV_LOG" --save-dir "$SRV_SAVE" \
 	    --max-seconds 900 --script "$tmp/srv.script" 2>"$tmp/srv.err" &
 	SRV_PID=$!

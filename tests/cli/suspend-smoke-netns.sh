@@ -3,6 +3,5 @@
 # pair into a network namespace, the server inside) is cut mid-answer and
 # restored.  Needs root and ip netns; elsewhere it skips (77) saying why.
 . "$top_srcdir/tests/cli/lib.sh"
-need_shared kit/netns-link.sh
-"$SAOP_SHARED/kit/netns-link.sh" check || skip "no network namespaces here (needs root and ip netns); CI runs this as root"
+"$kit/netns-link.sh" check || skip "no network namespaces here (needs root and ip netns); CI runs this as root"
 "$top_srcdir/scripts/smoke-network-suspension" netns

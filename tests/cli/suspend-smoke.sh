@@ -2,5 +2,4 @@
 # scripts/smoke-network-suspension, loopback variant: the server is killed
 # mid-answer and comes back; the turn is paused, then completed.
 . "$top_srcdir/tests/cli/lib.sh"
-need_shared kit/flaky-http.py
 "$top_srcdir/scripts/smoke-network-suspension" loopback

@@ -3,12 +3,12 @@
 # --log, and nobody else's directory or file is used: the attacks of
 # another user in a sticky, world-writable directory, run as an
 # unprivileged user (nobody).  Root only (it must be two users); skipped
-# otherwise, and a failure under SAOP_REQUIRE_SHARED.
+# otherwise, and a failure under SAOP_REQUIRE_ALL.
 . "$top_srcdir/tests/cli/lib.sh"
 
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
-	[ -z "${SAOP_REQUIRE_SHARED:-}" ] ||
-	    fail "needs root and setpriv (SAOP_REQUIRE_SHARED is set)"
+	[ -z "${SAOP_REQUIRE_ALL:-}" ] ||
+	    fail "needs root and setpriv (SAOP_REQUIRE_ALL is set)"
 	skip "needs root and setpriv: the attacks take two users"
 fi
 victim=65534 attacker=65533

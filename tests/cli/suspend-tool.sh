@@ -5,8 +5,7 @@
 # cut in the middle of its arguments is resumed to complete arguments.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/suspend-lib.sh"
-need_shared fixtures/llm/anthropic-max-tokens-tool-use.sse
-fx="$SAOP_SHARED/fixtures/llm"
+fx="$fixtures/llm"
 
 cp "$fx/anthropic-max-tokens-tool-use.sse" "$tmp/tu.sse"
 srv_start 'body=@tu.sse'

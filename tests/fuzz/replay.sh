@@ -2,8 +2,9 @@
 # replay.sh: every fuzz target's seed corpus and every input that ever
 # broke it (tests/fuzz/regressions/<target>/) go through the target's
 # properties once, with the plain driver (replay-<target>: no clang
-# needed).  The shared corpora (JSONTestSuite's texts, the recorded LLM
-# answers) go through the targets that read such text.  Every target is
+# needed).  The corpora of the tree (JSONTestSuite's texts, the recorded
+# LLM answers of tests/fixtures/llm and tests/data/llm) go through the
+# targets that read such text.  Every target is
 # run; the test fails when any broke, naming each.
 . "$top_srcdir/tests/cli/lib.sh"
 fz="$top_srcdir/tests/fuzz"
@@ -32,13 +33,8 @@ for t in detect record repair schema llm-answer resume-merge turn-state wrapper;
 done
 # The recorded provider answers (tests/data/llm/README.md).
 replay llm-answer "$top_srcdir/tests/data/llm"
-if [ -e "${SAOP_SHARED:-/nonexistent}/corpora/JSONTestSuite/test_parsing" ] &&
-    [ -e "$SAOP_SHARED/fixtures/llm" ]; then
-	for t in detect repair resume-merge wrapper; do
-		replay "$t" "$SAOP_SHARED/corpora/JSONTestSuite/test_parsing"
-	done
-	replay llm-answer "$SAOP_SHARED/fixtures/llm"
-fi
+for t in detect repair resume-merge wrapper; do
+	replay "$t" "$corpora/JSONTestSuite/test_parsing"
+done
+replay llm-answer "$fixtures/llm"
 [ -z "$broken" ] || fail "properties broken in:$broken (inputs above)"
-need_shared corpora/JSONTestSuite/test_parsing
-need_shared fixtures/llm

@@ -1,7 +1,8 @@
 /*
  * check_detect.c: unit tests of the streaming scanner (lib/detect.c):
  * the edge cases of issue 2, chunking, the closing suffix, the detect
- * object, JSONTestSuite, and the prefix property over the shared corpora.
+ * object, JSONTestSuite, and the prefix property over the corpora
+ * (tests/corpora).
  */
 #include "config.h"
 
@@ -925,14 +926,18 @@ START_TEST(a_cut_character_is_left_out_of_the_close_and_resume_points)
 }
 END_TEST
 
-/* ---- The shared corpora. ---- */
+/* ---- The corpora (tests/corpora). ---- */
 
+/* The directory of the corpora: $top_srcdir/tests/corpora. */
 static const char *
-shared(void)
+corpora(void)
 {
-	const char *s = getenv("SAOP_SHARED");
+	static char dir[4000];
+	const char *top = getenv("top_srcdir");
 
-	return s != NULL && *s != '\0' ? s : NULL;
+	snprintf(dir, sizeof(dir), "%s/tests/corpora",
+	    top != NULL ? top : ".");
+	return dir;
 }
 
 /* Read path whole; NULL when it cannot be read. */
@@ -1358,8 +1363,8 @@ START_TEST(every_schema_suite_prefix_is_truncated_and_closes)
 	size_t n;
 
 	prefixes_seen = closings_checked = jansson_checked = 0;
-	snprintf(dir, sizeof(dir), "%s/corpora/JSON-Schema-Test-Suite/tests",
-	    shared());
+	snprintf(dir, sizeof(dir), "%s/JSON-Schema-Test-Suite/tests",
+	    corpora());
 	n = walk(dir);
 	ck_assert_uint_ge(n, 100);
 	ck_assert_uint_gt(prefixes_seen, 500000);
@@ -1374,8 +1379,7 @@ main(void)
 	TCase *tc = tcase_create("scanner");
 	TCase *tcc = tcase_create("corpora");
 	SRunner *sr;
-	const char *sh = shared();
-	int failed, have_shared;
+	int failed;
 
 	tcase_add_test(tc, empty_input_is_truncated_and_empty);
 	tcase_add_test(tc, whitespace_only_is_truncated_and_empty);
@@ -1421,37 +1425,15 @@ main(void)
 	suite_add_tcase(s, tc);
 
 	snprintf(parsing_dir, sizeof(parsing_dir),
-	    "%s/corpora/JSONTestSuite/test_parsing", sh ? sh : ".");
-	have_shared = 0;
-	if (sh != NULL) {
-		DIR *dp = opendir(parsing_dir);
-
-		if (dp != NULL) {
-			closedir(dp);
-			have_shared = 1;
-		}
-	}
-	if (have_shared) {
-		tcase_set_timeout(tcc, 300);
-		tcase_add_test(tcc, jsontestsuite_y_files_are_complete);
-		tcase_add_test(tcc,
-		    jsontestsuite_n_files_get_their_decided_verdicts);
-		tcase_add_test(tcc,
-		    jsontestsuite_i_files_get_a_verdict_without_crashing);
-		tcase_add_test(tcc,
-		    every_y_file_prefix_is_truncated_and_closes);
-		tcase_add_test(tcc,
-		    every_schema_suite_prefix_is_truncated_and_closes);
-		suite_add_tcase(s, tcc);
-	} else if (getenv("SAOP_REQUIRE_SHARED") != NULL &&
-	    *getenv("SAOP_REQUIRE_SHARED") != '\0') {
-		fprintf(stderr, "FAIL: no %s (SAOP_REQUIRE_SHARED is set)\n",
-		    parsing_dir);
-		return 1;
-	} else {
-		fprintf(stderr, "SKIP-PART: no %s: set SAOP_SHARED "
-		    "to the shared corpora\n", parsing_dir);
-	}
+	    "%s/JSONTestSuite/test_parsing", corpora());
+	tcase_set_timeout(tcc, 300);
+	tcase_add_test(tcc, jsontestsuite_y_files_are_complete);
+	tcase_add_test(tcc, jsontestsuite_n_files_get_their_decided_verdicts);
+	tcase_add_test(tcc,
+	    jsontestsuite_i_files_get_a_verdict_without_crashing);
+	tcase_add_test(tcc, every_y_file_prefix_is_truncated_and_closes);
+	tcase_add_test(tcc, every_schema_suite_prefix_is_truncated_and_closes);
+	suite_add_tcase(s, tcc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);

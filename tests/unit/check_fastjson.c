@@ -192,28 +192,19 @@ START_TEST(what_only_jansson_can_judge_is_left_to_it)
 }
 END_TEST
 
-/* Every file of a JSONTestSuite directory, when the corpus is there. */
+/* Every file of JSONTestSuite's test_parsing (tests/corpora). */
 START_TEST(json_test_suite_files_get_jansson_verdicts)
 {
-	const char *shared = getenv("SAOP_SHARED");
+	const char *top = getenv("top_srcdir");
 	char dir[1024], path[2048];
 	struct dirent *de;
 	DIR *d;
 	int files = 0, built = 0;
 
-	snprintf(dir, sizeof(dir), "%s/corpora/JSONTestSuite/test_parsing",
-	    shared != NULL && *shared != '\0' ? shared : "(SAOP_SHARED unset)");
-	if ((d = opendir(dir)) == NULL) {
-		/* Required (CI): a failure; else a part skipped, said so in
-		 * the log as scripts/test counts it. */
-		const char *req = getenv("SAOP_REQUIRE_SHARED");
-
-		ck_assert_msg(req == NULL || *req == '\0',
-		    "no %s (SAOP_REQUIRE_SHARED is set)", dir);
-		fprintf(stderr, "SKIP-PART: no %s: set SAOP_SHARED to the "
-		    "shared corpora\n", dir);
-		return;		/* the other tests still run */
-	}
+	snprintf(dir, sizeof(dir),
+	    "%s/tests/corpora/JSONTestSuite/test_parsing",
+	    top != NULL ? top : ".");
+	ck_assert_msg((d = opendir(dir)) != NULL, "cannot open %s", dir);
 	while ((de = readdir(d)) != NULL) {
 		FILE *f;
 		char *buf;
