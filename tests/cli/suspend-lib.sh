@@ -110,7 +110,12 @@ srv_resume() {
 
 in_call() {
 	[ -d /proc/self/fd ] || skip "no /proc/PID/fd to see a call in progress"
-	ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'socket:'
+	for _fd in "/proc/$1/fd/"*; do
+		case $(readlink "$_fd" 2>/dev/null) in
+		socket:*) return 0 ;;
+		esac
+	done
+	return 1
 }
 
 srv_requests() {
