@@ -19,16 +19,10 @@ answer='{"saop": "1.0", "turn_index": 0, "agent_role": "researcher", "thought": 
 jq -nc --arg a "$answer" '$a' >"$tmp/answers"
 "$PYTHON3" "$top_srcdir/tests/standin-llm.py" --answers "$tmp/answers" \
     --first-turn --chars 100 --port-file "$tmp/port" --log "$tmp/log" \
-    --max-seconds 120 &
+    --max-seconds 600 &
 pid=$!
 at_exit "kill $pid"
-i=0
-while [ ! -s "$tmp/port" ]; do
-	i=$((i + 1))
-	[ "$i" -le 200 ] || fail "standin-llm did not start"
-	kill -0 "$pid" 2>/dev/null || fail "standin-llm exited"
-	sleep 0.05
-done
+wait_port "$tmp/port" "$pid" standin-llm
 mkdir "$tmp/w"
 SAOP_API_BASE="http://127.0.0.1:$(cat "$tmp/port")/v1" SAOP_MODEL=standin \
     sh "$ex" "$tmp/w" >"$tmp/shown" 2>"$tmp/err" ||

@@ -51,9 +51,10 @@ SAOP_API_KEY=$key saop-validate --header 'X-Val: v' --max-retries 1 <"$tmp/bad" 
 fake_llm_requests | tail -n 1 >"$tmp/req2"
 jqf '.headers["x-val"] == "v"' "$tmp/req2"
 
-# --timeout is the limit of the call: a model 5 s late is given up at
-# 0.5 s (suspended with --no-wait), and said as a timeout.
-fake_llm_start --no-key '{"text": "{}", "delay_ms": 5000}'
+# --timeout is the limit of the call: a model that would answer in ten
+# minutes (longer than any load makes the call) is given up at 0.5 s
+# (suspended with --no-wait), and said as a timeout.
+fake_llm_start --no-key '{"text": "{}", "delay_ms": 600000}'
 expect_status 75 saop-suspend --no-wait --timeout 0.5 --db "$tmp/t.sqlite" \
     <"$tmp/in" >/dev/null 2>"$tmp/err"
 grep -q -i 'timed out\|timeout' "$tmp/err" || fail "--timeout: $(cat "$tmp/err")"

@@ -82,6 +82,27 @@ expect_status() {
 	[ "$_got" -eq "$_want" ] || fail "'$*' exited $_got, expected $_want"
 }
 
+# wait_for COND WHAT [SECS]: poll the shell command COND (eval'ed) every
+# 50 ms until it succeeds; fail naming WHAT after SECS seconds (default
+# 120).  A test waits for the event itself this way, never for a fixed
+# time: a loaded machine makes the wait longer, not the test fail.
+wait_for() {
+	_wf_end=$(($(date +%s) + ${3:-120}))
+	until eval "$1"; do
+		[ "$(date +%s)" -le "$_wf_end" ] ||
+		    fail "waited ${3:-120} s for $2"
+		sleep 0.05
+	done
+}
+
+# wait_port FILE PID WHAT: wait until the server PID (named WHAT) has
+# written its port to FILE (whole, by rename) once it listens; fail if it
+# exits first.
+wait_port() {
+	wait_for "[ -s '$1' ] || ! kill -0 $2 2>/dev/null" "$3 to listen"
+	[ -s "$1" ] || fail "$3 exited before it listened"
+}
+
 # jqf FILTER FILE: the jq filter on FILE, or fail.
 jqf() {
 	jq -e "$1" "$2" >/dev/null || fail "jq '$1' is false on $2: $(head -c 2000 "$2")"
@@ -93,11 +114,9 @@ jqf() {
 batch_standin() {
 	"${PYTHON3:-python3}" "$top_srcdir/tests/standin-llm.py" --answers "$1" \
 	    --port-file "$tmp/port" --chars 100000 --max-seconds 300 &
-	at_exit "kill $!"
-	_i=0
-	while [ ! -s "$tmp/port" ]; do
-		_i=$((_i + 1)); [ $_i -le 200 ] || fail "stand-in did not start"; sleep 0.05
-	done
+	_bs_pid=$!
+	at_exit "kill $_bs_pid"
+	wait_port "$tmp/port" "$_bs_pid" "the stand-in"
 	SAOP_API_BASE="http://127.0.0.1:$(cat "$tmp/port")/v1" SAOP_API_KEY=k SAOP_MODEL=m
 	export SAOP_API_BASE SAOP_API_KEY SAOP_MODEL
 	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY 2>/dev/null || :

@@ -13,7 +13,7 @@
 #     [--max-seconds S] STEP...
 #	Writes the STEPs (one JSON object each, the step syntax is documented
 #	at the top of tests/fake-llm.py) to a script, starts the server on a
-#	free port of 127.0.0.1, waits until it listens (at most 10 s), and
+#	free port of 127.0.0.1, waits until it listens (wait_port), and
 #	exports SAOP_API_BASE=http://127.0.0.1:PORT/v1, SAOP_API_KEY (a fresh
 #	test key that the server checks: a wrong or missing key gets a 401),
 #	SAOP_PROVIDER (default openai) and SAOP_MODEL=fake-model (a test
@@ -58,7 +58,7 @@ fake_llm_start() {
 	_fl_provider=openai
 	_fl_exh=fail
 	_fl_key=yes
-	_fl_max=120
+	_fl_max=600
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--provider) _fl_provider=$2; shift 2 ;;
@@ -95,13 +95,7 @@ fake_llm_start() {
 	fi
 	FAKE_LLM_PID=$!
 	at_exit fake_llm_stop
-	_fl_i=0
-	while [ ! -s "$_fl_dir/port" ]; do
-		_fl_i=$((_fl_i + 1))
-		[ "$_fl_i" -le 200 ] || fail "fake-llm did not start"
-		kill -0 "$FAKE_LLM_PID" 2>/dev/null || fail "fake-llm exited"
-		sleep 0.05
-	done
+	wait_port "$_fl_dir/port" "$FAKE_LLM_PID" fake-llm
 	FAKE_LLM_PORT=$(cat "$_fl_dir/port")
 	SAOP_API_BASE="http://127.0.0.1:$FAKE_LLM_PORT/v1"
 	SAOP_PROVIDER=$_fl_provider

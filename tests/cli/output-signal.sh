@@ -8,18 +8,6 @@
 . "$top_srcdir/tests/cli/lib.sh"
 mkdir "$tmp/d"
 
-# wait_for WHAT CMD...: poll until CMD succeeds (up to 20 s), or fail.
-wait_for() {
-	_what=$1
-	shift
-	_i=0
-	until "$@"; do
-		_i=$((_i + 1))
-		[ $_i -le 400 ] || fail "waited 20 s for $_what"
-		sleep 0.05
-	done
-}
-
 # has_temp: a temporary file is in $tmp/d.
 has_temp() {
 	[ -n "$(ls -A "$tmp/d" | grep -v -x out)" ]
@@ -40,7 +28,7 @@ run() {
 	pid=$!
 	exec 3>"$tmp/fifo"
 	printf '{"raw": "[1]"}\n' >&3
-	wait_for "$1 to start" "$event"
+	wait_for "$event" "$1 to start"
 	kill -s "$sig" "$pid"
 	set +e
 	wait "$pid"

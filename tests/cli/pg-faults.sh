@@ -50,10 +50,8 @@ saop-prune --threshold 4096 <"$tmp/fifo" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 exec 3>"$tmp/fifo"
 head -n 10 "$tmp/in" >&3
-i=0
-until [ "$(sql 'SELECT count(*) FROM tool_outputs' 2>/dev/null)" = 30 ]; do
-	i=$((i + 1)); [ $i -lt 600 ] || fail "nothing stored"; sleep 0.05
-done
+wait_for '[ "$(sql "SELECT count(*) FROM tool_outputs" 2>/dev/null)" = 30 ]' \
+    "the first 10 records' 30 outputs stored"
 pg_stop
 tail -n +11 "$tmp/in" >&3
 exec 3>&-

@@ -10,10 +10,11 @@ helper="$data/prune/prune.py"
 "$py" "$helper" big 12 6 200000 >"$tmp/in.ndjson"
 prog=$(command -v saop-prune)
 
-# Random moments: kill after 0 to 400 ms.  A kill counts only when it
-# found the program still running with its database made (a load that
-# slows the start, or a run that ends first, checks nothing): the loop
-# goes on until 10 such kills were checked, and fails past 60 tries.
+# Random moments: kill 0 to 400 ms after the database was made (the
+# program's first write, waited for however slow the start).  A kill
+# counts only when it found the program still running (a run that ends
+# first checks nothing): the loop goes on until 10 such kills were
+# checked, and fails past 60 tries.
 floor=10
 i=0 checked=0
 seed=$(( $$ % 1000 ))
@@ -25,6 +26,8 @@ while [ "$checked" -lt "$floor" ]; do
 	ms=$(( (seed * 7919 + i * 104729) % 400 ))
 	SAOP_DB="$tmp/db" "$prog" <"$tmp/in.ndjson" >"$tmp/out" 2>/dev/null &
 	pid=$!
+	wait_for '[ -e "$tmp/db" ] || ! kill -0 $pid 2>/dev/null' \
+	    "saop-prune to make its database"
 	sleep "$(printf '0.%03d' "$ms")"
 	hit=0
 	kill -9 "$pid" 2>/dev/null && hit=1

@@ -29,16 +29,9 @@ standin_start() {
 	standin_stop
 	rm -f "$tmp/port" "$tmp/log"
 	"$PYTHON3" "$top_srcdir/tests/standin-llm.py" --answers "$tmp/answers" \
-	    --port-file "$tmp/port" --log "$tmp/log" "$@" &
+	    --port-file "$tmp/port" --log "$tmp/log" --max-seconds 600 "$@" &
 	STANDIN_PID=$!
-	_i=0
-	# Waits on the event (the port written once it listens), polling.
-	while [ ! -s "$tmp/port" ]; do
-		_i=$((_i + 1))
-		[ "$_i" -le 200 ] || fail "standin-llm did not start"
-		kill -0 "$STANDIN_PID" 2>/dev/null || fail "standin-llm exited"
-		sleep 0.05
-	done
+	wait_port "$tmp/port" "$STANDIN_PID" standin-llm
 	SAOP_API_BASE="http://127.0.0.1:$(cat "$tmp/port")/v1"
 	SAOP_API_KEY=sk-standin
 	SAOP_PROVIDER=$_sp

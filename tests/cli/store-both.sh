@@ -6,8 +6,8 @@
 # Left out: tests that look at the database file itself (its mode, its
 # size, a kill mid-write checked with PRAGMA integrity_check), use SQLite's
 # rowid or SQLite-only SQL in their assertions, or give their own --db;
-# and suspend-down, suspend-outage, whose outcomes depend on how loaded
-# the machine is (on either backend).
+# and suspend-outage, whose count of resumptions depends on how loaded the
+# machine is (on either backend).
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/pg-lib.sh"
 pg_start
@@ -18,6 +18,7 @@ ran=0
 for t in detect-records examples-agent-loop examples-ci-resume \
     examples-make pipeline-e2e pipeline-examples refusal-usage \
     resume-prefill resume-overlap suspend-503 suspend-basic suspend-cut \
+    suspend-down \
     suspend-refused suspend-tool validate-basic; do
 	set +e
 	sh "$top_srcdir/tests/cli/$t.sh" >"$tmp/$t.log" 2>&1

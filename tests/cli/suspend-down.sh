@@ -9,8 +9,10 @@ full='{"a": "one two three"}'
 sse_openai "$tmp/a.sse" '{"a": "one ' 'two three"}'
 sse_openai "$tmp/b.sse" 'two three"}'
 cut=$(grep -b 'two three' "$tmp/a.sse" | cut -d: -f1)
-# Half an answer, then the server is down (refusing) for a second.
-srv_start "body=@a.sse cut=$cut how=reset" 'down=1' 'body=@b.sse'
+# Half an answer, then the server is down (refusing) until the test
+# brings it back (srv_restart below): longer than --max-wait however slow
+# the machine, never over by the clock.
+srv_start "body=@a.sse cut=$cut how=reset" 'down=3600'
 export SAOP_NETWORK_POLL_INTERVAL_MS=50
 record t 7 | expect_status 75 saop-suspend --max-wait 300ms >"$tmp/out" 2>"$tmp/err"
 grep -q 'suspended.*--max-wait reached' "$tmp/err" || fail "stderr: $(cat "$tmp/err")"
@@ -26,12 +28,11 @@ jqf '.state == "PAUSED_FOR_INTERVENTION" and .raw == null and .suspend.limit == 
 saop-suspend --list >"$tmp/list"
 awk -F'\t' '$1 == "t" && $2 == 7 && $3 == "saop-suspend" && $5 == 11 { ok = 1 }
     END { exit !ok }' "$tmp/list" || fail "--list: $(cat "$tmp/list")"
-n=$(srv_requests)
 # Still down: --resume --no-wait keeps it saved (75) ...
 expect_status 75 saop-suspend --resume --no-wait >/dev/null 2>&1
 [ "$(sql 'SELECT count(*) FROM agent_turn_states')" -eq 1 ] || fail "row lost"
-sleep 1.1
 # ... back up: --resume finishes it from the part received.
+srv_restart 'body=@b.sse'
 saop-suspend --resume >"$tmp/out2"
 [ "$(jq -r .raw "$tmp/out2")" = "$full" ] || fail "resumed raw: $(cat "$tmp/out2")"
 jqf '.task_id == "t" and .turn == 7' "$tmp/out2"

@@ -5,17 +5,15 @@
 . "$top_srcdir/tests/cli/suspend-lib.sh"
 
 sse_openai "$tmp/a.sse" '{"k": ' '42}'
-# The first answer drips slowly: the call is under way when it is killed.
-srv_start 'body=@a.sse drip=10/200' 'body=@a.sse'
+# The first answer stops after its first event and never ends: the call
+# is under way when it is killed, however slow the machine.
+cut=$(grep -b '^data: ' "$tmp/a.sse" | sed -n 2p | cut -d: -f1)
+srv_start "body=@a.sse cut=$cut how=hang" 'body=@a.sse'
 record k 2 >"$tmp/in"
 saop-suspend "$tmp/in" >"$tmp/out" 2>&1 &
 pid=$!
-i=0
-until [ -s "$SAOP_DB" ] && [ "$(sql 'SELECT count(*) FROM agent_turn_states' 2>/dev/null)" = 1 ]; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "no saved turn before the call"
-	sleep 0.05
-done
-sleep 0.3
+# Killed once it is in its call (the turn saved before it).
+wait_for 'in_call $pid || ! kill -0 $pid 2>/dev/null' "saop-suspend to call"
 kill -9 $pid
 wait $pid 2>/dev/null && fail "saop-suspend was not killed"
 [ "$(sql "SELECT json_extract(turn_state_json, '\$.record.turn') FROM

@@ -14,11 +14,9 @@ SAOP_NETWORK_POLL_INTERVAL_MS=100 SAOP_MAX_AUTO_RESUME=50 \
 $(record t1 3)
 EOF2
 pid=$!
-i=0
-until [ -s "$tmp/ev" ] && grep -q NETWORK_LOST "$tmp/ev"; do
-	i=$((i + 1)); [ $i -lt 100 ] || fail "no NETWORK_LOST: $(cat "$tmp/err")"
-	sleep 0.05
-done
+wait_for 'grep -q NETWORK_LOST "$tmp/ev" 2>/dev/null || ! kill -0 $pid 2>/dev/null' \
+    "NETWORK_LOST"
+grep -q NETWORK_LOST "$tmp/ev" || fail "no NETWORK_LOST: $(cat "$tmp/err")"
 [ "$(sql "SELECT status || ' ' || reason FROM tasks")" = \
     "PAUSED_FOR_INTERVENTION NETWORK_LOSS" ] || fail "paused: $(sql 'SELECT * FROM tasks')"
 [ "$(sql "SELECT json_extract(turn_state_json, '\$.record.turn') || ' ' ||

@@ -14,28 +14,11 @@ printf '%s\n' '{"task_id":"s","turn":2,"request":{"messages":[{"role":"user","co
 jq -c '.task_id = "s"' "$data/resume/trunc.ndjson" >"$tmp/resume.in"
 record s 2 >"$tmp/suspend.in"
 
-# wait_for WHAT CMD...: poll until CMD succeeds (the event, not a
-# fixed time), failing after 60 s.
-wait_for() {
-	_what=$1
-	shift
-	_i=0
-	until "$@"; do
-		_i=$((_i + 1))
-		[ "$_i" -le 1200 ] || fail "never came: $_what"
-		kill -0 "$pid" 2>/dev/null || fail "exited before $_what: $(cat "$tmp/err")"
-		sleep 0.05
-	done
-}
 waiting() {
 	grep -q 'endpoint unreachable; waiting' "$tmp/err"
 }
 saved() {
 	[ -s "$SAOP_DB" ] && [ "$(sql 'SELECT count(*) FROM agent_turn_states' 2>/dev/null)" = 1 ]
-}
-# in_call: the program has the model's connection open (Linux /proc).
-in_call() {
-	ls -l "/proc/$pid/fd" 2>/dev/null | grep -q 'socket:'
 }
 [ -d /proc/self/fd ] || skip "no /proc/PID/fd to see a call in progress"
 
@@ -55,7 +38,8 @@ signalled() {
 	: >"$tmp/err"
 	"$prog" "$tmp/${prog#saop-}.in" >"$tmp/out" 2>"$tmp/err" &
 	pid=$!
-	wait_for "$what: $2" "$3"
+	wait_for "$3 || ! kill -0 $pid 2>/dev/null" "$what: $2"
+	kill -0 "$pid" 2>/dev/null || fail "exited before $what: $2: $(cat "$tmp/err")"
 	kill -s "$sig" "$pid"
 	st=0
 	wait "$pid" || st=$?
@@ -73,7 +57,7 @@ for sig in TERM INT; do
 		    fail "$what: saved: $(sql 'SELECT * FROM agent_turn_states')"
 		# 2. During a call that hangs: dies of the signal; saop-suspend
 		# saved the turn before the call, and it is kept.
-		signalled hang 'the call' in_call
+		signalled hang 'the call' 'in_call $pid'
 		case $sig in TERM) n=143 ;; INT) n=130 ;; esac
 		[ "$st" -eq "$n" ] || fail "$what during the call: exit $st, not $n: $(cat "$tmp/err")"
 		[ "$prog" != saop-suspend ] || saved ||

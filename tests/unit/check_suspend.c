@@ -770,8 +770,9 @@ START_TEST(the_monitor_waits_past_max_resumes_polls_until_max_wait)
 
 	opts(&o, s, 1);
 	sc.up_after = 100000;
+	/* A wait long enough for several 2 ms polls on a loaded machine. */
 	o.poll_ms = 2;
-	o.max_wait_ms = 60;
+	o.max_wait_ms = 1000;
 	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e),
 	    -SAOP_ENETWORK);
 	/* Far more probes than --max-resumes: the wait is its own limit. */
