@@ -753,9 +753,11 @@ cli_raw_record(const struct cli *o, const char *path)
 	json_t *rec;
 	char *buf;
 	size_t len, at;
-	int rc, err = 0;
+	int rc;
 
 	if (path != NULL && strcmp(path, "-") != 0) {
+		int err = 0;
+
 		if ((f = fopen(path, "rb")) == NULL)
 			err = errno;
 		else if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
