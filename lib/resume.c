@@ -408,6 +408,36 @@ overlaps(const char *p, size_t plen, const char *c, size_t clen, size_t *ks,
 	return n;
 }
 
+/*
+ * 1 when s[0..n) is a text that repeats itself (it has a period of n / 2
+ * or less: "QQQQ", "abcabcab"), or when out of memory; else 0.  Such a
+ * text going on with itself written again is as likely as a model
+ * restarting it.
+ */
+static int
+self_repeats(const char *s, size_t n)
+{
+	size_t *pi, q, i;
+	int r;
+
+	if (n < 2)
+		return 0;
+	if ((pi = malloc(n * sizeof(*pi))) == NULL)
+		return 1;
+	pi[0] = 0;
+	for (i = 1, q = 0; i < n; i++) {
+		while (q > 0 && s[i] != s[q])
+			q = pi[q - 1];
+		if (s[i] == s[q])
+			q++;
+		pi[i] = q;
+	}
+	/* The shortest period is n - pi[n - 1]. */
+	r = n - pi[n - 1] <= n / 2;
+	free(pi);
+	return r;
+}
+
 /* The length of the common prefix of a[0..an) and b[0..bn). */
 static size_t
 common_len(const char *a, size_t an, const char *b, size_t bn)
@@ -479,7 +509,9 @@ struct joiner {
 	size_t max_depth;
 	int cut;		/* the answer was cut too */
 	size_t open_str;	/* bytes of the open string received (its
-				   quote too), 0 when the cut is not in one */
+				   quote too), 0 when the cut is not in one,
+				   nor when its text repeats itself
+				   (self_repeats()) */
 	struct saop_err *e;
 	/* The best candidate: */
 	char *buf;
@@ -680,7 +712,8 @@ blank_lead(const char *c, size_t cl, enum at_cut at)
 /*
  * 1 when a repeat of the last k received bytes is the open string written
  * again from its start (its quote, or its first byte) and at least
- * LONG_REPEAT bytes of its text had come, else 0.
+ * LONG_REPEAT bytes of its text had come, a text that does not repeat
+ * itself, else 0.
  */
 static int
 restart(const struct joiner *j, size_t k)
@@ -756,7 +789,8 @@ saop_resume_join(const char *prefix, size_t plen, const char *cont,
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
 	if (ts < plen - j.js)
 		at = prefix[j.js + ts] == '"' ? CUT_STRING : CUT_SCALAR;
-	if (at == CUT_STRING)
+	if (at == CUT_STRING && !self_repeats(prefix + j.js + ts + 1,
+	    plen - j.js - ts - 1))
 		j.open_str = plen - j.js - ts;
 	n = readings(cont, clen, sp);
 	for (i = 0; i < n && rc == 0; i++) {

@@ -1052,7 +1052,8 @@ json_t *saop_resume_request(const json_t *request, const char *prefix,
  * of prefix dropped (the open token restarted with or without its quote,
  * a cut escape or character written whole), as likely as the answer as it
  * came but for an open string written again from its start after 8 bytes
- * or more of its text, which is read before it; each reading
+ * or more of its text (a text that does not repeat itself), which is
+ * read before it; each reading
  * of cont (as it is, then the body of a code fence, after a sentence
  * around the JSON); words after the completed value cut.  Each candidate
  * is scanned (as the JSON at opt->json_start after opt->wrapper): complete

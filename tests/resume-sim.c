@@ -62,6 +62,54 @@ own_text(const json_t *request, size_t *n)
 	return p;
 }
 
+/* 1 when c is JSON white space, else 0. */
+static int
+ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/*
+ * Where the model believes it stopped in its answer a (n bytes) after
+ * the text t (tn bytes) shown as its own: the end of t's match in a, the
+ * white space between tokens of either aside (a merge may keep a space
+ * the answer has not, or not keep one it has); when t is no such
+ * prefix of a, tn bytes in all the same (a model shown more than it
+ * wrote carries on after what it was shown), at most n.
+ */
+static size_t
+position(const char *a, size_t n, const char *t, size_t tn)
+{
+	size_t i = 0, j = 0;
+	int str = 0, esc = 0;
+
+	if (tn <= n && memcmp(a, t, tn) == 0)
+		return tn;
+	while (i < tn) {
+		if (!str && ws(t[i])) {
+			i++;
+			continue;
+		}
+		if (!str && j < n && ws(a[j])) {
+			j++;
+			continue;
+		}
+		if (j >= n || t[i] != a[j])
+			return tn < n ? tn : n;
+		if (str && esc)
+			esc = 0;
+		else if (str && t[i] == '\\')
+			esc = 1;
+		else if (t[i] == '"')
+			str = !str;
+		i++;
+		j++;
+	}
+	while (!str && tn > 0 && ws(t[tn - 1]) && j < n && ws(a[j]))
+		j++;
+	return j;
+}
+
 /*
  * Where the model's answer starts in the intended answer a (n bytes)
  * when it believes it has written a[0..pos), in manner s (a character
@@ -172,7 +220,7 @@ sim_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 	}
 	s = m->conts++ == 0 ? &m->first : &m->then;
 	/* Where it believes it stopped: after the text shown as its own. */
-	pos = own != NULL && n < m->len ? n : own != NULL ? m->len : 0;
+	pos = own != NULL ? position(m->answer, m->len, own, n) : 0;
 	while (pos > 0 && pos < m->len &&
 	    cont_byte((unsigned char)m->answer[pos]))
 		pos--;

@@ -1095,6 +1095,10 @@ START_TEST(a_restarted_string_is_read_as_a_repeat)
 	/* With its quote. */
 	joins_to("{\"thought\": \"hello wor", "\"hello world\"}", 0,
 	    "{\"thought\": \"hello world\"}");
+	/* A text that repeats itself going on with itself is as likely
+	 * as its restart: not taken. */
+	joins_to("{\"t\": \"QQQQQQQQQQ", "QQQQQQQQQQQQ\"}", 0, NULL);
+	joins_to("{\"t\": \"abcabcabca", "abcabcabcab\"}", 0, NULL);
 }
 END_TEST
 
