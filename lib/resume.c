@@ -206,7 +206,8 @@ saop__shown_request(const struct saop__shown *s, const json_t *request,
 		text = ts < s->len ? user_text(token, s->again,
 		    SAOP_RESUME_TAIL_LABEL, s->text + ti, s->len - ti, &tlen) :
 		    user_text(token, s->again, NULL, NULL, 0, &tlen);
-	} else if (s->form == SAOP_RESUME_USER && keep > 0) {
+	} else if (s->form == SAOP_RESUME_USER &&
+	    rstrip_len(s->text, s->len) > 0) {
 		text = user_text(token, s->again, SAOP_RESUME_PARTIAL_LABEL,
 		    s->text, s->len, &tlen);
 	} else {
@@ -624,12 +625,12 @@ cut_words(const struct joiner *j, char *buf, size_t *len, size_t hlen,
  * beats truncated beats invalid, then the more likely, then, for the
  * same value, the shorter (white space between tokens not doubled; not
  * for a cut answer), then the one judged first); a complete one as
- * likely with another value marks j ambiguous.  When the answer was cut too, complete and truncated
- * are as good, and one as likely with another text (but for white space
- * between tokens) marks j ambiguous as well: what is kept of a cut answer
- * is the text the next request shows, and the next answer is merged onto
- * it, so it is decided now, or not kept.  0, or a negative code with e
- * filled.
+ * likely with another value marks j ambiguous.  When the answer was cut
+ * too, complete and truncated are as good, and one as likely with another
+ * text (but for white space between tokens) marks j ambiguous as well:
+ * what is kept of a cut answer is the text the next request shows, and
+ * the next answer is merged onto it, so it is decided now, or not kept.
+ * 0, or a negative code with e filled.
  */
 static int
 consider(struct joiner *j, const char *tail, size_t tlen, int likely)

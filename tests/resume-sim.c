@@ -328,7 +328,8 @@ sim_run_resume(struct sim_model *m, size_t cut, enum saop_resume_form form,
 	m->cut = 0;
 	m->calls = m->conts = 0;
 	m->sent = 0;
-	if (json_object_set_new(rec, "raw", json_stringn(m->answer, cut)) != 0 ||
+	if (json_object_set_new(rec, "raw",
+	    json_stringn(m->answer, cut)) != 0 ||
 	    json_object_set_new(rec, "finish_reason",
 	    json_string("length")) != 0)
 		abort();

@@ -8,7 +8,7 @@
  *   0, 1  where it is cut (a 16-bit number, modulo its length; moved to
  *         a cut the answer is truncated at, whole characters)
  *   2     the manner of the first continuation (modulo the manners) and,
- *         in bit 7, cut it too (at byte 3's count, 8 or more)
+ *         in bit 7, cut it too (after 40 + byte 3 bytes)
  *   3     its repeat k (1..20), and the limit of a cut one
  *   4     the manner of the answers after it
  *   5     their repeat k
@@ -21,6 +21,11 @@
  *  - never state OK without RESOLVED;
  *  - never a received byte lost: the raw begins with every byte received
  *    up to the resume point, and the bytes the model sent are all counted.
+ * Not asked: a cut answer that is nothing but the start of a line of prose
+ * ("Here is ", cut before its line feed) inside a string reads as that
+ * string's text, and no merge can tell the two apart; a cut answer here
+ * holds 40 bytes or more, past the model's line of prose (30 bytes), as
+ * any answer cut by a real max_tokens does.
  */
 #include "config.h"
 
@@ -136,7 +141,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	m.len = n;
 	m.first.manner = (enum sim_manner)((data[2] & 0x7f) % SIM_MANNERS);
 	m.first.k = 1 + data[3] % 20;
-	m.first.limit = data[2] & 0x80 ? 8 + data[3] : 0;
+	m.first.limit = data[2] & 0x80 ? 40 + (size_t)data[3] : 0;
 	m.then.manner = (enum sim_manner)(data[4] % SIM_MANNERS);
 	m.then.k = 1 + data[5] % 20;
 	form = data[6] & 1 ? SAOP_RESUME_PREFILL : SAOP_RESUME_USER;

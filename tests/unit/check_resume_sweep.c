@@ -42,7 +42,10 @@ static const char *const envelopes[] = {
 };
 #define N_ENVELOPES	(sizeof(envelopes) / sizeof(envelopes[0]))
 
-/* Bytes of an answer cut by its limit (the first, in the cut kinds). */
+/* Bytes of an answer cut by its limit (the first, in the cut kinds):
+ * past a line of prose first (30 bytes).  A cut answer that is nothing
+ * but the start of a line of words, inside a string, reads as the
+ * string's text: no merge can tell (tests/fuzz/resume-protocol.c). */
 #define CUT_LIMIT	40
 
 /* What the model does on its first continuation and on the next. */
