@@ -316,7 +316,7 @@ sentence_start(const char *s, size_t len)
 
 /*
  * The readings of cont, most literal first: as it is; the body of its
- * first code fence; after a sentence that opens it (after ": " on its
+ * first code fence (to a fence that begins a line); after a sentence that opens it (after ": " on its
  * first line, after each of its first lines).  Returns how many.
  */
 static int
@@ -333,9 +333,11 @@ readings(const char *cont, size_t clen, struct span *sp)
 
 		nl = memchr(f, '\n', clen - (size_t)(f - cont));
 		body = nl != NULL ? nl + 1 : cont + clen;
-		end = find_n(body, clen - (size_t)(body - cont), "```");
-		if (end == NULL)
-			end = cont + clen;
+		/* The closing fence begins a line: a "```" inside a JSON
+		 * string (markdown in a file's content) never does. */
+		end = nl != NULL ? find_n(nl, clen - (size_t)(nl - cont),
+		    "\n```") : NULL;
+		end = end != NULL ? end + 1 : cont + clen;
 		sp[n].off = (size_t)(body - cont);
 		sp[n++].len = (size_t)(end - body);
 	}

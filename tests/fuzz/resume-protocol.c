@@ -25,7 +25,11 @@
  * ("Here is ", cut before its line feed) inside a string reads as that
  * string's text, and no merge can tell the two apart; a cut answer here
  * holds 40 bytes or more, past the model's line of prose (30 bytes), as
- * any answer cut by a real max_tokens does.
+ * any answer cut by a real max_tokens does.  Nor an answer with a string
+ * that goes on, after 8 bytes or more of its text, with all of that text
+ * again ("}}}|}}}}" then "}}}|}}}}..."): a model restarting the string
+ * writes just that, and saop-resume(1) reads the restart, the likelier
+ * (the rule of "How the pieces are joined"); such answers are skipped.
  */
 #include "config.h"
 
@@ -97,6 +101,36 @@ intended(const char *a, size_t n)
 	return v != NULL && saop_utf8_valid(a, n) == n;
 }
 
+/* 1 when a string of a (n bytes) goes on, after 8 bytes or more of its
+ * text, with all of that text again (see above), else 0. */
+static int
+restarts_itself(const char *a, size_t n)
+{
+	size_t i, start = 0, len;
+	int str = 0, esc = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!str) {
+			if (a[i] == '"') {
+				str = 1;
+				start = i + 1;
+			}
+			continue;
+		}
+		len = i - start;
+		if (!esc && len >= 8 && len <= n - i &&
+		    memcmp(a + i, a + start, len) == 0)
+			return 1;
+		if (esc)
+			esc = 0;
+		else if (a[i] == '\\')
+			esc = 1;
+		else if (a[i] == '"')
+			str = 0;
+	}
+	return 0;
+}
+
 /* Where a (n bytes) is cut for the number c: the first cut from c (mod n)
  * on, whole characters, that leaves it truncated; 0 when none. */
 static size_t
@@ -131,7 +165,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 8 + 2)
 		return 0;
 	n = size - 8;
-	if (n > 4096 || !intended((const char *)data + 8, n))
+	if (n > 4096 || !intended((const char *)data + 8, n) ||
+	    restarts_itself((const char *)data + 8, n))
 		return 0;
 	if ((cut = cut_at((const char *)data + 8, n, (size_t)data[0] << 8 |
 	    data[1])) == 0)

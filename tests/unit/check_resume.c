@@ -454,6 +454,10 @@ START_TEST(merge_takes_the_body_of_a_code_fence)
 	    "{\"a\": 1, \"b\": 2}\n");
 	merge_is("{\"a\": 1, ", "Here you go:\n```\n\"b\": 2}\n```",
 	    SAOP_COMPLETE, "{\"a\": 1, \"b\": 2}\n");
+	/* A fence inside a string is text: the closing one begins a
+	 * line. */
+	merge_is("{\"a\": 1, ", "```json\n\"b\": \"x ``` y\"}\n```",
+	    SAOP_COMPLETE, "{\"a\": 1, \"b\": \"x ``` y\"}\n");
 }
 END_TEST
 
