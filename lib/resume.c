@@ -89,38 +89,32 @@ append_turn(json_t *msgs, const char *role, json_t *content)
 }
 
 /*
- * The user turn's text: the prompt, the token label and token, then (when
- * label is not NULL) label and quote[0..qlen).  Returns a new string
- * (free()) of *len bytes, or NULL when out of memory.
+ * The user turn's text: the prompt, the token label and token, then
+ * SAOP_RESUME_AGAIN_LABEL when again is set, then (when label is not
+ * NULL) label and quote[0..qlen): the text the model is shown as its own
+ * always ends the turn.  Returns a new string (free()) of *len bytes, or
+ * NULL when out of memory.
  */
 static char *
-user_text(const char *token, const char *label, const char *quote,
-    size_t qlen, size_t *len)
+user_text(const char *token, int again, const char *label,
+    const char *quote, size_t qlen, size_t *len)
 {
-	size_t np = strlen(SAOP_RESUME_PROMPT);
-	size_t nl = strlen(SAOP_RESUME_TOKEN_LABEL);
-	size_t nt = strlen(token);
-	size_t nq = label != NULL ? strlen(label) : 0;
-	char *s, *p;
+	struct saop__buf b;
 
-	if ((s = malloc(np + nl + nt + nq + qlen + 1)) == NULL)
+	saop__buf_init(&b);
+	if (saop__buf_append(&b, SAOP_RESUME_PROMPT,
+	    strlen(SAOP_RESUME_PROMPT)) != 0 ||
+	    saop__buf_append(&b, SAOP_RESUME_TOKEN_LABEL,
+	    strlen(SAOP_RESUME_TOKEN_LABEL)) != 0 ||
+	    saop__buf_append(&b, token, strlen(token)) != 0 ||
+	    (again && saop__buf_append(&b, SAOP_RESUME_AGAIN_LABEL,
+	    strlen(SAOP_RESUME_AGAIN_LABEL)) != 0) ||
+	    (label != NULL && (saop__buf_append(&b, label,
+	    strlen(label)) != 0 || saop__buf_append(&b, quote, qlen) != 0))) {
+		saop__buf_free(&b);
 		return NULL;
-	p = s;
-	memcpy(p, SAOP_RESUME_PROMPT, np);
-	p += np;
-	memcpy(p, SAOP_RESUME_TOKEN_LABEL, nl);
-	p += nl;
-	memcpy(p, token, nt);
-	p += nt;
-	if (label != NULL) {
-		memcpy(p, label, nq);
-		p += nq;
-		memcpy(p, quote, qlen);
-		p += qlen;
 	}
-	*p = '\0';
-	*len = (size_t)(p - s);
-	return s;
+	return saop__buf_steal(&b, len);
 }
 
 /*
@@ -146,58 +140,39 @@ partial_token(const char *prefix, size_t len, size_t max_depth, size_t *ti,
 	return 0;
 }
 
-/* Bytes of the received tail shown when asked once more. */
-#define AGAIN_TAIL	64
-
 /*
- * text (tlen bytes, freed) followed by SAOP_RESUME_AGAIN_LABEL and the
- * last AGAIN_TAIL bytes or so of prefix[0..len) (whole characters): the
- * turn that asks once more after an answer with two readings.  Returns a
- * new string of *tlen bytes, or NULL out of memory.
+ * The bytes at the end of s's text the model is not shown: its trailing
+ * white space, in a prefill (the APIs refuse a prefill that ends in
+ * white space); the merge puts them back.  0 in every other form.
  */
-static char *
-again_text(char *text, size_t *tlen, const char *prefix, size_t len)
+static size_t
+unseen_of(const struct saop__shown *s)
 {
-	struct saop__buf b;
-	size_t from = len > AGAIN_TAIL ? len - AGAIN_TAIL : 0;
-
-	while (from < len && ((unsigned char)prefix[from] & 0xc0) == 0x80)
-		from++;
-	saop__buf_init(&b);
-	if (saop__buf_append(&b, text, *tlen) != 0 ||
-	    saop__buf_append(&b, SAOP_RESUME_AGAIN_LABEL,
-	    strlen(SAOP_RESUME_AGAIN_LABEL)) != 0 ||
-	    saop__buf_append(&b, prefix + from, len - from) != 0) {
-		free(text);
-		saop__buf_free(&b);
-		return NULL;
-	}
-	free(text);
-	return saop__buf_steal(&b, tlen);
+	if (s->form != SAOP_RESUME_PREFILL || s->context != SAOP_RESUME_FULL)
+		return 0;
+	return s->len - rstrip_len(s->text, s->len);
 }
 
 /*
- * saop_resume_request(), adding to *sent (when not NULL) the bytes of the
- * resume turns' text.
+ * See saop-private.h: the continuation request that shows s (a copy of
+ * request, may be NULL), adding to *sent (when not NULL) the bytes of the
+ * resume turns' text.  Returns it (new), or NULL with e filled.
  */
-static json_t *
-request_counted(const json_t *request, const char *prefix, size_t len,
-    const char *token, enum saop_resume_form form,
-    enum saop_resume_context context, int again, size_t *sent,
-    struct saop_err *e)
+json_t *
+saop__shown_request(const struct saop__shown *s, const json_t *request,
+    size_t *sent, struct saop_err *e)
 {
+	const char *token = s->token != NULL ? s->token : "";
 	json_t *req, *msgs;
 	char *text;
 	size_t tlen, keep;
 	int rc;
 
-	if (form == SAOP_RESUME_AUTO) {
+	if (s->form != SAOP_RESUME_PREFILL && s->form != SAOP_RESUME_USER) {
 		saop__fail(e, SAOP_EINTERNAL, 0,
 		    "resume request: the form is not decided");
 		return NULL;
 	}
-	if (token == NULL)
-		token = "";
 	if (request != NULL && !json_is_object(request)) {
 		saop__fail(e, SAOP_EDATA, 0, "the request is not an object");
 		if (e != NULL)
@@ -221,26 +196,24 @@ request_counted(const json_t *request, const char *prefix, size_t len,
 			    "/request/messages");
 		return NULL;
 	}
-	/* Prefill: the trailing white space stays out (the APIs refuse
-	 * it); the merge puts it back. */
-	keep = rstrip_len(prefix, len);
-	if (context == SAOP_RESUME_TAIL) {
+	keep = s->len - unseen_of(s);
+	if (s->context == SAOP_RESUME_TAIL) {
 		size_t ti, ts;
 
 		/* The token and the partial token after it, quoted. */
-		if (partial_token(prefix, len, 0, &ti, &ts) != 0)
+		if (partial_token(s->text, s->len, 0, &ti, &ts) != 0)
 			goto nomem;
-		text = ts < len ? user_text(token, SAOP_RESUME_TAIL_LABEL,
-		    prefix + ti, len - ti, &tlen) :
-		    user_text(token, NULL, NULL, 0, &tlen);
-	} else if (form == SAOP_RESUME_USER && keep > 0) {
-		text = user_text(token, SAOP_RESUME_PARTIAL_LABEL, prefix,
-		    len, &tlen);
+		text = ts < s->len ? user_text(token, s->again,
+		    SAOP_RESUME_TAIL_LABEL, s->text + ti, s->len - ti, &tlen) :
+		    user_text(token, s->again, NULL, NULL, 0, &tlen);
+	} else if (s->form == SAOP_RESUME_USER &&
+	    rstrip_len(s->text, s->len) > 0) {
+		text = user_text(token, s->again, SAOP_RESUME_PARTIAL_LABEL,
+		    s->text, s->len, &tlen);
 	} else {
-		text = user_text(token, NULL, NULL, 0, &tlen);
+		text = user_text(token, s->again, NULL, NULL, 0, &tlen);
 	}
-	if (text == NULL || (again && (text = again_text(text, &tlen,
-	    prefix, len)) == NULL))
+	if (text == NULL)
 		goto nomem;
 	if (sent != NULL)
 		*sent += tlen;
@@ -248,9 +221,10 @@ request_counted(const json_t *request, const char *prefix, size_t len,
 	free(text);
 	if (rc != 0)
 		goto nomem;
-	if (context == SAOP_RESUME_FULL && form == SAOP_RESUME_PREFILL &&
+	if (s->context == SAOP_RESUME_FULL && s->form == SAOP_RESUME_PREFILL &&
 	    keep > 0) {
-		if (append_turn(msgs, "assistant", string_n(prefix, keep)) != 0)
+		if (append_turn(msgs, "assistant", string_n(s->text, keep)) !=
+		    0)
 			goto nomem;
 		if (sent != NULL)
 			*sent += keep;
@@ -271,8 +245,15 @@ saop_resume_request(const json_t *request, const char *prefix, size_t len,
     const char *token, enum saop_resume_form form,
     enum saop_resume_context context, struct saop_err *e)
 {
-	return request_counted(request, prefix, len, token, form, context,
-	    0, NULL, e);
+	struct saop__shown s;
+
+	memset(&s, 0, sizeof(s));
+	s.text = prefix;
+	s.len = len;
+	s.token = token;
+	s.form = form;
+	s.context = context;
+	return saop__shown_request(&s, request, NULL, e);
 }
 
 /* ---- Merge ---- */
@@ -335,7 +316,7 @@ sentence_start(const char *s, size_t len)
 
 /*
  * The readings of cont, most literal first: as it is; the body of its
- * first code fence; after a sentence that opens it (after ": " on its
+ * first code fence (to a fence that begins a line); after a sentence that opens it (after ": " on its
  * first line, after each of its first lines).  Returns how many.
  */
 static int
@@ -352,9 +333,11 @@ readings(const char *cont, size_t clen, struct span *sp)
 
 		nl = memchr(f, '\n', clen - (size_t)(f - cont));
 		body = nl != NULL ? nl + 1 : cont + clen;
-		end = find_n(body, clen - (size_t)(body - cont), "```");
-		if (end == NULL)
-			end = cont + clen;
+		/* The closing fence begins a line: a "```" inside a JSON
+		 * string (markdown in a file's content) never does. */
+		end = nl != NULL ? find_n(nl, clen - (size_t)(nl - cont),
+		    "\n```") : NULL;
+		end = end != NULL ? end + 1 : cont + clen;
 		sp[n].off = (size_t)(body - cont);
 		sp[n++].len = (size_t)(end - body);
 	}
@@ -428,6 +411,36 @@ overlaps(const char *p, size_t plen, const char *c, size_t clen, size_t *ks,
 	return n;
 }
 
+/*
+ * 1 when s[0..n) is a text that repeats itself (it has a period of n / 2
+ * or less: "QQQQ", "abcabcab"), or when out of memory; else 0.  Such a
+ * text going on with itself written again is as likely as a model
+ * restarting it.
+ */
+static int
+self_repeats(const char *s, size_t n)
+{
+	size_t *pi, q, i;
+	int r;
+
+	if (n < 2)
+		return 0;
+	if ((pi = malloc(n * sizeof(*pi))) == NULL)
+		return 1;
+	pi[0] = 0;
+	for (i = 1, q = 0; i < n; i++) {
+		while (q > 0 && s[i] != s[q])
+			q = pi[q - 1];
+		if (s[i] == s[q])
+			q++;
+		pi[i] = q;
+	}
+	/* The shortest period is n - pi[n - 1]. */
+	r = n - pi[n - 1] <= n / 2;
+	free(pi);
+	return r;
+}
+
 /* The length of the common prefix of a[0..an) and b[0..bn). */
 static size_t
 common_len(const char *a, size_t an, const char *b, size_t bn)
@@ -499,7 +512,9 @@ struct joiner {
 	size_t max_depth;
 	int cut;		/* the answer was cut too */
 	size_t open_str;	/* bytes of the open string received (its
-				   quote too), 0 when the cut is not in one */
+				   quote too), 0 when the cut is not in one,
+				   nor when its text repeats itself
+				   (self_repeats()) */
 	struct saop_err *e;
 	/* The best candidate: */
 	char *buf;
@@ -544,6 +559,14 @@ static size_t
 json_end(const struct saop_detect_result *r)
 {
 	return (size_t)r->json_end;
+}
+
+/* The end of what a merge scanned as r (len bytes) holds: its JSON's
+ * end when complete, else all of it. */
+static size_t
+value_end(const struct saop_detect_result *r, size_t len)
+{
+	return r->verdict == SAOP_COMPLETE ? json_end(r) : len;
 }
 
 /* 1 when a[from..an) and b[from..bn) hold the same value (the same bytes
@@ -602,12 +625,14 @@ cut_words(const struct joiner *j, char *buf, size_t *len, size_t hlen,
  * Judge the received text followed by tail[0..tlen), a candidate of
  * likelihood likely: kept in j when it is the best so far (complete
  * beats truncated beats invalid, then the more likely, then, for the
- * same value, the shorter: white space between tokens not doubled, then
- * the one judged first); a complete one as likely with another value
- * marks j ambiguous.  When the answer was cut too, complete and truncated are
- * as good, and nothing is ambiguous: the merge is only a step, which the
- * next answer, read against it, confirms.  0, or a negative code with e
- * filled.
+ * same value, the shorter (white space between tokens not doubled; not
+ * for a cut answer), then the one judged first); a complete one as
+ * likely with another value marks j ambiguous.  When the answer was cut
+ * too, complete and truncated are as good, and one as likely with another
+ * text (but for white space between tokens) marks j ambiguous as well:
+ * what is kept of a cut answer is the text the next request shows, and
+ * the next answer is merged onto it, so it is decided now, or not kept.
+ * 0, or a negative code with e filled.
  */
 static int
 consider(struct joiner *j, const char *tail, size_t tlen, int likely)
@@ -631,13 +656,14 @@ consider(struct joiner *j, const char *tail, size_t tlen, int likely)
 	cls = verdict_class(r.verdict);
 	if (j->cut && cls == 1)
 		cls = 0;	/* A cut answer: no reading is finished. */
-	if (j->have && cls == j->cls && likely == j->likely && cls == 0 &&
-	    !j->cut) {
-		if (!same_value(buf, json_end(&r), j->buf,
-		    json_end(&j->res), j->js))
+	if (j->have && cls == j->cls && likely == j->likely && cls == 0) {
+		if (!same_value(buf, value_end(&r, len), j->buf,
+		    value_end(&j->res, j->len), j->js))
 			j->differs = 1;
-		else if (len < j->len)
-			goto take;	/* The same value, less doubled space. */
+		else if (len < j->len && !j->cut)
+			goto take;	/* The same value, less doubled space
+					   (a cut answer's text as it came:
+					   the model goes on from it). */
 	}
 	if (j->have && (cls > j->cls || (cls == j->cls &&
 	    likely >= j->likely))) {
@@ -689,7 +715,8 @@ blank_lead(const char *c, size_t cl, enum at_cut at)
 /*
  * 1 when a repeat of the last k received bytes is the open string written
  * again from its start (its quote, or its first byte) and at least
- * LONG_REPEAT bytes of its text had come, else 0.
+ * LONG_REPEAT bytes of its text had come, a text that does not repeat
+ * itself, else 0.
  */
 static int
 restart(const struct joiner *j, size_t k)
@@ -765,7 +792,8 @@ saop_resume_join(const char *prefix, size_t plen, const char *cont,
 		return saop__fail(e, SAOP_ENOMEM, 0, "out of memory merging");
 	if (ts < plen - j.js)
 		at = prefix[j.js + ts] == '"' ? CUT_STRING : CUT_SCALAR;
-	if (at == CUT_STRING)
+	if (at == CUT_STRING && !self_repeats(prefix + j.js + ts + 1,
+	    plen - j.js - ts - 1))
 		j.open_str = plen - j.js - ts;
 	n = readings(cont, clen, sp);
 	for (i = 0; i < n && rc == 0; i++) {
@@ -809,6 +837,31 @@ saop_resume_join(const char *prefix, size_t plen, const char *cont,
 	else
 		saop_detect_result_free(&j.res);
 	return rc;
+}
+
+/*
+ * See saop-private.h: cont (clen bytes; cut: it was cut too) merged onto
+ * the text s showed the model, and nothing else.  Returns the verdict
+ * with *out (new) and *ambiguous, or a negative code.
+ */
+int
+saop__shown_join(const struct saop__shown *s, const char *cont, size_t clen,
+    int cut, char **out, size_t *outlen, struct saop_detect_result *res,
+    int *ambiguous, struct saop_err *e)
+{
+	struct saop_resume_join j;
+	int v;
+
+	memset(&j, 0, sizeof(j));
+	j.unseen = unseen_of(s);
+	j.json_start = s->json_start;
+	j.wrapper = s->wrapper;
+	j.max_depth = s->max_depth;
+	j.cut = cut;
+	v = saop_resume_join(s->text, s->len, cont, clen, &j, out, outlen,
+	    res, e);
+	*ambiguous = j.ambiguous;
+	return v;
 }
 
 /*
@@ -1111,7 +1164,7 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
     struct saop_resume_outcome *out, struct saop_err *e)
 {
 	struct saop_detect_result mr;
-	struct saop_resume_join jo;
+	struct saop__shown sh;
 	struct saop_llm_answer ans;
 	struct progress pg;
 	struct saop_err ce;
@@ -1119,7 +1172,7 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 	json_t *cr;
 	char *m;
 	size_t mlen;
-	int max, rc, v, done = 0, call_rc = 0;
+	int max, rc, v, amb, again = 0, done = 0, call_rc = 0;
 
 	out->verdict = g->r.verdict;
 	if (g->r.verdict != SAOP_TRUNCATED) {
@@ -1157,16 +1210,26 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 	memset(&g->r, 0, sizeof(g->r));
 	while (out->attempts < max && !done) {
 		enum saop_resume_form form = form_now(opts);
-		/* The resume point: the end of what was received (of the
-		 * last merge), but a cut escape or character. */
-		size_t rp = (size_t)pg.res.resume_index, sent = 0, unseen = 0;
+		size_t sent = 0;
 
-		if (form == SAOP_RESUME_PREFILL &&
-		    opts->context == SAOP_RESUME_FULL)
-			unseen = rp - rstrip_len(pg.buf, rp);
-		cr = request_counted(g->request, pg.buf, rp,
-		    pg.res.last_valid_token, form, opts->context,
-		    out->ambiguous > 0, &sent, e);
+		/*
+		 * The text of this attempt, one variable: what the request
+		 * shows the model as its own and what its answer is merged
+		 * onto.  What was received up to its resume point (a cut
+		 * escape or character left out), with what earlier answers
+		 * added to it, all decided before this request is built.
+		 */
+		memset(&sh, 0, sizeof(sh));
+		sh.text = pg.buf;
+		sh.len = (size_t)pg.res.resume_index;
+		sh.token = pg.res.last_valid_token;
+		sh.json_start = (size_t)pg.res.json_start;
+		sh.wrapper = pg.res.wrapper;
+		sh.form = form;
+		sh.context = opts->context;
+		sh.max_depth = opts->max_depth;
+		sh.again = again;
+		cr = saop__shown_request(&sh, g->request, &sent, e);
 		if (cr == NULL) {
 			rc = -e->code;
 			goto out;
@@ -1191,23 +1254,19 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 		out->attempts++;
 		saop_llm_cost_add(&out->cost, sent, &ans);
 		if (ans.raw != NULL && (call_rc == 0 || ans.raw_len > 0)) {
-			memset(&jo, 0, sizeof(jo));
-			jo.unseen = unseen;
-			jo.json_start = (size_t)pg.res.json_start;
-			jo.wrapper = pg.res.wrapper;
-			jo.max_depth = opts->max_depth;
-			jo.cut = call_rc != 0 ||
-			    strcmp(ans.finish_reason, "length") == 0;
-			v = saop_resume_join(pg.buf, rp, ans.raw, ans.raw_len,
-			    &jo, &m, &mlen, &mr, e);
+			v = saop__shown_join(&sh, ans.raw, ans.raw_len,
+			    call_rc != 0 ||
+			    strcmp(ans.finish_reason, "length") == 0, &m,
+			    &mlen, &mr, &amb, e);
 			if (v < 0) {
 				saop_llm_answer_free(&ans);
 				rc = v;
 				goto out;
 			}
-			if (jo.ambiguous) {
-				/* Not taken: asked once more, the tail
-				 * shown (saop-resume(1)). */
+			again = amb;
+			if (amb) {
+				/* Not taken: the same text shown once more,
+				 * saying why (saop-resume(1)). */
 				out->ambiguous++;
 				saop_detect_result_free(&mr);
 				free(m);
@@ -1215,7 +1274,8 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 				saop_detect_result_free(&mr);
 				free(m);
 			} else {
-				/* Complete, or truncated further on. */
+				/* Complete, or truncated further on: the
+				 * text the next request shows. */
 				progress_take(&pg, m, mlen, &mr);
 				done = v == SAOP_COMPLETE;
 			}

@@ -190,6 +190,50 @@ int saop__detect_part(const char *buf, size_t len, size_t start,
     unsigned wrapper, size_t max_depth, struct saop_detect_result *res);
 
 /*
+ * resume: the text of one continuation attempt, the one owner of what
+ * the model is shown as its own and of what its answer is merged onto
+ * (lib/resume.c; saop_resume_record() and saop-suspend's continuation of
+ * a cut answer both go through it).  text is the partial output up to its
+ * resume point with whatever was kept of earlier answers, decided before
+ * the request is built; the request shows it (in a prefill without its
+ * trailing white space, which the merge puts back) and the answer is
+ * joined onto it, never onto an older text.  again: the last answer was
+ * read two ways and not kept; the request says so, before the text.
+ */
+struct saop__shown {
+	const char *text;	/* borrowed */
+	size_t len;
+	const char *token;	/* its last valid token (NULL: "") */
+	size_t json_start;	/* where its JSON begins (detect) */
+	unsigned wrapper;	/* what wraps it (SAOP_WRAP_*) */
+	enum saop_resume_form form;	/* PREFILL or USER, decided */
+	enum saop_resume_context context;
+	size_t max_depth;	/* scanner nesting limit; 0: SAOP_MAX_DEPTH */
+	int again;
+};
+
+/*
+ * The continuation request showing s: a copy of request (borrowed; may be
+ * NULL) with the resume turns (saop_resume_request(), and after the
+ * token SAOP_RESUME_AGAIN_LABEL when s->again); *sent (when not NULL)
+ * gets the bytes of their text added.  Returns it (new), or NULL with e
+ * filled (EDATA, ENOMEM, EINTERNAL for a form not decided).
+ */
+json_t *saop__shown_request(const struct saop__shown *s,
+    const json_t *request, size_t *sent, struct saop_err *e);
+
+/*
+ * The answer cont (clen bytes; cut: it was cut too) merged onto s's text
+ * (saop_resume_join(), the white space a prefill did not show merged,
+ * and no other text).  Returns the verdict with *out (new), res (when not
+ * NULL) and *ambiguous (two readings: *out is s's text), or a negative
+ * code.
+ */
+int saop__shown_join(const struct saop__shown *s, const char *cont,
+    size_t clen, int cut, char **out, size_t *outlen,
+    struct saop_detect_result *res, int *ambiguous, struct saop_err *e);
+
+/*
  * record: parse text (len bytes) as one record, exactly as the reader
  * parses a line: values jansson cannot hold kept verbatim.  Returns 1
  * with *rec new, or -SAOP_EDATA (the byte named) / -SAOP_ENOMEM.

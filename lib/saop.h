@@ -991,11 +991,13 @@ int saop_schema_note(struct saop_schema_guard *g, json_t *rec,
 #define SAOP_RESUME_TAIL_LABEL "\n\nYour output after it so far:\n\n"
 
 /* After an answer that could be read two ways (saop_resume_join()), the
- * next attempt's user turn ends with this and the last 64 bytes or so of
- * the partial output. */
+ * next attempt's user turn has this after the last valid token, before
+ * the partial output (which still ends the turn, or is the prefill: the
+ * model is shown the same text as its own, and its answer is merged onto
+ * that text). */
 #define SAOP_RESUME_AGAIN_LABEL "\n\nYour last continuation could be " \
 	"read two ways. Do not repeat anything already written: go on " \
-	"right after these last characters of your partial output:\n\n"
+	"right after the last character of your partial output."
 
 /* How the partial output reaches the model. */
 enum saop_resume_form {
@@ -1041,15 +1043,17 @@ json_t *saop_resume_request(const json_t *request, const char *prefix,
     enum saop_resume_context context, struct saop_err *e);
 
 /*
- * Join prefix (plen bytes: a partial output up to its resume point) and a
- * model's continuation cont (clen bytes), keeping every byte of prefix, by
+ * Join prefix (plen bytes: a partial output up to its resume point,
+ * exactly the text the request for cont showed the model as its own) and
+ * a model's continuation cont (clen bytes), keeping every byte of prefix, by
  * the most likely reading of cont (saop-resume(1), "How the pieces are
  * joined"): as it came (mid-token if the cut was); its leading blank
  * lines dropped where white space cannot be content; a repeat of the tail
  * of prefix dropped (the open token restarted with or without its quote,
  * a cut escape or character written whole), as likely as the answer as it
  * came but for an open string written again from its start after 8 bytes
- * or more of its text, which is read before it; each reading
+ * or more of its text (a text that does not repeat itself), which is
+ * read before it; each reading
  * of cont (as it is, then the body of a code fence, after a sentence
  * around the JSON); words after the completed value cut.  Each candidate
  * is scanned (as the JSON at opt->json_start after opt->wrapper): complete
@@ -1069,8 +1073,8 @@ struct saop_resume_join {
 	size_t max_depth;	/* scanner nesting limit; 0: SAOP_MAX_DEPTH */
 	int cut;		/* cont was cut too (finish_reason length, a
 				   cut stream): complete and truncated
-				   readings are as good, and the first most
-				   likely is taken */
+				   readings are as good, and two as likely
+				   with two texts are ambiguous too */
 	int ambiguous;		/* out: two readings, two values */
 };
 int saop_resume_join(const char *prefix, size_t plen, const char *cont,

@@ -1104,6 +1104,11 @@ struct turn {
 	struct saop_llm_cost cost;	/* the calls' usage */
 	int resumes;
 	int discarded;		/* partial text not JSON: asked again */
+	/* The continuation's text (shown_of()): what the next request
+	 * shows the model of partial, and what its answer is merged onto;
+	 * scan: partial scanned, which it borrows from. */
+	struct saop__shown shown;
+	struct saop_detect_result scan;
 };
 
 /* The program calling under o: o->stage, else "saop-suspend". */
@@ -1241,24 +1246,63 @@ answer_text(struct turn *t, const struct saop_llm_answer *a, size_t *len)
 }
 
 /*
- * Put text (len bytes) after t's partial answer: the one merge of the
- * resume protocol (saop_resume_join(): the white space a prefill did not
- * show, the wrapper of a text answer, the likeliest reading; an answer
- * with two readings of two values, or one that spoils the partial, is
- * dropped), else text itself, scanned as an answer (a wrapped text by the
- * wrapper rule; a number at its end cut when cut says the answer was).
- * *verdict gets the scan.  0 or ENOMEM.
+ * Set t->shown to the text of t's next call: its partial answer (a tool
+ * call's arguments bare, a text by the wrapper rule) up to its resume
+ * point, as saop-resume shows it (a cut escape is written again whole by
+ * the model, never continued blind: "\\" then a restarted string's
+ * quote would read as an escaped quote), in the form o gives (AUTO
+ * resolved by the provider).  The request is built from it and the
+ * answer merged onto it: one variable, set once before each call.
+ * Returns 0 or ENOMEM.
  */
 static int
-take(struct turn *t, const struct saop_suspend_opts *o, const char *text,
-    size_t len, int cut, int *verdict, struct saop_err *e)
+shown_of(struct turn *t, const struct saop_suspend_opts *o,
+    struct saop_err *e)
+{
+	enum saop_resume_form form = o->form;
+	int rc;
+
+	saop_detect_result_free(&t->scan);
+	memset(&t->shown, 0, sizeof(t->shown));
+	rc = t->tool_call != NULL ? saop_detect_buffer(t->partial, t->plen, 0,
+	    &t->scan) : saop_detect_text(t->partial, t->plen, 0, &t->scan);
+	if (rc != 0) {
+		memset(&t->scan, 0, sizeof(t->scan));
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	}
+	if (form == SAOP_RESUME_AUTO)
+		form = o->provider == SAOP_PROVIDER_ANTHROPIC ?
+		    SAOP_RESUME_PREFILL : SAOP_RESUME_USER;
+	t->shown.text = t->partial != NULL ? t->partial : "";
+	t->shown.len = t->scan.verdict == SAOP_TRUNCATED &&
+	    t->scan.resume_index <= t->plen ? (size_t)t->scan.resume_index :
+	    t->plen;
+	t->shown.token = t->scan.last_valid_token;
+	t->shown.json_start = (size_t)t->scan.json_start;
+	t->shown.wrapper = t->scan.wrapper;
+	t->shown.form = form;
+	t->shown.context = SAOP_RESUME_FULL;
+	return 0;
+}
+
+/*
+ * Put text (len bytes) after t's partial answer: the one merge of the
+ * resume protocol onto the text the request showed (t->shown,
+ * saop__shown_join(): the white space a prefill did not show, the
+ * wrapper of a text answer, the likeliest reading; an answer with two
+ * readings of two texts, or one that spoils the partial, is dropped),
+ * else text itself, scanned as an answer (a wrapped text by the wrapper
+ * rule; a number at its end cut when cut says the answer was).  *verdict
+ * gets the scan.  0 or ENOMEM.
+ */
+static int
+take(struct turn *t, const char *text, size_t len, int cut, int *verdict,
+    struct saop_err *e)
 {
 	struct saop_detect_result r;
-	struct saop_resume_join j;
-	enum saop_resume_form form = o->form;
 	char *out;
 	size_t olen;
-	int v;
+	int v, amb;
 
 	if (t->plen == 0) {
 		int rc;
@@ -1286,36 +1330,11 @@ take(struct turn *t, const struct saop_suspend_opts *o, const char *text,
 			*verdict = SAOP_TRUNCATED;
 			return 0;
 		}
-		memset(&j, 0, sizeof(j));
-		if (t->tool_call == NULL) {
-			/* Where the JSON of the partial text begins. */
-			if (saop_detect_text(t->partial, t->plen, 0, &r) != 0)
-				return saop__fail(e, SAOP_ENOMEM, ENOMEM,
-				    "out of memory");
-			j.json_start = (size_t)r.json_start;
-			j.wrapper = r.wrapper;
-			saop_detect_result_free(&r);
-		}
-		if (form == SAOP_RESUME_AUTO)
-			form = o->provider == SAOP_PROVIDER_ANTHROPIC ?
-			    SAOP_RESUME_PREFILL : SAOP_RESUME_USER;
-		if (form == SAOP_RESUME_PREFILL) {
-			size_t keep;
-
-			/* The prefill went without its trailing white
-			 * space. */
-			for (keep = t->plen; keep > 0 &&
-			    strchr(" \t\r\n", t->partial[keep - 1]) != NULL;
-			    keep--)
-				;
-			j.unseen = t->plen - keep;
-		}
-		j.cut = cut;
-		v = saop_resume_join(t->partial, t->plen, text, len, &j, &out,
-		    &olen, NULL, e);
+		v = saop__shown_join(&t->shown, text, len, cut, &out, &olen,
+		    NULL, &amb, e);
 		if (v < 0)
 			return v;
-		if (v == SAOP_INVALID || j.ambiguous) {
+		if (v == SAOP_INVALID || amb) {
 			/* A continuation that spoils the partial, or one
 			 * read two ways: drop it. */
 			free(out);
@@ -1332,31 +1351,17 @@ take(struct turn *t, const struct saop_suspend_opts *o, const char *text,
 
 /*
  * The request for t's next call: rec.request when nothing has come yet,
- * else the continuation of the resume protocol from the end of the
- * partial answer (new reference), or NULL with e.
+ * else the continuation of the resume protocol showing t->shown (new
+ * reference), or NULL with e.
  */
 static json_t *
-next_request(struct turn *t, struct saop_suspend_opts *o,
-    struct saop_err *e)
+next_request(struct turn *t, struct saop_err *e)
 {
 	const json_t *req = saop_record_request(t->rec);
-	struct saop_detect_result r;
-	enum saop_resume_form form = o->form;
-	json_t *cont;
 
 	if (t->plen == 0)
 		return json_incref((json_t *)req);
-	if (saop_detect_buffer(t->partial, t->plen, 0, &r) != 0) {
-		saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
-		return NULL;
-	}
-	if (form == SAOP_RESUME_AUTO)
-		form = o->provider == SAOP_PROVIDER_ANTHROPIC ?
-		    SAOP_RESUME_PREFILL : SAOP_RESUME_USER;
-	cont = saop_resume_request(req, t->partial, t->plen,
-	    r.last_valid_token, form, SAOP_RESUME_FULL, e);
-	saop_detect_result_free(&r);
-	return cont;
+	return saop__shown_request(&t->shown, req, NULL, e);
 }
 
 /*
@@ -1633,6 +1638,7 @@ turn_free(struct turn *t)
 	json_decref(t->tool_calls);
 	json_decref(t->choices);
 	json_decref(t->server_tools);
+	saop_detect_result_free(&t->scan);
 }
 
 /*
@@ -1671,7 +1677,9 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 		if ((rc = save(&t, o, 1, e)) != 0 ||
 		    (rc = set_status(&t, o, SAOP_TASK_IN_PROGRESS, NULL, e)) != 0)
 			goto out;
-		if ((req = next_request(&t, o, e)) == NULL) {
+		if ((rc = shown_of(&t, o, e)) != 0)
+			goto out;
+		if ((req = next_request(&t, e)) == NULL) {
 			rc = -e->code;
 			goto out;
 		}
@@ -1692,7 +1700,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 		if (rc == 0 || cls == SAOP_SUSPEND_LOST) {
 			struct saop_err me;
 
-			if ((again = take(&t, o, text, len, rc != 0 ||
+			if ((again = take(&t, text, len, rc != 0 ||
 			    strcmp(a.finish_reason, "length") == 0, &verdict,
 			    &me)) != 0) {
 				*e = me;

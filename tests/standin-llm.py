@@ -41,7 +41,8 @@ partial output), as a model that restarts the open token does.
   blank             two blank lines first
 (--resend is restart for strings only.)  A request that asks once more
 after an answer read two ways ("Your last continuation could be read two
-ways") is answered in the same manner.
+ways", after the last valid token; the partial output still ends the
+turn) is answered in the same manner.
 
 Wire formats: the request's path says which: .../chat/completions answers
 as OpenAI chat completions, .../messages as Anthropic Messages; SSE
@@ -150,11 +151,12 @@ class Handler(BaseHTTPRequestHandler):
             if PARTIAL_LABEL in user:
                 form = "user"
                 partial = user.split(PARTIAL_LABEL, 1)[1]
-                partial = partial.split(AGAIN_LABEL, 1)[0]
             elif TOKEN_LABEL in user:
                 form = "tail"
                 rest = user.split(TOKEN_LABEL, 1)[1]
                 tok, _, after = rest.partition(TAIL_LABEL)
+                # Asked once more: the note comes after the token.
+                tok = tok.split(AGAIN_LABEL, 1)[0]
                 tail = tok + after
                 for a in answers:
                     i = a.find(tail)

@@ -26,7 +26,8 @@ replay() {
 	broken="$broken $_t"
 }
 
-for t in detect record repair schema llm-answer resume-merge turn-state wrapper; do
+for t in detect record repair schema llm-answer resume-merge turn-state wrapper \
+    resume-protocol; do
 	set -- "$fz/$t"
 	[ -d "$fz/regressions/$t" ] && set -- "$@" "$fz/regressions/$t"
 	replay "$t" "$@"
