@@ -726,11 +726,34 @@ restart(const struct joiner *j, size_t k)
 }
 
 /*
+ * Judge the candidate where the reading c[0..cl) (base: its likelihood
+ * added) begins with the whole received JSON written again, each with
+ * its own leading white space (the model restarting the answer, its
+ * blank lines not those received): that repeat dropped, as likely as the
+ * other repeats (overlaps() finds it only when the white space is the
+ * same).  0 when it is not one, or a negative code with e filled.
+ */
+static int
+restatement(struct joiner *j, const char *c, size_t cl, int base)
+{
+	const char *t = j->p + j->js;
+	size_t tl = j->plen - j->js, pl = lstrip_len(t, tl);
+	size_t lead = lstrip_len(c, cl), k = tl - pl;
+
+	if (k == 0 || (lead == 0 && pl == 0) || cl - lead < k ||
+	    memcmp(c + lead, t + pl, k) != 0)
+		return 0;
+	return consider(j, c + lead + k, cl - lead - k, base +
+	    (restart(j, k) ? L_RESTART : L_AS_CAME));
+}
+
+/*
  * Judge every candidate of one reading c[0..cl) of the answer (base: its
  * likelihood added): its leading blank lines dropped; as it came (the
  * white space prefill did not show merged with its own); a repeat of the
- * received tail dropped (the longest MAX_OVERLAPS).  0, or a negative
- * code with e filled.
+ * received tail dropped (the longest MAX_OVERLAPS); the whole received
+ * JSON written again dropped (restatement()).  0, or a negative code with
+ * e filled.
  */
 static int
 judge_reading(struct joiner *j, enum at_cut at, const char *c, size_t cl,
@@ -756,7 +779,7 @@ judge_reading(struct joiner *j, enum at_cut at, const char *c, size_t cl,
 		if ((rc = consider(j, c + ks[i], cl - ks[i], base +
 		    (restart(j, ks[i]) ? L_RESTART : L_AS_CAME))) != 0)
 			return rc;
-	return 0;
+	return restatement(j, c, cl, base);
 }
 
 /* See saop.h: prefix and cont joined by the most likely reading.
