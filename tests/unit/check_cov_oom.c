@@ -958,7 +958,13 @@ struct vcase {
 	int calls;		/* the model's calls in this run */
 	const char *state;	/* the state it ends in, failing nothing */
 	int attempts;		/* and the turns answered */
+	int refused;		/* the model refuses: the call fails with
+				   SAOP_EREFUSED, its cost still counted */
 };
+
+/* An answer of the stand-in model that is a refusal (finish_reason
+ * refusal, the call failed SAOP_EREFUSED), its usage reported. */
+static const char refusal[] = "(refused)";
 
 /* The stand-in model: the case's next answer.  Returns 0, or
  * -SAOP_ENOMEM when its copy of the answer cannot be made. */
@@ -973,6 +979,10 @@ canned_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 	strcpy(a->finish_reason, "stop");
 	a->prompt_tokens = 7;
 	a->completion_tokens = 3;
+	if (t == refusal) {
+		strcpy(a->finish_reason, "refusal");
+		return saop__fail(e, SAOP_EREFUSED, 0, "the model refused");
+	}
 	if ((a->raw = strdup(t)) == NULL)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	a->raw_len = strlen(t);
@@ -1106,7 +1116,8 @@ correct_record(void *arg, long n)
 	rc = saop_validate_record(rec, &o, &out, &e);
 	hit = disarm();
 	ck_assert_msg(rc == 0 || rc == -SAOP_ENOMEM ||
-	    (c->with_store && rc == -SAOP_EDB), "%s, allocation %ld: %d: %s",
+	    (c->with_store && rc == -SAOP_EDB) ||
+	    (c->refused && rc == -SAOP_EREFUSED), "%s, allocation %ld: %d: %s",
 	    c->name, n, rc, e.msg);
 	if (rc < 0)
 		ck_assert_int_eq(e.code, -rc);
@@ -1114,7 +1125,8 @@ correct_record(void *arg, long n)
 	if (rc == 0 || !json_equal(rec, was))
 		whole(c, rec, was, rc, &out);
 	if (!hit) {
-		ck_assert_msg(rc == 0, "%s: %d: %s", c->name, rc, e.msg);
+		ck_assert_msg(rc == (c->refused ? -SAOP_EREFUSED : 0),
+		    "%s: %d: %s", c->name, rc, e.msg);
 		if (c->expect == NULL) {
 			ck_assert_str_eq(json_string_value(json_object_get(rec,
 			    "state")), c->state);
@@ -1197,6 +1209,7 @@ START_TEST(correction_protocol_survives_every_failed_allocation)
 	static const char *const check_two[] = { "true", "grep -q ok" };
 	static const char *const once[] = { "{\"a\": 6}" };
 	static const char *const checked[] = { "{\"a\": 8, \"b\": \"ok\"}" };
+	static const char *const refused[] = { refusal };
 	static const char *const check_ok[] = {
 		"grep -q ok || { echo 'no ok' >&2; exit 1; }", "true"
 	};
@@ -1207,52 +1220,56 @@ START_TEST(correction_protocol_survives_every_failed_allocation)
 	struct vcase cases[] = {
 		/* Two turns answered, the second valid; events logged. */
 		{ "corrected", 0, "nope", "{\"request\": {\"messages\": []}}",
-		    fixed, 2, 0, 0, 1, NULL, 0, NULL, 0, "OK", 2 },
+		    fixed, 2, 0, 0, 1, NULL, 0, NULL, 0, "OK", 2, 0 },
 		/* An answer that is not UTF-8; no task id to log under. */
 		{ "lossy", 0, "nope", "{\"task_id\": null}", lossy, 2, 0, 0, 1,
-		    NULL, 0, NULL, 0, "OK", 2 },
+		    NULL, 0, NULL, 0, "OK", 2, 0 },
 		/* Never fixed: escalated, the task's status set. */
 		{ "escalated", 1, "{\"a\": \"x\"}", NULL, never, 2, 0, 0,
-		    1, NULL, 0, NULL, 0, "USER_ESCALATION", 2 },
+		    1, NULL, 0, NULL, 0, "USER_ESCALATION", 2, 0 },
 		/* The user's schema quoted in parts; no store. */
 		{ "user schema", 1, "{\"a\": 0}", NULL, once, 1, 0, 0, 0,
-		    NULL, 0, NULL, 0, "OK", 1 },
+		    NULL, 0, NULL, 0, "OK", 1, 0 },
 		/* Valid as it came, the envelope kept; and not kept. */
 		{ "kept", 0, env_good, NULL, NULL, 0, 0, 0, 0, NULL, 0,
-		    NULL, 0, "OK", 0 },
+		    NULL, 0, "OK", 0, 0 },
 		{ "not kept", 0, env_good, NULL, NULL, 0, 0, 1, 0, NULL, 0,
-		    NULL, 0, "OK", 0 },
+		    NULL, 0, "OK", 0, 0 },
 		/* --close: a cut answer closed locally. */
 		{ "closed", 0, env_cut, "{\"state\": \"TRUNCATED\"}", NULL,
-		    0, 1, 0, 0, NULL, 0, NULL, 0, "OK", 0 },
+		    0, 1, 0, 0, NULL, 0, NULL, 0, "OK", 0, 0 },
 		/* A cut tool call under --close goes on to correction. */
 		{ "tool call", 0, env_cut, "{\"state\": \"TRUNCATED\", "
 		    "\"tool_call\": {\"id\": \"c1\", \"name\": \"sh\"}}",
-		    fixed + 1, 1, 1, 0, 0, NULL, 0, NULL, 0, "OK", 1 },
+		    fixed + 1, 1, 1, 0, 0, NULL, 0, NULL, 0, "OK", 1, 0 },
 		/* Several readings, none taken; then a turn fixes it. */
 		{ "readings", 0, env_two, NULL, fixed + 1, 1, 1, 0, 0, NULL,
-		    0, NULL, 0, "OK", 1 },
+		    0, NULL, 0, "OK", 1, 0 },
 		/* --check: the schema passes, the check fails, a turn fixes. */
 		{ "checked", 1, "{\"a\": 4}", NULL, checked, 1, 0, 0, 0,
-		    check_ok, 2, NULL, 0, "OK", 1 },
+		    check_ok, 2, NULL, 0, "OK", 1, 0 },
 		/* Two checks, the envelope not kept: the first passes. */
 		{ "checked twice", 1, "{\"a\": 4}", NULL, checked, 1, 0, 1, 0,
-		    check_two, 2, NULL, 0, "OK", 1 },
+		    check_two, 2, NULL, 0, "OK", 1, 0 },
 		/* A top-level array checked an item at a time; and the
 		 * short schema quoted whole in a correction turn. */
 		{ "items", 2, "[1, 2, 3]", NULL, NULL, 0, 0, 1, 0, NULL, 0,
-		    NULL, 0, "OK", 0 },
+		    NULL, 0, "OK", 0, 0 },
 		{ "items corrected", 2, "[1, \"x\"]", NULL, ints, 1, 0, 0, 0,
-		    NULL, 0, NULL, 0, "OK", 1 },
+		    NULL, 0, NULL, 0, "OK", 1, 0 },
 		/* Cut where --close may not close: saop-resume's to fix. */
 		{ "not closed", 0, env_cmd, "{\"state\": \"TRUNCATED\"}",
-		    fixed, 1, 1, 0, 0, NULL, 0, NULL, 0, "TRUNCATED", 0 },
+		    fixed, 1, 1, 0, 0, NULL, 0, NULL, 0, "TRUNCATED", 0, 0 },
 		/* Cut, with a model but no --close: saop-resume's to fix. */
 		{ "truncated", 0, env_cut, "{\"state\": \"TRUNCATED\"}", fixed,
-		    1, 0, 0, 0, NULL, 0, NULL, 0, "TRUNCATED", 0 },
+		    1, 0, 0, 0, NULL, 0, NULL, 0, "TRUNCATED", 0, 0 },
+		/* The correction turn refused: its cost on the record and
+		 * in an event, the record as it stands, INVALID. */
+		{ "refused", 0, "nope", NULL, refused, 1, 0, 0, 1, NULL, 0,
+		    NULL, 0, "INVALID", 0, 1 },
 		/* No raw at all. */
 		{ "no raw", 0, "", "{\"raw\": null}", NULL, 0, 0, 0, 0, NULL,
-		    0, NULL, 0, "INVALID", 0 },
+		    0, NULL, 0, "INVALID", 0, 0 },
 	};
 	size_t i;
 
