@@ -3075,6 +3075,46 @@ from_prose(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 }
 
 /*
+ * The JSON of a wrapped answer where saop-detect(1) finds it: the one rule
+ * of where the JSON of an answer starts is saop_detect_text()'s (so what
+ * saop-resume resumes, saop-validate reads).  When it calls s[0..n)
+ * complete inside a wrapper, the value s[json_start..json_end) is read and
+ * the wrapper named: a <think> block "think_block", a fence "code_fence",
+ * prose before it, or text after it other than a closing fence, "prose".
+ * Returns 1 with its readings in lx->rd, 0 when the scanner finds no
+ * wrapped value, -1 out of memory.
+ */
+static int
+from_detect(struct lex *lx, const char *s, size_t n, repairs_t *extra)
+{
+	struct saop_detect_result d;
+	size_t a, b, t;
+	unsigned w;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	if (saop_detect_text(s, n, 0, &d) != 0)
+		return -1;
+	w = d.wrapper;
+	a = (size_t)d.json_start;
+	b = d.json_end != 0 ? (size_t)d.json_end : n;
+	rc = d.verdict == SAOP_COMPLETE && w != 0 && a < b && b <= n;
+	saop_detect_result_free(&d);
+	if (!rc)
+		return 0;
+	if ((rc = search(lx, s + a, b - a)) <= 0)
+		return rc;
+	/* After the value: white space, a closing fence, or prose. */
+	t = next_nonspace(s, n, b);
+	if ((w & SAOP_WRAP_FENCE) && fence_at(s, n, t, 0) != 0)
+		t = next_nonspace(s, n, line_end(s, n, t));
+	*extra |= (w & SAOP_WRAP_THINK ? R_THINK : 0) |
+	    (w & SAOP_WRAP_FENCE ? R_CODE_FENCE : 0) |
+	    (w & SAOP_WRAP_PROSE || t < n ? R_PROSE : 0);
+	return 1;
+}
+
+/*
  * A <think>, <thinking> or <reasoning> block at the start of s[0..n)
  * (after white space): the length up to the end of its closing tag, 0
  * when there is none, SIZE_MAX when it is never closed.
@@ -3763,14 +3803,16 @@ several_values(const struct lex *lx)
 /*
  * The readings of text without its BOM (s[0..n)), by the rules in order:
  * a whole value, a JSONP wrapper, stringified JSON, the one fenced block,
- * the one value in prose, bare text; each after a <think> block.  Returns 1 with readings in lx->rd
+ * the value where saop-detect(1) finds it (from_detect()), the one value
+ * in prose, bare text; each after a <think> block.  Returns 1 with readings in lx->rd
  * and the repairs of the wrapping in *extra, 0 for none, -1 no memory.
  */
 static int
 read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
 	struct saop__buf un = { NULL, 0, 0 };
-	size_t t = think_len(s, n), at, len;
+	const char *whole = s;
+	size_t t = think_len(s, n), at, len, nwhole = n;
 	int rc;
 
 	*extra = 0;
@@ -3805,6 +3847,12 @@ read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 	}
 	if ((rc = from_fences(lx, s, n, extra)) != 0)
 		return rc;
+	/* Where saop-detect(1) finds the JSON, before any rule of ours. */
+	*extra = 0;
+	if ((rc = from_detect(lx, whole, nwhole, extra)) != 0)
+		return rc;
+	if (t > 0)
+		*extra |= R_THINK;
 	if ((rc = from_prose(lx, s, n, extra)) != 0)
 		return rc;
 	return bare_text(lx, s, n, extra);

@@ -54,7 +54,10 @@ ok("prose", "{\"a\": 1}\nThat is all.", {"a": 1})
 ok("prose", "The result is [1, 2, 3].", [1, 2, 3])
 ok("prose", "Answer:\n\n{\"city\": \"Paris\"}\n\nLet me know.", {"city": "Paris"})
 no("prose", "Use {curly} braces: {'a': True}")
-no("prose", "He said \"yes\": {\"a\": 1}")
+# Where saop-detect(1) finds the JSON (a '{' or '[' that begins a line or
+# follows ": ", complete), saop-validate reads it: prose holding quotes
+# before it is prose (one rule of where the JSON starts: detect's).
+ok("prose", "He said \"yes\": {\"a\": 1}", {"a": 1})
 no("prose", "First {\"a\": 1} and then {\"a\": 2}.")
 no("prose", "See [1] and {\"a\": 2}.")
 no("prose", "Try {\"a\": 1, \"b\" oops} or {\"a\": 2}.")
@@ -722,6 +725,24 @@ no("swallowed_structure", "{\"b\": [\"he said \"go\", then left\"], \"c\": 1}", 
 # Quotes between words are prose: taken with no schema.
 ok("swallowed_structure", "{\"b\": \"he said \"go\" then left\", \"c\": 1}", {"b": "he said \"go\" then left", "c": 1})
 ok("swallowed_structure", "{\"b\": \"he said \"go\" then left\", \"c\": 1}", {"b": "he said \"go\" then left", "c": 1}, schema={})
+
+# ---- Two starts of the JSON (issue 31, item 3): the JSON where
+# saop-detect(1) finds it, after prose holding quoted words, with or
+# without a remark after it, with or without a fence. ----
+ENV_R = dict(ENV_NULL, agent_role="researcher", thought="x")
+ENV_R_TEXT = json.dumps(ENV_R)
+PRE_Q = "Sure, here's an example of a JSON response for the \"Contact Form\" page:\n"
+ok("prose", PRE_Q + ENV_R_TEXT + "\nHope this helps!", ENV_R, schema="envelope")
+ok("prose", PRE_Q + ENV_R_TEXT, ENV_R, schema="envelope")
+ok("prose", PRE_Q + ENV_R_TEXT + "\n", ENV_R)
+ok("prose", PRE_Q + "```json\n" + ENV_R_TEXT + "\n```\nHope this helps!", ENV_R, schema="envelope")
+ok("prose", PRE_Q + "```json\n" + ENV_R_TEXT + "\n```", ENV_R, schema="envelope")
+ok("prose", "<think>The \"form\" wants it.</think>\n" + PRE_Q + ENV_R_TEXT + "\nDone.", ENV_R, schema="envelope")
+ok("prose", "The 'a' and \"b\" keys:\n[1, \"two\"]\nThat is \"all\".", [1, "two"])
+# Not where detect finds JSON (no '{' beginning a line or after ": "), or
+# not complete there: the prose rule, which refuses a quote in prose.
+no("prose", "He said \"yes\" and {\"a\": 1}")
+no("prose", PRE_Q + "{\"a\": 1} or {\"a\": 2}")
 
 # ---- lead: Python sets; bracketed parts glued to a bare word. ----
 ok("python_set", "{'key1', 'key2'}", ["key1", "key2"])

@@ -1034,6 +1034,27 @@ START_TEST(random_edits_keep_the_properties)
 END_TEST
 
 /*
+ * Where saop-detect finds the JSON of a wrapped answer (a '{' or '['
+ * beginning a line, or after ": "), repair reads it, whatever quotes the
+ * prose holds; the wrapper named as the repairs.
+ */
+START_TEST(the_json_where_detect_finds_it)
+{
+	REPAIRED("Here is the \"Contact Form\" page:\n{\"a\": 1}\nHope this "
+	    "helps!", "{\"a\": 1}", "prose");
+	REPAIRED("Here is the \"Contact Form\" page:\n{\"a\": 1}",
+	    "{\"a\": 1}", "prose");
+	REPAIRED("The \"x\" one:\n```json\n[1, \"b\"]\n```\nThat's \"it\".",
+	    "[1, \"b\"]\n", "code_fence,prose");
+	REPAIRED("<think>the \"y\"</think>\nHe said \"yes\": {\"a\": 1}",
+	    "{\"a\": 1}", "think_block,prose");
+	/* Not where detect finds it: the prose rule, no quote in prose. */
+	REPAIRED("He said \"yes\" then {\"a\": 1}", NULL, "");
+	REPAIRED("He said \"yes\":\n{\"a\": 1}\nor\n{\"a\": 2}", NULL, "");
+}
+END_TEST
+
+/*
  * Does the string t[0..n) hold a '"' next to structure: followed (white
  * space aside) by ',' ':' ']' '}' '[' '{', by a '"' after white space, a
  * literal or a number; or preceded by ':' '[' ']' '{' '}' '+' or "*\/"?
@@ -1309,6 +1330,7 @@ repair_suite(void)
 	tcase_add_test(tc, random_documents_and_one_slip_each);
 	tcase_add_test(tc, random_edits_keep_the_properties);
 	tcase_add_test(tc, no_string_swallows_structure);
+	tcase_add_test(tc, the_json_where_detect_finds_it);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
