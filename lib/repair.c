@@ -554,7 +554,7 @@ static int
 scalar_at(const char *s, size_t n, size_t i)
 {
 	static const char *const lits[] = { "true", "false", "null" };
-	size_t k, w;
+	size_t k;
 
 	if (i >= n)
 		return 0;
@@ -562,7 +562,8 @@ scalar_at(const char *s, size_t n, size_t i)
 	    is_digit((unsigned char)s[i + 1])))
 		return 1;
 	for (k = 0; k < 3; k++) {
-		w = strlen(lits[k]);
+		size_t w = strlen(lits[k]);
+
 		if (i + w <= n && memcmp(s + i, lits[k], w) == 0 &&
 		    (i + w == n || !is_ident((unsigned char)s[i + w])))
 			return 1;
