@@ -99,7 +99,24 @@ static const char *const repair_names[] = {
 #define MAX_RUNS	1024	/* passes it may make at most */
 #define SEARCH_BYTES	((size_t)8 << 20)	/* else: bytes it may scan */
 
-#define QDOUBT	2	/* a doubt on where a string ends */
+/*
+ * Where a quote stands in a string of the output: every '\"' a pass
+ * writes inside a string, and every closing quote whose place is in
+ * doubt, is marked (struct mark) with what it came from.  swallowed()
+ * checks the marks of every reading before it is kept.
+ */
+#define M_ESCAPED	1	/* \" from \" in the input */
+#define M_INNER		2	/* '"' in a string of other quotes */
+#define M_PROSE		3	/* a quote read inside, between words */
+#define M_ANCHOR	4	/* a quote read inside next to structure, or
+				   a string's end in doubt: only where the
+				   schema anchors the string */
+
+/* One mark: the offset in the output of a '\"' or a closing quote. */
+struct mark {
+	size_t out;
+	unsigned char kind;
+};
 
 /* What stands between two top-level values. */
 #define GAP_NONE	0	/* white space only: {...}{...}, 1\n2 */
@@ -134,9 +151,9 @@ struct lex {
 	int truncated;		/* it did */
 	int prefix;		/* one value at the start; the rest is not ours */
 	int last_string;	/* the last token was a string */
-	int doubt;		/* this pass took a doubtful reading: 1, or
-				   QDOUBT where a string ends (the schema,
-				   when there is one, judges that) */
+	int doubt;		/* this pass took a doubtful reading */
+	struct mark *marks;	/* this pass's quotes in strings, in order */
+	size_t nmarks, marks_cap;
 	const struct saop_schema *schema;	/* NULL: none */
 	size_t doubt_best;	/* the least cost of a doubtful one */
 	char *stack;		/* open containers: '{' '[' TUPLE... */
@@ -177,6 +194,44 @@ static int
 putc_(struct lex *lx, char c)
 {
 	return put(lx, &c, 1);
+}
+
+/*
+ * Mark the output offset at (a '\\"' about to be written, or a closing
+ * quote) as of kind k (M_...): 0, or -1 with lx->nomem set.
+ */
+static int
+mark(struct lex *lx, size_t at, unsigned char k)
+{
+	if (lx->nmarks == lx->marks_cap) {
+		size_t cap = lx->marks_cap ? lx->marks_cap * 2 : 16;
+		struct mark *m;
+
+		if ((m = realloc(lx->marks, cap * sizeof(*m))) == NULL) {
+			lx->nomem = 1;
+			return -1;
+		}
+		lx->marks = m;
+		lx->marks_cap = cap;
+	}
+	lx->marks[lx->nmarks].out = at;
+	lx->marks[lx->nmarks++].kind = k;
+	return 0;
+}
+
+/*
+ * Forget the marks at or after the output offset len (the output cut
+ * back there).  Returns 1 when one of them was M_ANCHOR, else 0.
+ */
+static int
+marks_cut(struct lex *lx, size_t len)
+{
+	int anchor = 0;
+
+	while (lx->nmarks > 0 && lx->marks[lx->nmarks - 1].out >= len)
+		if (lx->marks[--lx->nmarks].kind == M_ANCHOR)
+			anchor = 1;
+	return anchor;
 }
 
 /*
@@ -491,6 +546,73 @@ inch_mark(const char *s, size_t open, size_t q)
 	    (k == open + 1 || !is_ident((unsigned char)s[k - 1]));
 }
 
+/*
+ * Does a JSON literal (true, false, null as a whole word) or a number
+ * (a digit, or '-' and a digit) start at s[i]?  1 or 0.
+ */
+static int
+scalar_at(const char *s, size_t n, size_t i)
+{
+	static const char *const lits[] = { "true", "false", "null" };
+	size_t k;
+
+	if (i >= n)
+		return 0;
+	if (is_digit((unsigned char)s[i]) || (s[i] == '-' && i + 1 < n &&
+	    is_digit((unsigned char)s[i + 1])))
+		return 1;
+	for (k = 0; k < 3; k++) {
+		size_t w = strlen(lits[k]);
+
+		if (i + w <= n && memcmp(s + i, lits[k], w) == 0 &&
+		    (i + w == n || !is_ident((unsigned char)s[i + w])))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Does the quote at s[q], read inside the string opened at s[open], stand
+ * next to structure: followed (white space aside) by ',' ':' ']' '}' '['
+ * '{', by another quote after white space, by a literal or a number, or
+ * by nothing; or preceded (white space aside, in the string) by ':' '['
+ * ']' '{' '}' '+' or the end of a block comment?  Such a quote is a
+ * string's end or start, not prose: 1 or 0.
+ */
+static int
+quote_structural(const char *s, size_t n, size_t open, size_t q)
+{
+	size_t f = next_nonspace(s, n, q + 1), p = q;
+
+	if (f >= n || strchr(",:]}[{", s[f]) != NULL ||
+	    (s[f] == '"' && f > q + 1) || scalar_at(s, n, f))
+		return 1;
+	while (p > open + 1 && is_space((unsigned char)s[p - 1]))
+		p--;
+	return p > open + 1 && (strchr(":[]{}+", s[p - 1]) != NULL ||
+	    (p > open + 2 && s[p - 1] == '/' && s[p - 2] == '*'));
+}
+
+/*
+ * Does the string s[open..end) (its closing quote missing at end) open
+ * with a quote that stands before structure (',' ':' ']' '}' after it,
+ * white space aside: the end of a string before, not a start), or trail
+ * off in an ellipsis (".." or U+2026 before the end, white space aside:
+ * the text goes on)?  Then where it ends is in doubt: 1, else 0.
+ */
+static int
+end_in_doubt(const char *s, size_t open, size_t end)
+{
+	size_t f = next_nonspace(s, end, open + 1), b = end;
+
+	if (f < end && strchr(",:]}", s[f]) != NULL)
+		return 1;
+	while (b > open + 1 && is_space((unsigned char)s[b - 1]))
+		b--;
+	return (b >= open + 3 && s[b - 1] == '.' && s[b - 2] == '.') ||
+	    (b >= open + 4 && memcmp(s + b - 3, "\xe2\x80\xa6", 3) == 0);
+}
+
 static int quoted_key_at(const struct lex *lx, size_t i);
 
 /*
@@ -696,6 +818,10 @@ string(struct lex *lx, int key, int cont)
 					return -1;
 				lx->i += 3;
 			} else {
+				if (c == '"' && mark(lx, lx->out->len,
+				    quote_structural(s, n, start, lx->i) ?
+				    M_ANCHOR : M_PROSE) != 0)
+					return -1;
 				if (c == '"' ? put(lx, "\\\"", 2) :
 				    putc_(lx, (char)c))
 					return -1;
@@ -714,6 +840,8 @@ string(struct lex *lx, int key, int cont)
 			if ((k = choose(lx, 2)) < 0)
 				return -1;
 			if (k == 1) {
+				if (end_in_doubt(s, start, lx->i))
+					qd = 1;
 				if (fix(lx, R_MISSING_CLOSE) != 0)
 					return -1;
 				break;
@@ -744,7 +872,8 @@ string(struct lex *lx, int key, int cont)
 						m++;
 				lx->out->len -= m;
 				if (comma || ends_badly(s, start + 1, lx->i) ||
-				    is_space((unsigned char)s[lx->i - m - 1]))
+				    is_space((unsigned char)s[lx->i - m - 1]) ||
+				    end_in_doubt(s, start, lx->i - m))
 					qd = 1;
 				if (fix(lx, R_MISSING_CLOSE) != 0)
 					return -1;
@@ -754,7 +883,8 @@ string(struct lex *lx, int key, int cont)
 		if (c == ',' && member_after(lx, lx->i))
 			comma = 1;
 		if (c == '"') {			/* inside '...' or typographic */
-			if (put(lx, "\\\"", 2) != 0)
+			if (mark(lx, lx->out->len, M_INNER) != 0 ||
+			    put(lx, "\\\"", 2) != 0)
 				return -1;
 			lx->i++;
 		} else if (c == '\\') {
@@ -803,7 +933,9 @@ string(struct lex *lx, int key, int cont)
 				lx->i += 4;
 			} else if (strchr("\"\\/bfnrt", d) != NULL &&
 			    d != '\0') {
-				if (put(lx, s + lx->i, 2) != 0)
+				if ((d == '"' && mark(lx, lx->out->len,
+				    M_ESCAPED) != 0) ||
+				    put(lx, s + lx->i, 2) != 0)
 					return -1;
 				lx->i += 2;
 			} else {
@@ -850,10 +982,12 @@ string(struct lex *lx, int key, int cont)
 	/*
 	 * A string that is the whole text ends at its last quote: no other
 	 * reading puts its end elsewhere, so a lone quote or a bracket after
-	 * a quote inside is no doubt there.
+	 * a quote inside is no doubt there.  A doubt is marked on the closing
+	 * quote: only the schema's anchor lifts it (swallowed()).
 	 */
-	if (qd || (qend && !(top && next_nonspace(s, n, lx->i) >= n)))
-		lx->doubt |= QDOUBT;
+	if ((qd || (qend && !(top && next_nonspace(s, n, lx->i) >= n))) &&
+	    mark(lx, lx->out->len, M_ANCHOR) != 0)
+		return -1;
 	/* "key:" "value": the quote after the colon is missing. */
 	if (key && lx->out->data[lx->out->len - 1] == ':')
 		return -1;
@@ -2068,6 +2202,9 @@ value(struct lex *lx)
 				    lx->out->len - 1]))
 					lx->out->len--;
 				lx->out->len--;
+				/* A doubt on that end stays one. */
+				if (marks_cut(lx, lx->out->len))
+					lx->doubt = 1;
 				if (fix(lx, R_STRING_CONCAT) != 0 ||
 				    string(lx, 0, 1) != 0)
 					return -1;
@@ -2221,6 +2358,7 @@ pass_begin(struct lex *lx, const char *s, size_t n, struct saop__buf *out)
 	lx->truncated = 0;
 	lx->last_string = 0;
 	lx->doubt = 0;
+	lx->nmarks = 0;
 	lx->nvals = 0;
 	lx->cpos = 0;
 	out->len = 0;
@@ -2375,24 +2513,161 @@ anchor_check(const struct lex *lx, const struct saop__buf *out)
 }
 
 /*
+ * Does the schema s ask for a string where its subschema n applies: does
+ * n reject each of {}, [], null, true and 0?  (With {} as the schema,
+ * anything fits: it asks for nothing.)  1 or 0, -1 out of memory.
+ */
+static int
+asks_string(const struct saop_schema *s, const struct sch_node *n)
+{
+	static const char *const probes[] = { "{}", "[]", "null", "true",
+	    "0" };
+	pcre2_match_data *md = NULL;
+	json_error_t je;
+	size_t k;
+	int rc = 1;
+
+	for (k = 0; k < sizeof(probes) / sizeof(probes[0]) && rc == 1; k++) {
+		json_t *v = json_loads(probes[k], JSON_DECODE_ANY, &je);
+
+		if (v == NULL)
+			rc = -1;
+		else if (saop__sch_item_valid(s, n, v, 0, &md))
+			rc = 0;
+		json_decref(v);
+	}
+	if (md != NULL)
+		pcre2_match_data_free(md);
+	return rc;
+}
+
+/*
+ * Does the schema s name the property key[0..len) (strict JSON string
+ * text, without its quotes) and ask for a string wherever it names it
+ * (asks_string())?  A key with an escape is not looked up.  1 or 0, -1
+ * out of memory.
+ */
+static int
+key_asks_string(const struct saop_schema *s, const char *key, size_t len)
+{
+	const struct sch_node *nd;
+	size_t k, i;
+	int found = 0, rc;
+
+	if (memchr(key, '\\', len) != NULL)
+		return 0;
+	for (nd = s->all; nd != NULL; nd = nd->next_all)
+		for (k = 0; k < nd->nkw; k++) {
+			const struct sch_kw *kw = &nd->kw[k];
+
+			if (kw->type != KW_PROPS)
+				continue;
+			for (i = 0; i < kw->u.props.nprops; i++) {
+				const struct sch_named *p;
+
+				p = &kw->u.props.props[i];
+				if (strlen(p->name) != len ||
+				    memcmp(p->name, key, len) != 0)
+					continue;
+				if ((rc = asks_string(s, p->node)) != 1)
+					return rc;
+				found = 1;
+			}
+		}
+	return found;
+}
+
+/*
+ * The invariant of every reading, checked in keep() (which every reading
+ * of every rule passes): no string swallows structure.  Each '\\"' inside
+ * a string of the output out must be marked (struct mark) as an escaped
+ * quote of the input (M_ESCAPED), a '"' in a string of other quotes
+ * (M_INNER) or a quote read inside between words (M_PROSE).  A quote read
+ * inside next to structure, or a closing quote whose place is in doubt
+ * (M_ANCHOR), only stands in a string the schema anchors: the reading is
+ * anchored (a is 1, see anchor_check()) and the string is the value of a
+ * member whose key the schema names and asks a string for, or the whole
+ * value where the schema asks for a string (asks_string()).  Returns 1
+ * when a string breaks it, 0 when none does, -1 out of memory.
+ */
+static int
+swallowed(const struct lex *lx, const struct saop__buf *out, int a)
+{
+	const char *t = out->data;
+	size_t n = out->len, i, m = 0, depth = 0, ks = 0, kl = 0, open;
+	char prev = 0;
+	int need, rc;
+
+	for (i = 0; i < n; i++) {
+		if (t[i] != '"') {
+			if (t[i] == '{' || t[i] == '[')
+				depth++;
+			else if ((t[i] == '}' || t[i] == ']') && depth > 0)
+				depth--;
+			if (!is_space((unsigned char)t[i]))
+				prev = t[i];
+			continue;
+		}
+		open = i;
+		need = 0;
+		for (i++; i < n && t[i] != '"'; i++) {
+			if (t[i] != '\\')
+				continue;
+			if (i + 1 < n && t[i + 1] == '"') {
+				while (m < lx->nmarks && lx->marks[m].out < i)
+					m++;
+				/* A quote from nowhere: no. */
+				if (m == lx->nmarks || lx->marks[m].out != i)
+					return 1;
+				if (lx->marks[m].kind == M_ANCHOR)
+					need = 1;
+			}
+			i++;
+		}
+		while (m < lx->nmarks && lx->marks[m].out < i)
+			m++;
+		if (m < lx->nmarks && lx->marks[m].out == i &&
+		    lx->marks[m].kind == M_ANCHOR)
+			need = 1;
+		if (need) {
+			if (a != 1 || (depth > 0 && prev != ':'))
+				return 1;
+			rc = depth == 0 ? asks_string(lx->schema,
+			    lx->schema->root) : key_asks_string(lx->schema,
+			    t + ks, kl);
+			if (rc != 1)
+				return rc < 0 ? -1 : 1;
+		}
+		ks = open + 1;
+		kl = i > open ? i - open - 1 : 0;
+		prev = '"';
+	}
+	return 0;
+}
+
+/*
  * Keep the reading the pass just made (out), when it costs no more than
  * those kept: a cheaper one replaces them.  A reading the schema does not
- * anchor is not kept; one it anchors is no longer doubtful for where its
- * strings end.  Returns 0, or -1 out of memory.
+ * anchor is not kept; one with a string that swallows structure
+ * (swallowed()) is doubtful.  Returns 0, or -1 out of memory.
  */
 static int
 keep(struct lex *lx, struct saop__buf *out)
 {
 	struct reading *r;
 	size_t k;
-	int a;
+	int a, sw;
 
 	/* Nothing written (a wrapper's name, then the cut): no value. */
 	if (out->len == 0)
 		return 0;
 	if ((a = anchor_check(lx, out)) == 0)
 		return 0;
-	if (lx->doubt && !(lx->doubt == QDOUBT && a == 1)) {
+	if ((sw = swallowed(lx, out, a)) < 0) {
+		lx->nomem = 1;
+		return -1;
+	}
+	if (lx->doubt || sw) {
 		if (lx->cost < lx->doubt_best)
 			lx->doubt_best = lx->cost;
 		return 0;
@@ -2798,6 +3073,46 @@ from_prose(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 	}
 	lx->prefix = 0;
 	return rc;
+}
+
+/*
+ * The JSON of a wrapped answer where saop-detect(1) finds it: the one rule
+ * of where the JSON of an answer starts is saop_detect_text()'s (so what
+ * saop-resume resumes, saop-validate reads).  When it calls s[0..n)
+ * complete inside a wrapper, the value s[json_start..json_end) is read and
+ * the wrapper named: a <think> block "think_block", a fence "code_fence",
+ * prose before it, or text after it other than a closing fence, "prose".
+ * Returns 1 with its readings in lx->rd, 0 when the scanner finds no
+ * wrapped value, -1 out of memory.
+ */
+static int
+from_detect(struct lex *lx, const char *s, size_t n, repairs_t *extra)
+{
+	struct saop_detect_result d;
+	size_t a, b, t;
+	unsigned w;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	if (saop_detect_text(s, n, 0, &d) != 0)
+		return -1;
+	w = d.wrapper;
+	a = (size_t)d.json_start;
+	b = d.json_end != 0 ? (size_t)d.json_end : n;
+	rc = d.verdict == SAOP_COMPLETE && w != 0 && a < b && b <= n;
+	saop_detect_result_free(&d);
+	if (!rc)
+		return 0;
+	if ((rc = search(lx, s + a, b - a)) <= 0)
+		return rc;
+	/* After the value: white space, a closing fence, or prose. */
+	t = next_nonspace(s, n, b);
+	if ((w & SAOP_WRAP_FENCE) && fence_at(s, n, t, 0) != 0)
+		t = next_nonspace(s, n, line_end(s, n, t));
+	*extra |= (w & SAOP_WRAP_THINK ? R_THINK : 0) |
+	    (w & SAOP_WRAP_FENCE ? R_CODE_FENCE : 0) |
+	    (w & SAOP_WRAP_PROSE || t < n ? R_PROSE : 0);
+	return 1;
 }
 
 /*
@@ -3462,8 +3777,10 @@ bare_text(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 	if (rc == 0)
 		rc = search(lx, q.data, q.len);
 	free(q.data);
-	if (rc > 0 && lx->schema != NULL && (rc = fits_string(lx->schema,
-	    s + a, b - a)) <= 0)
+	/* With a schema, only where it asks for a string: {} asks nothing. */
+	if (rc > 0 && lx->schema != NULL && ((rc = fits_string(lx->schema,
+	    s + a, b - a)) <= 0 || (rc = asks_string(lx->schema,
+	    lx->schema->root)) <= 0))
 		readings_clear(lx);
 	if (rc < 0)
 		return -1;
@@ -3487,14 +3804,16 @@ several_values(const struct lex *lx)
 /*
  * The readings of text without its BOM (s[0..n)), by the rules in order:
  * a whole value, a JSONP wrapper, stringified JSON, the one fenced block,
- * the one value in prose, bare text; each after a <think> block.  Returns 1 with readings in lx->rd
+ * the value where saop-detect(1) finds it (from_detect()), the one value
+ * in prose, bare text; each after a <think> block.  Returns 1 with readings in lx->rd
  * and the repairs of the wrapping in *extra, 0 for none, -1 no memory.
  */
 static int
 read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 {
 	struct saop__buf un = { NULL, 0, 0 };
-	size_t t = think_len(s, n), at, len;
+	const char *whole = s;
+	size_t t = think_len(s, n), at, len, nwhole = n;
 	int rc;
 
 	*extra = 0;
@@ -3529,6 +3848,12 @@ read_all(struct lex *lx, const char *s, size_t n, repairs_t *extra)
 	}
 	if ((rc = from_fences(lx, s, n, extra)) != 0)
 		return rc;
+	/* Where saop-detect(1) finds the JSON, before any rule of ours. */
+	*extra = 0;
+	if ((rc = from_detect(lx, whole, nwhole, extra)) != 0)
+		return rc;
+	if (t > 0)
+		*extra |= R_THINK;
 	if ((rc = from_prose(lx, s, n, extra)) != 0)
 		return rc;
 	return bare_text(lx, s, n, extra);
@@ -3630,6 +3955,7 @@ saop_repair_with(const char *text, size_t len,
 	free(lx.opened);
 	free(lx.dec);
 	free(lx.opts);
+	free(lx.marks);
 	if (r == 0) {
 		free(*out);
 		*out = NULL;
@@ -3650,6 +3976,7 @@ oom:
 	free(lx.opened);
 	free(lx.dec);
 	free(lx.opts);
+	free(lx.marks);
 	if (readings != NULL) {
 		json_decref(*readings);
 		*readings = NULL;

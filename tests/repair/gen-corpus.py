@@ -54,7 +54,10 @@ ok("prose", "{\"a\": 1}\nThat is all.", {"a": 1})
 ok("prose", "The result is [1, 2, 3].", [1, 2, 3])
 ok("prose", "Answer:\n\n{\"city\": \"Paris\"}\n\nLet me know.", {"city": "Paris"})
 no("prose", "Use {curly} braces: {'a': True}")
-no("prose", "He said \"yes\": {\"a\": 1}")
+# Where saop-detect(1) finds the JSON (a '{' or '[' that begins a line or
+# follows ": ", complete), saop-validate reads it: prose holding quotes
+# before it is prose (one rule of where the JSON starts: detect's).
+ok("prose", "He said \"yes\": {\"a\": 1}", {"a": 1})
 no("prose", "First {\"a\": 1} and then {\"a\": 2}.")
 no("prose", "See [1] and {\"a\": 2}.")
 no("prose", "Try {\"a\": 1, \"b\" oops} or {\"a\": 2}.")
@@ -127,7 +130,10 @@ ok("missing_opening_quote", "{\"a\": x\"}", {"a": "x"})
 ok("missing_opening_quote", "{a\": 1}", {"a": 1})
 ok("missing_opening_quote", "{\"a\": hello world\", \"b\": 2}", {"a": "hello world", "b": 2})
 ok("unescaped_quote", "{\"t\": \"say \"hi\" now\"}", {"t": "say \"hi\" now"})
-ok("unescaped_quote", "{\"thought\": \"He said \"go\", then left\", \"n\": 1}", {"thought": "He said \"go\", then left", "n": 1})
+# A quote read inside before ',' (or ':' ']' '}' '[' '{', a literal, a
+# number) is a string's end unless the schema anchors the string: refused
+# with no schema (the envelope takes it: schema_anchor below).
+no("unescaped_quote", "{\"thought\": \"He said \"go\", then left\", \"n\": 1}")
 ok("unescaped_quote", "[\"a \"quoted\" word\"]", ["a \"quoted\" word"])
 ok("unescaped_quote", "{\"a\": \"5\" screen\"}", {"a": "5\" screen"})
 ok("unescaped_quote", "{\"title\": \"The \"Best\" One\", \"year\": 2020}", {"title": "The \"Best\" One", "year": 2020})
@@ -434,7 +440,10 @@ ENV_PRE = "{\"saop\": \"1.0\", \"turn_index\": 0, \"agent_role\": \"reviewer\", 
 for t in ["the \"x\", \"y\" flags", "say \"hi\", then \"bye\"", "he said \"}\" there", "x\", \"y", "a \"quoted\" word, and \"another\""]:
     # Without the schema: a lone quote counts twice and a quote after a
     # comma that starts no key is inside, so these have one reading too.
-    plain = no if t not in ("a \"quoted\" word, and \"another\"", "say \"hi\", then \"bye\"", "x\", \"y") else (lambda kind, text: ok(kind, text, dict(ENV_NULL, thought=t)))
+    # Without the schema: a quote read inside before a ',' is a string's
+    # end, unless the schema anchors the string, so only the one whose
+    # quotes stand between words has one reading.
+    plain = no if t != "a \"quoted\" word, and \"another\"" else (lambda kind, text: ok(kind, text, dict(ENV_NULL, thought=t)))
     ok("schema_anchor", ENV_PRE + t + "\", \"action\": null}", dict(ENV_NULL, thought=t), schema="envelope")
     ok("schema_anchor", ENV_PRE + t + "\", \"action\": {\"tool\": \"sh\", \"parameters\": {\"cmd\": \"ls\"}}}", dict(ENV_NULL, thought=t, action={"tool": "sh", "parameters": {"cmd": "ls"}}), schema="envelope")
     plain("schema_anchor", ENV_PRE + t + "\", \"action\": null}")
@@ -612,11 +621,14 @@ ok("unescaped_quote", "{\"c\": \"lorem, \"ipsum\" sic\"}", {"c": "lorem, \"ipsum
 ok("unescaped_quote", "{\"comment\": \"a, \"b\" c \"d\". E\", \"n\": 1}", {"comment": "a, \"b\" c \"d\". E", "n": 1})
 no("unescaped_quote", "[\"x, \"y\" z\"]")
 # A lone quote counts twice; it is taken only in a string that is the
-# whole answer (no other reading ends it elsewhere).
+# whole answer (no other reading ends it elsewhere), and there, before a
+# bracket, only where the schema asks for a string.
 ok("missing_closing_quote", "[\"hello,\"world\"]", ["hello", "world"])
 ok("unescaped_quote", "\"a (b) ((c\") d)\"", "a (b) ((c\") d)")
-ok("unescaped_quote", "\"the list [1, 2\"] more\"", "the list [1, 2\"] more")
-ok("unescaped_quote", "\"the set {a, b\"} more\" \n", "the set {a, b\"} more")
+no("unescaped_quote", "\"the list [1, 2\"] more\"")
+no("unescaped_quote", "\"the set {a, b\"} more\" \n")
+ok("unescaped_quote", "\"the list [1, 2\"] more\"", "the list [1, 2\"] more", schema={"type": "string"})
+no("unescaped_quote", "\"the list [1, 2\"] more\"", schema={})
 no("unescaped_quote", "{\"key\": \"v\"alue\"}")
 no("unescaped_quote", "{\"key\": \"v\"alue\", \"key2\": \"value2\"}")
 no("unescaped_quote", "{\"t\": \"he said \"no\", \"b\": 1}")
@@ -637,7 +649,10 @@ ok("missing_opening_quote", "{\"a\": x, y: z\"}", {"a": "x", "y": "z"})
 no("missing_opening_quote", "{\"a\": x, y: 1, z\"}")
 # Quotes read inside, then the closing quote missing: only before the
 # brackets that end the text (nothing else can end the string there).
-ok("missing_closing_quote", "{\"key\": \"lorem ipsum ... \"sic \" tamet. ...}", {"key": "lorem ipsum ... \"sic \" tamet. ..."})
+# (Trailing off in an ellipsis, the text may go on: where it ends is in
+# doubt, unless the schema anchors it.)
+no("missing_closing_quote", "{\"key\": \"lorem ipsum ... \"sic \" tamet. ...}")
+ok("missing_closing_quote", "{\"key\": \"lorem ipsum ... \"sic \" tamet. ...}", {"key": "lorem ipsum ... \"sic \" tamet. ..."}, schema={"type": "object", "properties": {"key": {"type": "string"}}})
 ok("missing_closing_quote", "[{\"a\": \"say \"hi\" there}]", [{"a": "say \"hi\" there"}])
 ok("missing_closing_quote", "{\"a\": {\"b\": \"x \"y\" z}  }  ", {"a": {"b": "x \"y\" z"}})
 no("missing_closing_quote", "{\"a\": \"x \"y\" z, \"b\": 1}")
@@ -663,7 +678,71 @@ ok("missing_opening_quote", "{\"a\": x, y\"}", {"a": "x, y"})
 ok("missing_opening_quote", "[\"a\" b\", \"c\"]", ["a", "b", "c"])
 ok("unescaped_quote", "{\"c\": \"x, \"y\" z\"}", {"c": "x, \"y\" z"})
 ok("missing_closing_quote", "[\"a, \"b\"]", ["a", "b"])
-ok("unescaped_quote", "\"a [1\"] b\"", "a [1\"] b")
+no("unescaped_quote", "\"a [1\"] b\"")
+ok("unescaped_quote", "\"a [1\"] b\"", "a [1\"] b", schema={"type": "string"})
+ok("unescaped_quote", "\"a (b\") c\"", "a (b\") c")
+
+# ---- Strings that swallow structure (issue 31): a quote read inside
+# next to structure, or a string's end in doubt, stands only where the
+# schema anchors the string (names its key and asks a string for it); {}
+# asks for nothing.  Real answers and their kin (spacing, the character
+# after the quote, nesting). ----
+SWALLOW = [
+    "{ \"key\": [\"arrayvalue\"], [\"arrayvalue1\"], [\"arrayvalue2\"], \"key3\": \"value3\" }",
+    "{\"key\": [\"a\"],[\"b\"], \"k\": 1}",
+    "{\"key\": {\"in\": [\"a\"], [\"b\"]}, \"k\": 1}",
+    "[[\"r1a\", \"r1b\", \"r1c\"], [\"r2a\", \"r2b\", \"r2c\"], \"r3a\", \"r3b\", \"r3c\"], [\"r4a\", \"r4b\", \"r4c\"]]",
+    "[[\"a\", \"b\"],\n [\"c\", \"d\"],\n \"e\", \"f\"],\n [\"g\"]]",
+    "{\"value_1\": true, SHOULD_NOT_EXIST \"value_2\": \"data\" AAAA }",
+    "{\"b\": \"xxxxx\" true}",
+    "{\"b\": \"xxxxx\"  null}",
+    "{\"b\": \"xxxxx\" 12}",
+    "{\"b\": \"xxxxx\" -3, \"c\": 1}",
+    "{\"b\": \"xxxxx\" false }",
+    "{\n\"a\": \"\n```{}```\n\"\n\",\n'b': \"x\",\n}",
+    "{\"a\": \"hello\n\"\n\",}",
+    "{\"a\": \"hello \" \",}",
+    "[\"abc+/*comment*/\"def\"]",
+    "{\"key\": \"value} \"tail}",
+    "{\"key\": \"value] \"tail}",
+    "{\"name\": \" role\" { \"\", \"age\": 30}",
+    "{\"name\": \"x\" [ \"\", \"age\": 30}",
+    "{\"name\": \"x\" : \"y\"}",
+    "{\n\"response\": \"Hello Looks like .. , but not ...}\n",
+    "{\"a\": \"and so on\u2026}",
+]
+for t in SWALLOW:
+    no("swallowed_structure", t)
+    no("swallowed_structure", t, schema={})
+no("swallowed_structure", "I could not find any data for that query.", schema={})
+no("swallowed_structure", "I could not find any data for that query.", schema={"type": ["string", "object"]})
+ok("swallowed_structure", "I could not find any data for that query.", "I could not find any data for that query.", schema={"type": "string"})
+# The schema anchors the string: it names the key and asks a string for it.
+STR_B = {"type": "object", "properties": {"b": {"type": "string"}, "c": {"type": "integer"}}}
+ok("swallowed_structure", "{\"b\": \"he said \"go\", then left\", \"c\": 1}", {"b": "he said \"go\", then left", "c": 1}, schema=STR_B)
+no("swallowed_structure", "{\"b\": \"he said \"go\", then left\", \"c\": 1}", schema={"type": "object", "properties": {"b": {}, "c": {"type": "integer"}}})
+no("swallowed_structure", "{\"b\": [\"he said \"go\", then left\"], \"c\": 1}", schema={"type": "object", "properties": {"b": {"type": "array"}, "c": {"type": "integer"}}})
+# Quotes between words are prose: taken with no schema.
+ok("swallowed_structure", "{\"b\": \"he said \"go\" then left\", \"c\": 1}", {"b": "he said \"go\" then left", "c": 1})
+ok("swallowed_structure", "{\"b\": \"he said \"go\" then left\", \"c\": 1}", {"b": "he said \"go\" then left", "c": 1}, schema={})
+
+# ---- Two starts of the JSON (issue 31, item 3): the JSON where
+# saop-detect(1) finds it, after prose holding quoted words, with or
+# without a remark after it, with or without a fence. ----
+ENV_R = dict(ENV_NULL, agent_role="researcher", thought="x")
+ENV_R_TEXT = json.dumps(ENV_R)
+PRE_Q = "Sure, here's an example of a JSON response for the \"Contact Form\" page:\n"
+ok("prose", PRE_Q + ENV_R_TEXT + "\nHope this helps!", ENV_R, schema="envelope")
+ok("prose", PRE_Q + ENV_R_TEXT, ENV_R, schema="envelope")
+ok("prose", PRE_Q + ENV_R_TEXT + "\n", ENV_R)
+ok("prose", PRE_Q + "```json\n" + ENV_R_TEXT + "\n```\nHope this helps!", ENV_R, schema="envelope")
+ok("prose", PRE_Q + "```json\n" + ENV_R_TEXT + "\n```", ENV_R, schema="envelope")
+ok("prose", "<think>The \"form\" wants it.</think>\n" + PRE_Q + ENV_R_TEXT + "\nDone.", ENV_R, schema="envelope")
+ok("prose", "The 'a' and \"b\" keys:\n[1, \"two\"]\nThat is \"all\".", [1, "two"])
+# Not where detect finds JSON (no '{' beginning a line or after ": "), or
+# not complete there: the prose rule, which refuses a quote in prose.
+no("prose", "He said \"yes\" and {\"a\": 1}")
+no("prose", PRE_Q + "{\"a\": 1} or {\"a\": 2}")
 
 # ---- lead: Python sets; bracketed parts glued to a bare word. ----
 ok("python_set", "{'key1', 'key2'}", ["key1", "key2"])

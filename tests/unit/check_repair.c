@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1033,6 +1034,186 @@ START_TEST(random_edits_keep_the_properties)
 END_TEST
 
 /*
+ * Where saop-detect finds the JSON of a wrapped answer (a '{' or '['
+ * beginning a line, or after ": "), repair reads it, whatever quotes the
+ * prose holds; the wrapper named as the repairs.
+ */
+START_TEST(the_json_where_detect_finds_it)
+{
+	REPAIRED("Here is the \"Contact Form\" page:\n{\"a\": 1}\nHope this "
+	    "helps!", "{\"a\": 1}", "prose");
+	REPAIRED("Here is the \"Contact Form\" page:\n{\"a\": 1}",
+	    "{\"a\": 1}", "prose");
+	REPAIRED("The \"x\" one:\n```json\n[1, \"b\"]\n```\nThat's \"it\".",
+	    "[1, \"b\"]\n", "code_fence,prose");
+	REPAIRED("<think>the \"y\"</think>\nHe said \"yes\": {\"a\": 1}",
+	    "{\"a\": 1}", "think_block,prose");
+	/* Not where detect finds it: the prose rule, no quote in prose. */
+	REPAIRED("He said \"yes\" then {\"a\": 1}", NULL, "");
+	REPAIRED("He said \"yes\":\n{\"a\": 1}\nor\n{\"a\": 2}", NULL, "");
+}
+END_TEST
+
+/*
+ * Does the string t[0..n) hold a '"' next to structure: followed (white
+ * space aside) by ',' ':' ']' '}' '[' '{', by a '"' after white space, a
+ * literal or a number; or preceded by ':' '[' ']' '{' '}' '+' or "*\/"?
+ * (saop-validate(1): such a quote is a string's end or start, and stands
+ * inside a string only where the schema anchors it.)  1 or 0.
+ */
+static int
+quote_by_structure(const char *t, size_t n)
+{
+	static const char *const lits[] = { "true", "false", "null" };
+	size_t j, f, p, k;
+
+	for (j = 0; j < n; j++) {
+		if (t[j] != '"')
+			continue;
+		for (f = j + 1; f < n && strchr(" \t\r\n", t[f]) != NULL; f++)
+			;
+		if (f < n && (strchr(",:]}[{", t[f]) != NULL || (t[f] == '"' &&
+		    f > j + 1) || (t[f] >= '0' && t[f] <= '9') ||
+		    (t[f] == '-' && f + 1 < n && t[f + 1] >= '0' &&
+		    t[f + 1] <= '9')))
+			return 1;
+		for (k = 0; f < n && k < 3; k++) {
+			size_t w = strlen(lits[k]);
+
+			if (n - f >= w && memcmp(t + f, lits[k], w) == 0 &&
+			    (n - f == w || !isalnum((unsigned char)t[f + w])))
+				return 1;
+		}
+		for (p = j; p > 0 && strchr(" \t\r\n", t[p - 1]) != NULL; p--)
+			;
+		if (p > 0 && (strchr(":[]{}+", t[p - 1]) != NULL ||
+		    (p > 1 && t[p - 1] == '/' && t[p - 2] == '*')))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Does a string (key or value) of v hold a quote next to structure
+ * (quote_by_structure())?  Counts in *quotes the strings that hold a
+ * quote at all.  1 or 0.
+ */
+static int
+swallows(const json_t *v, int *quotes)
+{
+	const char *key;
+	json_t *m;
+	size_t i;
+
+	if (json_is_string(v)) {
+		const char *t = json_string_value(v);
+		size_t n = json_string_length(v);
+
+		if (memchr(t, '"', n) != NULL)
+			(*quotes)++;
+		return quote_by_structure(t, n);
+	}
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, m)
+			if (swallows(m, quotes))
+				return 1;
+	} else if (json_is_object(v)) {
+		json_object_foreach((json_t *)v, key, m)
+			if (quote_by_structure(key, strlen(key)) ||
+			    swallows(m, quotes))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * The invariant of repair, as a property: random documents (with no
+ * backslash, no other quotes: every '"' in a string of the repair was a
+ * bare quote of the text) with up to three edits that move quotes and
+ * brackets; repaired with no schema and with {} (which asks for nothing),
+ * no string of the repair holds a quote next to structure.  The prose
+ * readings must be met: some repairs keep a quote inside a string.
+ */
+START_TEST(no_string_swallows_structure)
+{
+	static const char *const ins[] = { "\"", "\" ", " \"", ",", "[",
+	    "]", "{", "}", ":", " true", " 7", " word", "\n" };
+	struct saop_schema *any;
+	struct saop_err e;
+	json_error_t je;
+	json_t *sch;
+	int d, m, mode, quotes = 0, taken = 0;
+
+	ck_assert_ptr_nonnull(sch = json_loads("{}", 0, &je));
+	ck_assert_ptr_nonnull(any = saop_schema_compile(sch, NULL, NULL, &e));
+	json_decref(sch);
+	for (d = 0; d < 20000; d++) {
+		json_t *v = rnd_value(1 + (int)rnd(3));
+		char *t = json_dumps(v, JSON_ENCODE_ANY | (d % 2 ?
+		    JSON_INDENT(2) : JSON_COMPACT));
+		int edits = 1 + (int)rnd(3);
+
+		json_decref(v);
+		ck_assert_ptr_nonnull(t);
+		if (strpbrk(t, "\\'`\x80\x81\x82\x83\x84\x85\x86\x87\x88\x89"
+		    "\x8a\x8b\x8c\x8d\x8e\x8f\x90\x91\x92\x93\x94\x95\x96"
+		    "\x97\x98\x99\x9a\x9b\x9c\x9d\x9e\x9f\xa0\xa1\xa2\xa3"
+		    "\xa4\xa5\xa6\xa7\xa8\xa9\xaa\xab\xac\xad\xae\xaf\xb0"
+		    "\xb1\xb2\xb3\xb4\xb5\xb6\xb7\xb8\xb9\xba\xbb\xbc\xbd"
+		    "\xbe\xbf\xc0\xc1\xc2\xc3\xe2") != NULL) {
+			free(t);
+			continue;
+		}
+		for (m = 0; m < edits; m++) {
+			size_t len = strlen(t), i = rnd((unsigned)len + 1);
+			char *u;
+
+			if (rnd(2) == 0) {
+				/* Take out a quote or bracket or comma. */
+				while (i < len &&
+				    strchr("\",[]{}:", t[i]) == NULL)
+					i++;
+				u = splice(t, i < len ? i : 0, i < len ? 1 : 0,
+				    "");
+			} else {
+				u = splice(t, i, 0, ins[rnd(sizeof(ins) /
+				    sizeof(ins[0]))]);
+			}
+			free(t);
+			t = u;
+		}
+		for (mode = 0; mode < 2; mode++) {
+			struct saop_repair_opts o;
+			json_t *rep = NULL, *got;
+			char *out = NULL;
+			size_t len = 0;
+
+			o.schema = mode == 1 ? any : NULL;
+			o.close = 0;
+			if (saop_repair_with(t, strlen(t), &o, &out, &len, &rep,
+			    NULL, &e) == 1) {
+				got = json_loadb(out, len, JSON_DECODE_ANY |
+				    JSON_ALLOW_NUL, &je);
+				ck_assert_msg(got != NULL, "%s -> %s", t, out);
+				ck_assert_msg(!swallows(got, &quotes),
+				    "%s (schema %s) -> %s: a string swallowed "
+				    "structure", t, mode ? "{}" : "none", out);
+				taken++;
+				json_decref(got);
+			}
+			free(out);
+			json_decref(rep);
+		}
+		free(t);
+	}
+	saop_schema_free(any);
+	/* The test proves something: repairs made, quotes kept inside. */
+	ck_assert_int_gt(taken, 1000);
+	ck_assert_int_gt(quotes, 20);
+}
+END_TEST
+
+/*
  * For random valid documents: repair changes nothing; with one slip of
  * each kind put in, repair gives the original value or refuses, and a
  * repair of the repair changes nothing.  Each kind must be repaired at
@@ -1148,6 +1329,8 @@ repair_suite(void)
 	tcase_add_test(tc, deep_nesting_is_read_without_recursion);
 	tcase_add_test(tc, random_documents_and_one_slip_each);
 	tcase_add_test(tc, random_edits_keep_the_properties);
+	tcase_add_test(tc, no_string_swallows_structure);
+	tcase_add_test(tc, the_json_where_detect_finds_it);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 	return s;
