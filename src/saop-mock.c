@@ -24,9 +24,9 @@
  * one piece (one SSE event) per call of the content reader, and MHD asks
  * for the next piece only once the last one has been written to the
  * socket, so that drop_after cuts after exactly that many bytes of the
- * body.  MHD_USE_TURBO keeps MHD from its shutdown(SHUT_WR) at a close:
- * a drop is a FIN (shutdown() here) or, with "reset", an RST (SO_LINGER
- * 0 set on the connection's socket, then MHD's close()).
+ * body.  A drop is a FIN (shutdown() of the connection's socket, which
+ * MHD_get_connection_info() gives) or, with "reset", an RST (see drop()),
+ * then MHD_CONTENT_READER_END_WITH_ERROR: MHD closes the connection.
  */
 
 enum {
@@ -421,9 +421,21 @@ drop(struct answer *a)
 		return;
 	if (a->reset) {
 		struct linger lg = { 1, 0 };
+		struct sockaddr none;
 
+		/* MHD's connection thread ends with shutdown(SHUT_WR), a FIN,
+		 * before its close(): the RST is sent here, by disconnecting
+		 * the socket (connect() to AF_UNSPEC: Linux resets an
+		 * established connection); SO_LINGER 0 makes the close an
+		 * RST should the disconnect fail. */
 		setsockopt(ci->connect_fd, SOL_SOCKET, SO_LINGER, &lg,
 		    sizeof(lg));
+		memset(&none, 0, sizeof(none));
+		none.sa_family = AF_UNSPEC;
+		if (connect(ci->connect_fd, &none, sizeof(none)) != 0 &&
+		    cli_opts.verbose > 0)
+			cli_warn("cannot reset the connection: %s",
+			    strerror(errno));
 	} else {
 		shutdown(ci->connect_fd, SHUT_RDWR);
 	}
@@ -1298,7 +1310,7 @@ start(void)
 	struct addrinfo hints, *ai = NULL;
 	struct MHD_Daemon *d;
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION |
-	    MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TURBO;
+	    MHD_USE_INTERNAL_POLLING_THREAD;
 	char service[16];
 	int rc;
 
