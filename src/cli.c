@@ -20,6 +20,8 @@ static const char *prog = "saop";
 static const struct cli_option *options;	/* the program's table */
 static const char *operands_text = "";
 static const char *summary_text = "";
+static const char *exits_text =
+    "Exit status: 0 all records OK, 1 some flagged, 3 some need a person;";
 static struct saop_store *store;
 static int write_error_said;	/* a write error on stdout was reported */
 static char *out_target;	/* -o FILE */
@@ -132,6 +134,13 @@ cli_init(const char *name, const struct cli_option *table,
 	atexit(close_stdout);
 }
 
+/* Keep text for the end of --help (see cli.h).  Returns nothing. */
+void
+cli_help_exits(const char *text)
+{
+	exits_text = text;
+}
+
 /* The program's name, as given to cli_init() ("saop" before it). */
 const char *
 cli_name(void)
@@ -178,7 +187,8 @@ print_usage(FILE *f)
 	}
 	p = operands_text;
 	nl = strchr(p, '\n');
-	fprintf(f, " %.*s\n", nl != NULL ? (int)(nl - p) : (int)strlen(p), p);
+	fprintf(f, "%s%.*s\n", *p != '\0' ? " " : "", nl != NULL ?
+	    (int)(nl - p) : (int)strlen(p), p);
 	while (nl != NULL) {
 		p = nl + 1;
 		nl = strchr(p, '\n');
@@ -237,8 +247,7 @@ help(void)
 			printf("  %-24s  ", left);
 		print_wrapped(t->help, 28);
 	}
-	printf("\nExit status: 0 all records OK, 1 some flagged, 3 some need a "
-	    "person;\nsee %s(1) for the rest.\n", prog);
+	printf("\n%s\nsee %s(1) for the rest.\n", exits_text, prog);
 	exit(EX_OK);
 }
 

@@ -93,12 +93,16 @@ struct cli_option {
 /* The end of a table. */
 #define CLI_OPTS_END { NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, 0 }
 
-/* Every program's: help, version, quiet, verbose, --task, --db. */
-#define CLI_OPTS_COMMON \
+/* Every program's, saop-mock's too: help, version, quiet, verbose. */
+#define CLI_OPTS_BASIC \
 	CLI_OPT("help", 'h', 'h', NULL, "print this help and exit"), \
 	CLI_OPT("version", 'V', 'V', NULL, "print the version and exit"), \
 	CLI_OPT("quiet", 'q', 'q', NULL, "write nothing; only the exit status tells"), \
-	CLI_OPT("verbose", 'v', 'v', NULL, "say more on stderr (twice: more still)"), \
+	CLI_OPT("verbose", 'v', 'v', NULL, "say more on stderr (twice: more still)")
+
+/* Every record program's: the basic ones, --task, --db... */
+#define CLI_OPTS_COMMON \
+	CLI_OPTS_BASIC, \
 	CLI_OPT("task", 0, CLI_OPT_TASK, "ID", "task id for records without one ($SAOP_TASK_ID)"), \
 	CLI_OPT("db", 0, CLI_OPT_DB, "PATH|URI", "state database: a file or a postgresql:// URI ($SAOP_DB, .saop/state.sqlite)"), \
 	CLI_OPT("max-record", 0, CLI_OPT_MAX_RECORD, "BYTES", "longest record line or raw input"), \
@@ -125,6 +129,13 @@ struct cli_option {
  */
 void cli_init(const char *name, const struct cli_option *table,
     const char *operands, const char *summary);
+
+/*
+ * The exit statuses --help ends with, for a program whose statuses are
+ * not a record program's (0 all records OK, 1 some flagged...): text, one
+ * or more lines without the final LF (borrowed for the run).
+ */
+void cli_help_exits(const char *text);
 
 /* The program's name, as given to cli_init(). */
 const char *cli_name(void);

@@ -6,7 +6,7 @@
 comp="$top_builddir/completion"
 [ -f "$comp/saop.bash" ] && [ -f "$comp/_saop" ] || fail "no completion files in $comp"
 command -v bash >/dev/null 2>&1 || skip "no bash"
-for p in saop-detect saop-prune saop-suspend saop-resume saop-validate saop-report; do
+for p in saop-detect saop-prune saop-suspend saop-resume saop-validate saop-report saop-mock; do
 	"$p" --help | sed -n 's/^  \(-., \)\{0,1\} *\(--[a-z][a-z0-9-]*\).*/\2/p' |
 	    sort >"$tmp/want"
 	[ "$(wc -l <"$tmp/want")" -ge 5 ] || fail "$p: options not read from --help"
@@ -33,7 +33,7 @@ if command -v zsh >/dev/null 2>&1; then
 	zsh -n "$comp/_saop" || fail "zsh: _saop does not parse"
 	zsh -f -c 'fpath=("$1" $fpath); autoload -U compinit
 	    compinit -u -d "$2/zcompdump"
-	    for p in saop-detect saop-prune saop-suspend saop-resume saop-validate saop-report; do
+	    for p in saop-detect saop-prune saop-suspend saop-resume saop-validate saop-report saop-mock; do
 		[[ $_comps[$p] == _saop ]] || { print -u2 "$p: $_comps[$p]"; exit 1; }
 	    done' zsh "$comp" "$tmp" || fail "zsh: compinit does not bind the programs to _saop"
 elif [ -n "${SAOP_REQUIRE_ALL:-}" ]; then

@@ -59,7 +59,7 @@ PY
 }
 
 for name in saop-detect.1 saop-prune.1 saop-validate.1 saop-resume.1 saop-suspend.1 \
-    saop-report.1 saop.7; do
+    saop-report.1 saop-mock.1 saop.7; do
 	page="$top_srcdir/man/$name"
 	d="$tmp/$name"
 	mkdir -p "$d/run"

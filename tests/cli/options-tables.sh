@@ -7,7 +7,7 @@
 . "$top_srcdir/tests/cli/lib.sh"
 py=${PYTHON3:-python3}
 command -v "$py" >/dev/null 2>&1 || skip "no python3"
-progs="saop-detect saop-prune saop-suspend saop-resume saop-validate saop-report"
+progs="saop-detect saop-prune saop-suspend saop-resume saop-validate saop-report saop-mock"
 for p in $progs; do
 	"$p" --help >"$tmp/$p.help" || fail "$p --help exited $?"
 done

@@ -3,12 +3,18 @@
 . "$top_srcdir/tests/cli/lib.sh"
 n=0
 for t in saop-detect saop-resume saop-validate saop-prune saop-suspend \
-    saop-report; do
+    saop-report saop-mock; do
 	command -v "$t" >/dev/null 2>&1 || continue
 	n=$((n + 1))
 	expect_status 0 "$t" --help >"$tmp/help"
 	grep -q "^usage: $t " "$tmp/help" || fail "$t --help: no usage line"
-	grep -q -- '--db' "$tmp/help" || fail "$t --help: no common options"
+	# The common options: a record program's (--db), or saop-mock's
+	# basic ones.
+	case $t in
+	saop-mock) common=--verbose ;;
+	*) common=--db ;;
+	esac
+	grep -q -- "$common" "$tmp/help" || fail "$t --help: no common options"
 	expect_status 0 "$t" --version >"$tmp/ver"
 	grep -qx "$t (saop) [0-9.]*" "$tmp/ver" || fail "$t --version: $(cat "$tmp/ver")"
 	expect_status 64 "$t" --no-such-option </dev/null >/dev/null 2>"$tmp/err"

@@ -1,0 +1,157 @@
+#!/bin/sh
+# saop-mock itself: a bad script is refused at the start naming the line
+# and the member (65); the options (--script needed, --exhausted an error
+# status, --port, --port-file, --max-seconds); SIGTERM and SIGINT end it
+# with 0; a path that is no model's (404) takes no reply; the log never
+# holds the key (headers, ?key=, --key-header) but says one came;
+# delay_ms and chunk_delay_ms wait; a tool call streamed reaches
+# saop-suspend's record.
+. "$top_srcdir/tests/cli/lib.sh"
+. "$top_srcdir/tests/cli/mock-lib.sh"
+command -v jq >/dev/null 2>&1 || skip "no jq"
+
+# 1. Bad scripts: the line and the member named, exit 65, nothing heard.
+# bad LINE... : a script of these lines; prints the message.
+bad() {
+	printf '%s\n' "$@" >"$tmp/bad.ndjson"
+	expect_status 65 saop-mock --script "$tmp/bad.ndjson" \
+	    --port-file "$tmp/bad.port" 2>&1
+	[ ! -e "$tmp/bad.port" ] || fail "a bad script was served: $*"
+}
+# want MESSAGE LINE...: bad LINE... says MESSAGE (after "FILE: ").
+want() {
+	_w=$1
+	shift
+	got=$(bad "$@")
+	[ "$got" = "saop-mock: $tmp/bad.ndjson: $_w" ] ||
+	    fail "script $*: said '$got', not '$_w'"
+}
+want 'line 2: member "finish": not "stop" nor "length"' \
+    '{"text": "a"}' '{"finish": "lenght"}'
+want 'line 3: member "colour": not a member of a reply' \
+    '# a comment' '' '{"colour": 1}'
+want 'line 1: member "text": not a string' '{"text": 1}'
+want 'line 1: member "status": 302 is not an error status (400 to 599)' \
+    '{"status": 302}'
+want 'line 1: member "status": not a whole number from 200 to 599' \
+    '{"status": "429"}'
+want 'line 1: member "retry_after": only with a status 429 or 5xx' \
+    '{"status": 400, "retry_after": 1}'
+want 'line 1: member "reset": only with "drop_after"' '{"reset": true}'
+want 'line 1: member "drop_after": not a whole number from 0 to 9223372036854775807' \
+    '{"drop_after": -1}'
+want 'line 1: member "tool_call": no "name" (a string)' \
+    '{"tool_call": {"arguments": "{}"}}'
+want 'line 1: member "tool_call": unknown member "args"' \
+    '{"tool_call": {"name": "f", "args": {}}}'
+want 'line 1: member "usage": unknown member "prompt"' \
+    '{"usage": {"prompt": 1}}'
+want 'line 1: member "refusal": neither a string nor true' \
+    '{"refusal": 1}'
+want 'line 1: member "delay_ms": not a whole number from 0 to 3600000' \
+    '{"delay_ms": 1.5}'
+want 'line 2: a reply is a JSON object' '{}' '[1]'
+bad '{"text": "a",}' | grep -q '^saop-mock: .*: line 1: not JSON: ' ||
+    fail "not JSON: $(bad '{"text": "a",}')"
+want 'line 1: the script has no reply' '# nothing'
+expect_status 66 saop-mock --script "$tmp/none.ndjson" 2>/dev/null
+
+# 2. Options.
+echo '{"text": "{}"}' >"$tmp/s.ndjson"
+expect_status 64 saop-mock 2>"$tmp/err"
+grep -q -- '--script FILE is needed' "$tmp/err" || fail "$(cat "$tmp/err")"
+expect_status 64 saop-mock --script "$tmp/s.ndjson" --exhausted 200 \
+    2>"$tmp/err"
+grep -q 'not an error status' "$tmp/err" || fail "$(cat "$tmp/err")"
+expect_status 64 saop-mock --script "$tmp/s.ndjson" --port 70000 2>/dev/null
+expect_status 64 saop-mock --script "$tmp/s.ndjson" extra 2>/dev/null
+# --max-seconds: it ends by itself; 1 when --max-requests did not come.
+expect_status 0 saop-mock --script "$tmp/s.ndjson" --max-seconds 1
+expect_status 1 saop-mock --script "$tmp/s.ndjson" --max-seconds 1 \
+    --max-requests 3 2>"$tmp/err"
+grep -q '0 of 3 requests answered' "$tmp/err" || fail "$(cat "$tmp/err")"
+# --port N: on that port (the one a first run found free).
+mock_start openai '{"text": "{}"}'
+p=$MOCK_PORT
+mock_stop
+saop-mock --script "$tmp/s.ndjson" --port "$p" --port-file "$tmp/p2" \
+    --max-seconds 600 &
+pid=$!
+wait_port "$tmp/p2" "$pid" saop-mock
+[ "$(cat "$tmp/p2")" = "$p" ] || fail "--port $p: listened on $(cat "$tmp/p2")"
+# A second one on the same port cannot listen: 69.
+expect_status 69 saop-mock --script "$tmp/s.ndjson" --port "$p" 2>/dev/null
+# SIGINT ends it cleanly: 0.
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" -eq 0 ] || fail "SIGINT: exit $rc"
+
+# 3. Another path: 404 in OpenAI's error form, no reply taken; the key
+#    never logged, wherever it came.
+if ! command -v curl >/dev/null 2>&1; then
+	skip_part "no curl: the paths, the log, the delays"
+	exit 0
+fi
+mock_start openai '{"text": "one"}' '{"text": "two"}'
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' -d '{}' \
+    "http://127.0.0.1:$MOCK_PORT/v1/embeddings")
+[ "$code" = 404 ] || fail "another path: $code"
+jqf '.error.type == "not_found_error"' "$tmp/b"
+code=$(curl -s -o "$tmp/b" -w '%{http_code}' \
+    "http://127.0.0.1:$MOCK_PORT/v1/chat/completions")
+[ "$code" = 405 ] || fail "GET: $code"
+curl -s -H "x-api-key: sk-secret-1" -H "X-My-Key: sk-secret-2" \
+    -H 'Content-Type: application/json' -d '{"model": "m1"}' \
+    "http://127.0.0.1:$MOCK_PORT/v1/chat/completions?key=sk-secret-3&x=1" \
+    >"$tmp/b"
+jqf '.choices[0].message.content == "one"' "$tmp/b"
+curl -s -d '{}' "http://127.0.0.1:$MOCK_PORT/v1/chat/completions" >"$tmp/b"
+jqf '.choices[0].message.content == "two"' "$tmp/b"
+# The last reply repeats.
+curl -s -d '{}' "http://127.0.0.1:$MOCK_PORT/v1/chat/completions" >"$tmp/b"
+jqf '.choices[0].message.content == "two"' "$tmp/b"
+jq -s -e '[.[] | [.n, .path, .key, .reply]] == [[1, "/v1/embeddings",
+    false, 0], [2, "/v1/chat/completions", false, 0],
+    [3, "/v1/chat/completions", true, 1],
+    [4, "/v1/chat/completions", false, 2],
+    [5, "/v1/chat/completions", false, 2]] and .[2].query == {"x": "1"} and
+    .[2].headers["x-my-key"] == "sk-secret-2" and
+    (.[2].headers | has("x-api-key") | not)' "$MOCK_LOG" >/dev/null ||
+    fail "log: $(cat "$MOCK_LOG")"
+! grep -q -e sk-secret-1 -e sk-secret-3 "$MOCK_LOG" || fail "a key is in the log"
+# --key-header: that header is the key too.
+mock_stop
+saop-mock --script "$tmp/s.ndjson" --port-file "$tmp/p3" --log "$tmp/l3" \
+    --key-header x-my-key --max-seconds 600 &
+MOCK_PID=$!
+wait_port "$tmp/p3" "$MOCK_PID" saop-mock
+curl -s -H "X-My-Key: sk-secret-2" -d '{}' \
+    "http://127.0.0.1:$(cat "$tmp/p3")/v1/messages" >/dev/null
+jqf '.key == true and (.headers | has("x-my-key") | not)' "$tmp/l3"
+! grep -q sk-secret "$tmp/l3" || fail "--key-header: the key is in the log"
+mock_stop
+
+# 4. delay_ms before the first byte, chunk_delay_ms between the events.
+mock_start anthropic '{"text": "abcdefgh", "delay_ms": 600}' \
+    '{"text": "abcdefghijklmnop", "chunk_delay_ms": 100}'
+for i in 1 2; do
+	curl -s -N -o "$tmp/b$i" -w '%{time_starttransfer} %{time_total}\n' \
+	    -d '{"stream": true}' "http://127.0.0.1:$MOCK_PORT/v1/messages" \
+	    >"$tmp/t$i"
+done
+# The first waits 0.6 s before its status line; the second's 10 events
+# come 0.1 s apart (0.9 s), its first at once.
+awk '{ exit !($1 >= 0.6) }' "$tmp/t1" || fail "delay_ms: $(cat "$tmp/t1")"
+awk '{ exit !($1 < 0.5 && $2 >= 0.9) }' "$tmp/t2" ||
+    fail "chunk_delay_ms: $(cat "$tmp/t2")"
+[ "$(grep -c '^event: ' "$tmp/b2")" -eq 10 ] || fail "events: $(cat "$tmp/b2")"
+
+# 5. A streamed tool call, malformed arguments and all, reaches the record.
+mock_start anthropic \
+    '{"tool_call": {"name": "ls", "arguments": "{\"path\": \".\""}}'
+echo '{"request":{"model":"m1","max_tokens":9,"messages":[{"role":"user",
+    "content":"ls"}]}}' | jq -c . | saop-suspend >"$tmp/out"
+jqf '.finish_reason == "tool_calls" and .tool_call.name == "ls" and
+    .tool_call.id == "toolu_mock1" and .raw == "{\"path\": \".\""' "$tmp/out"
+exit 0
