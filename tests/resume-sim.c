@@ -150,8 +150,9 @@ start_of(const char *a, size_t n, size_t pos, const struct sim_step *s)
 	default:
 		break;
 	}
-	(void)n;
-	while (from > 0 && cont_byte((unsigned char)a[from]))
+	/* From the end (the model thinks it said it all): nothing to read
+	 * there, a[n] is past the answer. */
+	while (from > 0 && from < n && cont_byte((unsigned char)a[from]))
 		from--;
 	return from;
 }
