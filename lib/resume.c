@@ -588,11 +588,39 @@ same_value(const char *a, size_t an, const char *b, size_t bn, size_t from)
 	return 1;
 }
 
+/* The bytes of words after a value that, found in the received text,
+ * make them its text written again, not a remark. */
+#define RESTATED_MIN	3
+#define RESTATED_CMP	16
+
+/*
+ * 1 when the words w[0..wl) after a complete value begin with text the
+ * received text p[0..pl) holds (RESTATED_CMP bytes of them, or all when
+ * fewer, at least RESTATED_MIN): the model writing again what it had
+ * written (a string restarted from its quote and cut, whose quote then
+ * reads as the end of the received string), not a remark after its
+ * answer.  Else 0.
+ */
+static int
+restated_words(const char *p, size_t pl, const char *w, size_t wl)
+{
+	size_t n = wl < RESTATED_CMP ? wl : RESTATED_CMP, i;
+
+	if (n < RESTATED_MIN)
+		return 0;
+	for (i = 0; i + n <= pl; i++)
+		if (memcmp(p + i, w, n) == 0)
+			return 1;
+	return 0;
+}
+
 /*
  * When the scan r of buf (len bytes, the received text's hlen bytes and
  * the answer's) is invalid only because words follow a complete value
  * in the answer, the text cut before them: rescanned into r, and len
- * shortened.  0, or a negative code with e filled.
+ * shortened.  Not when those words are the received text written again
+ * (restated_words()): that reading stays invalid.  0, or a negative code
+ * with e filled.
  */
 static int
 cut_words(const struct joiner *j, char *buf, size_t *len, size_t hlen,
@@ -605,7 +633,8 @@ cut_words(const struct joiner *j, char *buf, size_t *len, size_t hlen,
 		return 0;	/* at <= *len: at == *len is no sentence */
 	while (lead > hlen && is_ws((unsigned char)buf[lead - 1]))
 		lead--;
-	if (lead == at || !sentence_start(buf + at, *len - at))
+	if (lead == at || !sentence_start(buf + at, *len - at) ||
+	    restated_words(buf + j->js, hlen - j->js, buf + at, *len - at))
 		return 0;
 	if (scan_part(buf, lead, j->js, j->wrapper, j->max_depth, &cut,
 	    j->e) != 0)
