@@ -760,7 +760,9 @@ restart(const struct joiner *j, size_t k)
  * its own leading white space (the model restarting the answer, its
  * blank lines not those received): that repeat dropped, as likely as the
  * other repeats (overlaps() finds it only when the white space is the
- * same).  0 when it is not one, or a negative code with e filled.
+ * same); or, when the answer was cut, the candidate where it is a cut
+ * restatement that stops before the end of the received text (nothing
+ * new).  0 when it is not one, or a negative code with e filled.
  */
 static int
 restatement(struct joiner *j, const char *c, size_t cl, int base)
@@ -769,6 +771,13 @@ restatement(struct joiner *j, const char *c, size_t cl, int base)
 	size_t tl = j->plen - j->js, pl = lstrip_len(t, tl);
 	size_t lead = lstrip_len(c, cl), k = tl - pl;
 
+	/* A cut answer that writes the received JSON again and stops
+	 * before its end brings nothing new: that reading is as likely as
+	 * one taking its bytes for new ones (its quote closing the received
+	 * string), and a cut answer's two readings are not kept. */
+	if (j->cut && k > 0 && (lead > 0 || pl > 0) && cl - lead >= 2 &&
+	    cl - lead < k && memcmp(c + lead, t + pl, cl - lead) == 0)
+		return consider(j, c + cl, 0, base + L_AS_CAME);
 	if (k == 0 || (lead == 0 && pl == 0) || cl - lead < k ||
 	    memcmp(c + lead, t + pl, k) != 0)
 		return 0;
