@@ -772,10 +772,12 @@ restatement(struct joiner *j, const char *c, size_t cl, int base)
 	size_t lead = lstrip_len(c, cl), k = tl - pl;
 
 	/* A cut answer that writes the received JSON again and stops
-	 * before its end brings nothing new: that reading is as likely as
-	 * one taking its bytes for new ones (its quote closing the received
-	 * string), and a cut answer's two readings are not kept. */
-	if (j->cut && k > 0 && (lead > 0 || pl > 0) && cl > lead &&
+	 * before its end (even within its leading white space) brings
+	 * nothing new: that reading is as likely as one taking its bytes
+	 * for new ones (its quote closing the received string, its blanks
+	 * the string's text), and a cut answer's two readings are not
+	 * kept. */
+	if (j->cut && k > 0 && (lead > 0 || pl > 0) && cl > 0 &&
 	    cl - lead < k && memcmp(c + lead, t + pl, cl - lead) == 0)
 		return consider(j, c + cl, 0, base + L_AS_CAME);
 	if (k == 0 || (lead == 0 && pl == 0) || cl - lead < k ||
