@@ -777,8 +777,8 @@ restatement(struct joiner *j, const char *c, size_t cl, int base)
 	 * for new ones (its quote closing the received string, its blanks
 	 * the string's text), and a cut answer's two readings are not
 	 * kept. */
-	if (j->cut && k > 0 && (lead > 0 || pl > 0) && cl > 0 &&
-	    cl - lead < k && memcmp(c + lead, t + pl, cl - lead) == 0)
+	if (j->cut && k > 0 && cl > 0 && cl - lead < k &&
+	    memcmp(c + lead, t + pl, cl - lead) == 0)
 		return consider(j, c + cl, 0, base + L_AS_CAME);
 	if (k == 0 || (lead == 0 && pl == 0) || cl - lead < k ||
 	    memcmp(c + lead, t + pl, k) != 0)
