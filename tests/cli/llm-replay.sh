@@ -95,13 +95,27 @@ while IFS='	' read -r fx prov status expr; do
 				# only the end marker was lost finish_reason
 				# is null, as saop-suspend(1) says, and the
 				# other choices may be cut: checked below.)
+				# An RST drops what the client had not read
+				# yet, so a reset stream may stop anywhere
+				# before the cut: when the end marker is lost
+				# with several tool calls, the last one read
+				# is the record's (saop-suspend(1)): its raw
+				# one of the whole record's strings (a call's
+				# arguments), the calls compared no further.
 				lost=$(jq '.finish_reason == null' "$tmp/out")
 				jq -S --argjson l "$lost" 'del(.task_id, .usage) |
-				    if $l then del(.finish_reason, .choices)
+				    if $l then del(.finish_reason, .choices,
+				    .raw, .tool_call, .tool_calls)
 				    else . end' "$tmp/out" >"$tmp/cut"
 				jq -S --argjson l "$lost" 'del(.usage) |
-				    if $l then del(.finish_reason, .choices)
+				    if $l then del(.finish_reason, .choices,
+				    .raw, .tool_call, .tool_calls)
 				    else . end' "$tmp/whole" >"$tmp/whole2"
+				[ "$lost" = false ] ||
+				    jq -e --slurpfile w "$tmp/whole" '.raw as $r |
+				    [$w[0] | .. | strings] | index($r) != null' \
+				    "$tmp/out" >/dev/null ||
+				    fail "$fx cut at $c ($how): raw not the whole's: $(cat "$tmp/out")"
 				jq -e --slurpfile w "$tmp/whole" '[.choices // [] |
 				    to_entries[] | .key as $k | .value |
 				    .raw as $r |

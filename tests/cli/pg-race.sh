@@ -62,6 +62,9 @@ p3=$!
 for p in $p1 $p2 $p3; do
 	wait "$p" || fail "a resumer failed: $(cat "$tmp"/err.*)"
 done
+# The server logs a request once it has answered it: its last
+# line may come after the client is done.
+wait_for '[ "$(calls)" -ge "$N" ]' "the server to log $N calls" 60
 [ "$(calls)" -eq "$N" ] || fail "$(calls) model calls for $N turns"
 check_delivered "$db" "$tmp/out.1" "$tmp/out.2" "$tmp/out.3"
 [ ! -e "$tmp/m1/.saop" ] || fail "a state.sqlite was made beside the URI"
@@ -114,5 +117,8 @@ pg_sql "$db" "UPDATE agent_turn_states SET claim_until =
 check_delivered "$db" "$tmp/k.2" "$tmp/k.3" "$tmp/k.4"
 # Every turn answered once (the killed call, never answered, is not in
 # the server's log until it stops).
+# The server logs a request once it has answered it: its last
+# line may come after the client is done.
+wait_for '[ "$(calls)" -ge "$N" ]' "the server to log $N calls" 60
 [ "$(calls)" -eq "$N" ] || fail "killed resumer: $(calls) calls"
 exit 0

@@ -55,6 +55,9 @@ for k in 3 8; do
 	for p in $pids; do
 		wait "$p" || fail "a resumer failed: $(cat "$tmp"/err.*)"
 	done
+	# The server logs a request once it has answered it: its last
+	# line may come after the client is done.
+	wait_for '[ "$(calls)" -ge "$N" ]' "the server to log $N calls" 60
 	[ "$(calls)" -eq "$N" ] || fail "$k resumers: $(calls) model calls for $N turns"
 	j=0 outs=""
 	while [ "$j" -lt "$k" ]; do
@@ -99,6 +102,9 @@ saop-suspend --resume >"$tmp/k.4" 2>"$tmp/k.err" || fail "$(cat "$tmp/k.err")"
 check_delivered "$tmp/k.2" "$tmp/k.3" "$tmp/k.4"
 # Every turn answered once (the killed call, never answered, is not in
 # the server's log until it stops).
+# The server logs a request once it has answered it: its last
+# line may come after the client is done.
+wait_for '[ "$(calls)" -ge "$N" ]' "the server to log $N calls" 60
 [ "$(calls)" -eq "$N" ] || fail "killed resumer: $(calls) calls"
 echo "suspend-race: one resumer killed: $(calls) calls, $N records" >&2
 

@@ -1106,6 +1106,30 @@ START_TEST(a_restarted_string_is_read_as_a_repeat)
 }
 END_TEST
 
+/*
+ * Words after a complete value that restate the received text are not a
+ * remark to cut: "hello wor + "hello w (a string restarted from its quote,
+ * the answer ended there) is not "hello wor" with words after it.
+ */
+START_TEST(restated_words_are_not_cut_as_a_remark)
+{
+	struct saop_resume_join o;
+	char *out;
+	int v;
+
+	memset(&o, 0, sizeof(o));
+	out = join_of("\"hello wor", 10, "\"hello w", 8, &o, &v);
+	ck_assert_msg(v != SAOP_COMPLETE, "taken as '%s'", out);
+	free(out);
+	/* A remark that the received text does not hold is cut. */
+	memset(&o, 0, sizeof(o));
+	out = join_of("\"hello wor", 10, "ld\" Let me know", 16, &o, &v);
+	ck_assert_int_eq(v, SAOP_COMPLETE);
+	ck_assert_str_eq(out, "\"hello world\"");
+	free(out);
+}
+END_TEST
+
 START_TEST(a_short_repeat_with_two_readings_is_not_taken)
 {
 	/* Examples 2 and 3: "22, 333]" is "22, 33" written again or the
@@ -2005,6 +2029,7 @@ resume_suite(void)
 	tcase_add_test(t, resumed_record_writes_one_log_row_and_its_events);
 	tcase_add_test(t, every_cut_of_the_corpus_resumes_byte_for_byte);
 	tcase_add_test(t, a_restarted_string_is_read_as_a_repeat);
+	tcase_add_test(t, restated_words_are_not_cut_as_a_remark);
 	tcase_add_test(t, a_short_repeat_with_two_readings_is_not_taken);
 	tcase_add_test(t, blank_lines_before_a_number_are_not_content);
 	tcase_add_test(t, a_long_repeat_inside_code_is_not_taken);
