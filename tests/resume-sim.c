@@ -34,13 +34,13 @@ cont_byte(unsigned char c)
 }
 
 /*
- * The text request shows the model as its own: the assistant's prefill,
- * or what follows SAOP_RESUME_PARTIAL_LABEL to the end of the last user
- * turn.  Returns it (borrowed from request) with *n its length, or NULL
- * when the request shows none (a first call).
+ * See resume-sim.h: the assistant's prefill, or what follows
+ * SAOP_RESUME_PARTIAL_LABEL to the end of the last user turn.  Returns it
+ * (borrowed from request) with *n its length, or NULL when the request
+ * shows none (a first call).
  */
-static const char *
-own_text(const json_t *request, size_t *n)
+const char *
+sim_own_text(const json_t *request, size_t *n)
 {
 	const json_t *msgs = json_object_get(request, "messages");
 	const json_t *m = json_array_get(msgs, json_array_size(msgs) - 1);
@@ -207,7 +207,7 @@ sim_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 
 	memset(a, 0, sizeof(*a));
 	a->prompt_tokens = a->completion_tokens = -1;
-	own = own_text(request, &n);
+	own = sim_own_text(request, &n);
 	if (m->calls++ == 0 && m->cut > 0 && own == NULL) {
 		/* The first call: a stream broken after cut bytes. */
 		if ((a->raw = malloc(m->cut + 1)) == NULL)

@@ -57,6 +57,13 @@ struct sim_model {
 /* The name of manner m (static). */
 const char *sim_manner_name(enum sim_manner m);
 
+/*
+ * The text a resume request shows the model as its own (the prefill, or
+ * the quoted partial output of the user turn), *n bytes, borrowed from
+ * request; NULL when it shows none.
+ */
+const char *sim_own_text(const json_t *request, size_t *n);
+
 /* The model's call (struct saop_model's call; arg: struct sim_model). */
 int sim_call(void *arg, const json_t *request, struct saop_llm_answer *a,
     struct saop_err *e);

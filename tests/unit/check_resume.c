@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "saop-private.h"
+#include "resume-sim.h"
 
 #define PROMPT_AND(tok) SAOP_RESUME_PROMPT SAOP_RESUME_TOKEN_LABEL tok
 
@@ -72,30 +73,6 @@ struct standin {
 	size_t sent;			/* bytes answered, in all */
 };
 
-/* The partial output shown in request, *n bytes; NULL when none. */
-static const char *
-shown(const json_t *request, size_t *n)
-{
-	const json_t *msgs = json_object_get(request, "messages");
-	const json_t *m = json_array_get(msgs, json_array_size(msgs) - 1);
-	const json_t *c = json_object_get(m, "content");
-	const char *t = json_string_value(c), *p;
-
-	*n = 0;
-	if (t == NULL)
-		return NULL;
-	if (strcmp(json_string_value(json_object_get(m, "role")),
-	    "assistant") == 0) {
-		*n = json_string_length(c);
-		return t;
-	}
-	if ((p = strstr(t, SAOP_RESUME_PARTIAL_LABEL)) == NULL)
-		return NULL;
-	p += strlen(SAOP_RESUME_PARTIAL_LABEL);
-	*n = json_string_length(c) - (size_t)(p - t);
-	return p;
-}
-
 static int
 standin_call(void *arg, const json_t *request, struct saop_llm_answer *a,
     struct saop_err *e)
@@ -107,7 +84,7 @@ standin_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 	memset(a, 0, sizeof(*a));
 	a->prompt_tokens = a->completion_tokens = -1;
 	s->calls++;
-	p = shown(request, &n);
+	p = sim_own_text(request, &n);
 	if (p == NULL || n > s->len || memcmp(p, s->answer, n) != 0) {
 		s->lost++;
 		a->raw = strdup("");
@@ -1239,7 +1216,7 @@ own_of(const struct script *s, int i)
 	const char *t;
 
 	ck_assert_ptr_nonnull(s->req[i]);
-	t = shown(s->req[i], &n);
+	t = sim_own_text(s->req[i], &n);
 	ck_assert_ptr_nonnull(t);
 	ck_assert_uint_eq(strlen(t), n);
 	return t;
@@ -1538,7 +1515,7 @@ struct cutstream {
 static const char *
 cut_shown(const json_t *req, size_t *n)
 {
-	const char *t = shown(req, n);
+	const char *t = sim_own_text(req, n);
 
 	ck_assert_ptr_nonnull(t);
 	return t;
