@@ -263,16 +263,23 @@ struct span {
 	size_t off, len;
 };
 
-/* The first needle in hay[0..hlen) (needle NUL-terminated), or NULL. */
+/* The first needle[0..n) in hay[0..hlen), or NULL. */
 static const char *
-find_n(const char *hay, size_t hlen, const char *needle)
+find_mem(const char *hay, size_t hlen, const char *needle, size_t n)
 {
-	size_t n = strlen(needle), i;
+	size_t i;
 
 	for (i = 0; i + n <= hlen; i++)
 		if (memcmp(hay + i, needle, n) == 0)
 			return hay + i;
 	return NULL;
+}
+
+/* The first needle in hay[0..hlen) (needle NUL-terminated), or NULL. */
+static const char *
+find_n(const char *hay, size_t hlen, const char *needle)
+{
+	return find_mem(hay, hlen, needle, strlen(needle));
 }
 
 /* 1 when c is an ASCII letter, else 0. */
@@ -604,14 +611,9 @@ same_value(const char *a, size_t an, const char *b, size_t bn, size_t from)
 static int
 restated_words(const char *p, size_t pl, const char *w, size_t wl)
 {
-	size_t n = wl < RESTATED_CMP ? wl : RESTATED_CMP, i;
+	size_t n = wl < RESTATED_CMP ? wl : RESTATED_CMP;
 
-	if (n < RESTATED_MIN)
-		return 0;
-	for (i = 0; i + n <= pl; i++)
-		if (memcmp(p + i, w, n) == 0)
-			return 1;
-	return 0;
+	return n >= RESTATED_MIN && find_mem(p, pl, w, n) != NULL;
 }
 
 /*
