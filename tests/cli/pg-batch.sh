@@ -14,8 +14,7 @@ command -v parallel >/dev/null 2>&1 || pg_need "GNU parallel"
 pg_start
 n=${SAOP_BATCH_N:-300}
 "$PYTHON3" "$top_srcdir/bench/gen-batch" "$n" >"$tmp/batch"
-down=$("$PYTHON3" -c 'import socket; s = socket.socket();
-s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+down=$(pg_free_port)
 SAOP_API_BASE="http://127.0.0.1:$down/v1"
 SAOP_MODEL=m
 export SAOP_API_BASE SAOP_MODEL

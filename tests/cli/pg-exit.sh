@@ -12,8 +12,7 @@
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/pg-lib.sh"
 pg_start
-down=$("$PYTHON3" -c 'import socket; s = socket.socket();
-s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+down=$(pg_free_port)
 SAOP_API_BASE="http://127.0.0.1:$down/v1"
 SAOP_MODEL=m
 # The shortest lease: the renewer connects and renews every 33 ms, so

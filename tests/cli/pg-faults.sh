@@ -15,8 +15,7 @@ secret=Sup3rSecretPw
 "$py" "$data/prune/prune.py" big 40 3 20000 >"$tmp/in"
 
 # Unreachable: a port nobody listens on.
-port=$("$py" -c 'import socket; s = socket.socket();
-s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(pg_free_port)
 SAOP_DB="postgresql://saop:$secret@127.0.0.1:$port/x?connect_timeout=5"
 export SAOP_DB
 expect_status 74 saop-prune --threshold 4096 <"$tmp/in" >"$tmp/out" 2>"$tmp/err"

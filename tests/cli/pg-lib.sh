@@ -14,6 +14,7 @@
 #   pg_tcp_uri NAME PW   the URI of NAME over 127.0.0.1 with password PW
 #   pg_stop / pg_again  stop the server (-m immediate) / start it again
 #   pg_sql URI QUERY     one query, rows as sqlite3 prints them (a|b)
+#   pg_free_port         a port of 127.0.0.1 with nothing listening
 
 # pg_need WHAT: WHAT is missing: skip, or fail under SAOP_REQUIRE_ALL.
 pg_need() {
@@ -30,6 +31,12 @@ pg_as() {
 	else
 		"$@"
 	fi
+}
+
+# pg_free_port: a TCP port of 127.0.0.1 nobody listens on (now).
+pg_free_port() {
+	"$PYTHON3" -c 'import socket; s = socket.socket();
+s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 pg_start() {
@@ -65,8 +72,7 @@ pg_start() {
 	    --auth-local=trust --auth-host=scram-sha-256 \
 	    --pwfile="$pg_dir/pw" >"$pg_dir/initdb.log" 2>&1 ||
 	    fail "initdb: $(tail -5 "$pg_dir/initdb.log")"
-	pg_port=$("$PYTHON3" -c 'import socket; s = socket.socket();
-s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	pg_port=$(pg_free_port)
 	# TLS on 127.0.0.1, as Debian's own clusters have it (libpq's
 	# default sslmode=prefer then takes it): a TCP URI goes through
 	# OpenSSL in libpq, as a fleet's does.
