@@ -49,8 +49,9 @@ end_work(void)
 }
 
 /*
- * At exit: end the work (end_work()), then close stdout, which must have been written out;
- * else say "write error" (not for a closed pipe, nor twice) and _exit 74.
+ * At exit: end the work (end_work()), then close stdout, which must have
+ * been written out; else say "write error" (not for a closed pipe, nor
+ * twice) and _exit 74.
  * With -o, the temporary file becomes the target only after cli_exit()
  * with a status below 64 and a clean close; else it is removed.
  */
