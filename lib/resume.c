@@ -459,6 +459,103 @@ common_len(const char *a, size_t an, const char *b, size_t bn)
 	return i;
 }
 
+/*
+ * A text with its white space between tokens dropped (one space kept
+ * between two bytes of scalars, where it parts two tokens), for finding
+ * a repeat of the received tail that the model wrote with its own white
+ * space (it restarts at its last valid token, the blank lines it meant,
+ * not those received): the normalized bytes, and for each the byte after
+ * it in the text and a flag byte (its string state before it, TOKEN when
+ * a token starts there).
+ */
+struct squeezed {
+	char *s;
+	size_t n;
+	size_t *end;
+	unsigned char *flag;
+};
+
+enum { SQ_OUT, SQ_STR, SQ_ESC, SQ_STATE = 3, SQ_TOKEN = 4 };
+
+/* 1 when c is part of a scalar outside strings (a number, a literal, a
+ * bare word), else 0. */
+static int
+scalar_byte(unsigned char c)
+{
+	return !is_ws(c) && strchr(",:[]{}\"", c) == NULL;
+}
+
+/*
+ * Squeeze t[0..tn), read from string state st, into q, keeping only the
+ * normalized bytes from the skip-th on (q NULL: count them).  Returns how
+ * many normalized bytes t has in all, or (size_t)-1 (ENOMEM).
+ */
+static size_t
+squeeze(const char *t, size_t tn, int st, size_t skip, struct squeezed *q)
+{
+	size_t i, n = 0, o;
+	unsigned char c, prev = 0;
+	int gap = 0, tok;
+
+	if (q != NULL) {
+		memset(q, 0, sizeof(*q));
+		if ((o = squeeze(t, tn, st, 0, NULL)) < skip)
+			skip = 0;
+		o = o - skip + 1;
+		q->s = malloc(o);
+		q->end = malloc(o * sizeof(*q->end));
+		q->flag = malloc(o);
+		if (q->s == NULL || q->end == NULL || q->flag == NULL)
+			return (size_t)-1;
+	}
+	for (i = 0; i < tn; i++) {
+		c = (unsigned char)t[i];
+		if (st == SQ_OUT && is_ws(c)) {
+			gap = 1;
+			continue;
+		}
+		tok = st == SQ_OUT && (n == 0 || !scalar_byte(c) ||
+		    !scalar_byte(prev) || gap);
+		if (st == SQ_OUT && gap && n > 0 && scalar_byte(c) &&
+		    scalar_byte(prev)) {
+			if (q != NULL && n >= skip) {
+				q->s[q->n] = ' ';
+				q->end[q->n] = i;
+				q->flag[q->n++] = SQ_OUT;
+			}
+			n++;
+		}
+		if (q != NULL && n >= skip) {
+			q->s[q->n] = (char)c;
+			q->end[q->n] = i + 1;
+			q->flag[q->n++] = (unsigned char)(st |
+			    (tok ? SQ_TOKEN : 0));
+		}
+		n++;
+		gap = 0;
+		prev = c;
+		if (st == SQ_OUT && c == '"')
+			st = SQ_STR;
+		else if (st == SQ_STR && c == '\\')
+			st = SQ_ESC;
+		else if (st == SQ_STR && c == '"')
+			st = SQ_OUT, prev = 0;
+		else if (st == SQ_ESC)
+			st = SQ_STR;
+	}
+	return n;
+}
+
+/* Free what squeeze() made of q. */
+static void
+squeezed_free(struct squeezed *q)
+{
+	free(q->s);
+	free(q->end);
+	free(q->flag);
+}
+
+
 /* How far a verdict is from a finished merge: complete 0, truncated 1,
  * invalid 2. */
 static int
@@ -684,6 +781,14 @@ consider(struct joiner *j, const char *tail, size_t tlen, int likely)
 		free(buf);
 		return rc;
 	}
+	/* A cut answer that ends in a bare number's digits: they may go
+	 * on in the next answer. */
+	if (j->cut && saop_detect_mark_cut(&r, buf, len) < 0) {
+		saop_detect_result_free(&r);
+		free(buf);
+		return saop__fail(j->e, SAOP_ENOMEM, 0, "out of memory "
+		    "merging");
+	}
 	cls = verdict_class(r.verdict);
 	if (j->cut && cls == 1)
 		cls = 0;	/* A cut answer: no reading is finished. */
@@ -790,10 +895,60 @@ restatement(struct joiner *j, const char *c, size_t cl, int base)
 }
 
 /*
+ * Judge the candidates where c[0..cl) (base: its likelihood added) begins
+ * with a repeat of the received JSON's tail from the start of a token
+ * (or within a string), the same but for white space between tokens:
+ * that repeat dropped, as likely as the other repeats (overlaps() finds
+ * those whose white space is the same byte for byte).  A model that
+ * restarts at its last valid token writes the blank lines it meant, not
+ * those the request showed it, and its repeat must not be read as new
+ * values.  0, or a negative code with e filled.
+ */
+static int
+spaced_repeats(struct joiner *j, const char *c, size_t cl, int base)
+{
+	struct squeezed p, q;
+	size_t ks[4 * MAX_OVERLAPS], pn, at;
+	int st, nk, i, rc = 0;
+
+	pn = squeeze(j->p + j->js, j->plen - j->js, SQ_OUT, 0, NULL);
+	if (squeeze(j->p + j->js, j->plen - j->js, SQ_OUT,
+	    pn > cl ? pn - cl : 0, &p) == (size_t)-1) {
+		squeezed_free(&p);
+		return saop__fail(j->e, SAOP_ENOMEM, 0, "out of memory "
+		    "merging");
+	}
+	for (st = SQ_OUT; st <= SQ_ESC && rc == 0; st++) {
+		if (squeeze(c, cl, st, 0, &q) == (size_t)-1) {
+			squeezed_free(&q);
+			rc = saop__fail(j->e, SAOP_ENOMEM, 0, "out of "
+			    "memory merging");
+			break;
+		}
+		if ((nk = overlaps(p.s, p.n, q.s, q.n, ks,
+		    4 * MAX_OVERLAPS)) < 0)
+			rc = saop__fail(j->e, SAOP_ENOMEM, 0, "out of "
+			    "memory merging");
+		for (i = 0; i < nk && rc == 0; i++) {
+			at = p.n - ks[i];
+			if ((p.flag[at] & SQ_STATE) != st ||
+			    (st == SQ_OUT && !(p.flag[at] & SQ_TOKEN)))
+				continue;
+			rc = consider(j, c + q.end[ks[i] - 1],
+			    cl - q.end[ks[i] - 1], base + L_AS_CAME);
+		}
+		squeezed_free(&q);
+	}
+	squeezed_free(&p);
+	return rc;
+}
+
+/*
  * Judge every candidate of one reading c[0..cl) of the answer (base: its
  * likelihood added): its leading blank lines dropped; as it came (the
  * white space prefill did not show merged with its own); a repeat of the
- * received tail dropped (the longest MAX_OVERLAPS); the whole received
+ * received tail dropped (the longest MAX_OVERLAPS), byte for byte or but
+ * for white space between tokens (spaced_repeats()); the whole received
  * JSON written again dropped (restatement()).  0, or a negative code with
  * e filled.
  */
@@ -821,6 +976,8 @@ judge_reading(struct joiner *j, enum at_cut at, const char *c, size_t cl,
 		if ((rc = consider(j, c + ks[i], cl - ks[i], base +
 		    (restart(j, ks[i]) ? L_RESTART : L_AS_CAME))) != 0)
 			return rc;
+	if ((rc = spaced_repeats(j, c, cl, base)) != 0)
+		return rc;
 	return restatement(j, c, cl, base);
 }
 

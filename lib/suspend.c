@@ -1104,6 +1104,8 @@ struct turn {
 	struct saop_llm_cost cost;	/* the calls' usage */
 	int resumes;
 	int discarded;		/* partial text not JSON: asked again */
+	int dropped;		/* the last answer was not merged: the
+				   partial ends where it was cut */
 	/* The continuation's text (shown_of()): what the next request
 	 * shows the model of partial, and what its answer is merged onto;
 	 * scan: partial scanned, which it borrows from. */
@@ -1339,9 +1341,11 @@ take(struct turn *t, const char *text, size_t len, int cut, int *verdict,
 			 * read two ways: drop it. */
 			free(out);
 			*verdict = SAOP_TRUNCATED;
+			t->dropped = 1;
 			return 0;
 		}
 	}
+	t->dropped = 0;
 	free(t->partial);
 	t->partial = out;
 	t->plen = olen;
@@ -1441,9 +1445,13 @@ finish(struct turn *t, const struct saop_llm_answer *a, size_t received,
 	int bad = 0;
 
 	bad |= saop_record_set_raw(rec, t->partial, t->plen);
-	/* A tool call continued as text is still a tool call. */
+	/* A tool call continued as text is still a tool call; an answer
+	 * not merged (take()) leaves the partial as it was cut: "length",
+	 * so that what reads the record never takes the cut for the end
+	 * (a bare number's digits). */
 	bad |= saop_record_set_finish_reason(rec, a == NULL ||
-	    a->finish_reason[0] == '\0' ? NULL : t->tool_call != NULL &&
+	    a->finish_reason[0] == '\0' ? NULL : t->dropped ? "length" :
+	    t->tool_call != NULL &&
 	    strcmp(a->finish_reason, "stop") == 0 ? "tool_calls" :
 	    a->finish_reason);
 	bad |= put_usage(t);

@@ -193,6 +193,17 @@ dress(const char *a, size_t n, size_t from, const struct sim_step *s,
 	return t;
 }
 
+/* With $SAOP_SIM_TRACE set, one call on stderr: the text shown as the
+ * model's own (own, n bytes) and its answer t, ended by how. */
+static void
+trace(const char *own, size_t n, const char *t, const char *how)
+{
+	if (getenv("SAOP_SIM_TRACE") == NULL)
+		return;
+	fprintf(stderr, "sim: shown as its own: [%.*s]\nsim: answered "
+	    "(%s): [%s]\n", (int)n, own != NULL ? own : "", how, t);
+}
+
 /* See resume-sim.h: one call of the model.  Returns 0, or a negative code
  * with e filled (a broken stream: what came in a->raw). */
 int
@@ -236,15 +247,18 @@ sim_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 		a->raw_len = len;
 		m->sent += len;
 		if (s->net) {
+			trace(own, n, t, "a broken stream");
 			a->broken = 1;
 			return saop__fail(e, SAOP_ENETWORK, 0, "stream cut");
 		}
+		trace(own, n, t, "length");
 		strcpy(a->finish_reason, "length");
 		return 0;
 	}
 	a->raw = t;
 	a->raw_len = len;
 	m->sent += len;
+	trace(own, n, t, "stop");
 	strcpy(a->finish_reason, "stop");
 	return 0;
 }
@@ -276,14 +290,16 @@ intended(const char *raw, size_t len, const char *answer, size_t n)
 	return same;
 }
 
-/* 1 when scanning raw (len bytes) says complete, else 0. */
+/* 1 when rec's raw (len bytes) scans complete as the next stage reads it
+ * (saop_record_detect(): a cut answer, finish "length", ending in a
+ * number's digits is not), else 0. */
 static int
-complete(const char *raw, size_t len)
+complete(const json_t *rec, const char *raw, size_t len)
 {
 	struct saop_detect_result r;
 	int v;
 
-	if (saop_detect_text(raw, len, 0, &r) != 0)
+	if (saop_record_detect(rec, raw, len, 0, &r) != 0)
 		abort();
 	v = r.verdict == SAOP_COMPLETE;
 	saop_detect_result_free(&r);
@@ -429,13 +445,13 @@ sim_run_suspend(struct sim_model *m, size_t cut, enum saop_resume_form form,
 		if (!out.suspended)
 			WRONG(r, "no raw written, not suspended");
 	} else {
-		if (complete(raw, rlen) &&
+		if (complete(rec, raw, rlen) &&
 		    !intended(raw, rlen, m->answer, m->len))
 			WRONG(r, "completed as '%.*s'", (int)rlen, raw);
 		if (rlen < rp || memcmp(raw, m->answer, rp) != 0)
 			WRONG(r, "received bytes lost: '%.*s'", (int)rlen,
 			    raw);
-		r->resolved = complete(raw, rlen) && !r->wrong;
+		r->resolved = complete(rec, raw, rlen) && !r->wrong;
 	}
 	if (saop_record_state(rec) == SAOP_STATE_OK)
 		WRONG(r, "state OK from saop-suspend");
