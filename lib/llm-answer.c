@@ -159,18 +159,34 @@ normal_finish(const char *w)
 }
 
 /*
- * Set p's finish reason from the provider's word v, when v is a string; a
- * refusal marks p refused.  Every tool call is then closed.
+ * 1 when p's answer (or choice) has ended: its finish reason came.  The
+ * one rule of an answer's end: nothing of it sent afterwards is read, for
+ * every format and every choice, so that an answer cut just after its
+ * finish reads as the whole one does (a fuzz finding).  Every sink that
+ * gathers an answer asks it (set_finish(), bad_chunk(), add_text(),
+ * add_refusal(), tool_at() making a call, tool_args(), block_set());
+ * usage and errors inside the stream are no part of the answer and are
+ * read after it (OpenAI's usage chunk comes after the finish).
+ */
+static int
+ended(const struct saop__llm_parser *p)
+{
+	return p->finish[0] != '\0';
+}
+
+/*
+ * Set p's finish reason from the provider's word w (NULL: none came),
+ * unless one came before; a refusal marks p refused.  Every tool call is
+ * then closed.
  */
 static void
-set_finish(struct saop__llm_parser *p, const json_t *v)
+set_finish(struct saop__llm_parser *p, const char *w)
 {
 	size_t i;
 
-	if (!json_is_string(v))
+	if (w == NULL || ended(p))
 		return;
-	snprintf(p->finish, sizeof(p->finish), "%s",
-	    normal_finish(json_string_value(v)));
+	snprintf(p->finish, sizeof(p->finish), "%s", normal_finish(w));
 	if (strcmp(p->finish, "refusal") == 0)
 		p->refused = 1;
 	for (i = 0; i < p->ntools; i++)
@@ -224,7 +240,7 @@ bad_chunk(struct saop__llm_parser *p, const char *fmt, ...)
 	char at[96], what[160];
 	va_list ap;
 
-	if (p->err != 0)
+	if (p->err != 0 || ended(p))
 		return;
 	p->err = SAOP_EPROTO;
 	va_start(ap, fmt);
@@ -241,7 +257,7 @@ add_text(struct saop__llm_parser *p, const json_t *s)
 {
 	int r;
 
-	if (!json_is_string(s) || p->fail || p->err)
+	if (!json_is_string(s) || p->fail || p->err || ended(p))
 		return;
 	r = saop__buf_append_max(&p->text, json_string_value(s),
 	    json_string_length(s), p->limit);
@@ -255,7 +271,7 @@ add_refusal(struct saop__llm_parser *p, const json_t *s)
 {
 	int r;
 
-	if (!json_is_string(s) || p->fail || p->err)
+	if (!json_is_string(s) || p->fail || p->err || ended(p))
 		return;
 	if (json_string_length(s) > 0)
 		p->refused = 1;
@@ -279,7 +295,7 @@ tool_at(struct saop__llm_parser *p, long key, int create)
 	for (i = 0; i < p->ntools; i++)
 		if (p->tools[i].key == key)
 			return &p->tools[i];
-	if (!create || p->ntools >= 1024)
+	if (!create || p->ntools >= 1024 || ended(p))
 		return NULL;
 	if ((nt = realloc(p->tools, (p->ntools + 1) * sizeof(*nt))) == NULL) {
 		p->fail = SAOP_ENOMEM;
@@ -306,7 +322,8 @@ tool_args(struct saop__llm_parser *p, struct tool *t, const json_t *v)
 {
 	int r;
 
-	if (t == NULL || !json_is_string(v) || p->fail || p->err)
+	if (t == NULL || !json_is_string(v) || p->fail || p->err ||
+	    ended(p))
 		return;
 	r = saop__buf_append_max(&t->args, json_string_value(v),
 	    json_string_length(v), p->limit);
@@ -460,13 +477,6 @@ openai_choice(struct saop__llm_parser *p, struct saop__llm_parser *t,
 
 	if (openai_choice_ok(p, ch) != 0)
 		return;
-	/*
-	 * A choice ends at its finish_reason: what a server sends for it
-	 * afterwards is not read, so that an answer cut just after its finish
-	 * reads as the whole one does (a fuzz finding).
-	 */
-	if (t->finish[0] != '\0')
-		return;
 	if ((d = json_object_get(ch, "delta")) == NULL)
 		d = json_object_get(ch, "message");
 	openai_content(t, json_object_get(d, "content"));
@@ -488,7 +498,8 @@ openai_choice(struct saop__llm_parser *p, struct saop__llm_parser *t,
 		/* OpenRouter: "arguments": null for a call without any. */
 		tool_args(t, tl, json_object_get(f, "arguments"));
 	}
-	set_finish(t, json_object_get(ch, "finish_reason"));
+	set_finish(t, json_string_value(json_object_get(ch,
+	    "finish_reason")));
 	if (t != p)
 		alt_fold(p, t);
 }
@@ -561,6 +572,8 @@ block_set(struct saop__llm_parser *p, long ix, enum blk_kind k)
 	struct blk *nb;
 	size_t i;
 
+	if (ended(p))
+		return;
 	for (i = 0; i < p->nblks; i++)
 		if (p->blks[i].ix == ix) {
 			p->blks[i].kind = k;
@@ -690,14 +703,6 @@ anthropic_event(struct saop__llm_parser *p, const char *type, const json_t *o)
 	struct tool *t;
 
 	num(json_object_get(o, "index"), &ix);
-	/*
-	 * The answer ends at its stop_reason (message_delta), as an OpenAI
-	 * choice ends at its finish_reason: a block or delta sent after it
-	 * is not read, so that an answer cut just after its finish reads as
-	 * the whole one does (a fuzz finding).
-	 */
-	if (p->finish[0] != '\0' && strncmp(type, "content_block_", 14) == 0)
-		return;
 	if (strcmp(type, "message_start") == 0) {
 		if (!json_is_object(json_object_get(o, "message")))
 			bad_chunk(p, "a message_start without its message");
@@ -733,7 +738,8 @@ anthropic_event(struct saop__llm_parser *p, const char *type, const json_t *o)
 		    "stop_reason"), JSON_STRING))
 			bad_chunk(p, "a message_delta without its delta");
 		usage_of(p, json_object_get(o, "usage"));
-		set_finish(p, json_object_get(d, "stop_reason"));
+		set_finish(p, json_string_value(json_object_get(d,
+		    "stop_reason")));
 	} else if (strcmp(type, "message_stop") == 0) {
 		p->done = 1;
 	} else if (strcmp(type, "error") == 0) {
@@ -784,7 +790,8 @@ anthropic_message(struct saop__llm_parser *p, const json_t *o)
 			free(s);
 		}
 	}
-	set_finish(p, json_object_get(o, "stop_reason"));
+	set_finish(p, json_string_value(json_object_get(o,
+	    "stop_reason")));
 	p->done = 1;
 }
 
@@ -828,20 +835,16 @@ responses_final(struct saop__llm_parser *p, const json_t *r)
 		why = json_object_get(r, "error");
 		stream_error(p, why != NULL && !json_is_null(why) ? why : r);
 	} else if (strcmp(st, "completed") == 0) {
-		why = json_string(p->refused ? "refusal" : calls ?
-		    "tool_calls" : "stop");
-		set_finish(p, why);
-		json_decref(why);
+		set_finish(p, p->refused ? "refusal" : calls ? "tool_calls" :
+		    "stop");
 	} else if (strcmp(st, "incomplete") == 0) {
 		why = json_object_get(json_object_get(r,
 		    "incomplete_details"), "reason");
-		if (json_is_string(why))
-			set_finish(p, why);
-		else
-			snprintf(p->finish, sizeof(p->finish), "error");
+		set_finish(p, json_is_string(why) ? json_string_value(why) :
+		    "error");
 	} else if (strcmp(st, "in_progress") != 0 &&
 	    strcmp(st, "queued") != 0) {
-		snprintf(p->finish, sizeof(p->finish), "error");
+		set_finish(p, "error");
 	}
 	if (p->finish[0] != '\0' || p->err != 0)
 		p->done = 1;
@@ -908,13 +911,6 @@ responses_event(struct saop__llm_parser *p, const char *type,
 	long ix = 0;
 
 	num(json_object_get(o, "output_index"), &ix);
-	/* The answer ends with its finish: output sent after it is not
-	 * read (as an OpenAI choice ends at its finish_reason; a fuzz
-	 * finding: a stream that mixed formats had text after it). */
-	if (p->finish[0] != '\0' && (strncmp(type, "response.output_",
-	    16) == 0 || strncmp(type, "response.refusal.", 17) == 0 ||
-	    strncmp(type, "response.function_call_arguments.", 33) == 0))
-		return;
 	if (strcmp(type, "response.output_text.delta") == 0) {
 		if (!json_is_string(json_object_get(o, "delta")))
 			bad_chunk(p, "an output_text delta without its text");
@@ -993,10 +989,6 @@ gemini_candidate(struct saop__llm_parser *p, struct saop__llm_parser *t,
 		bad_chunk(p, "a candidate is not an object");
 		return;
 	}
-	/* A candidate ends at its finishReason: what comes for it after is
-	 * not read (as an OpenAI choice ends at its finish_reason). */
-	if (t->finish[0] != '\0')
-		return;
 	parts = json_object_get(json_object_get(c, "content"), "parts");
 	if (!absent_or(parts, JSON_ARRAY)) {
 		bad_chunk(p, "a candidate's parts are not an array");
@@ -1052,13 +1044,8 @@ gemini_candidate(struct saop__llm_parser *p, struct saop__llm_parser *t,
 
 		for (i = 0; i < t->ntools; i++)
 			calls |= !t->tools[i].server;
-		if (calls && strcmp(json_string_value(fr), "STOP") == 0) {
-			json_t *w = json_string("tool_calls");
-
-			set_finish(t, w);
-			json_decref(w);
-		} else
-			set_finish(t, fr);
+		set_finish(t, calls && strcmp(json_string_value(fr), "STOP") ==
+		    0 ? "tool_calls" : json_string_value(fr));
 	}
 	if (t != p)
 		alt_fold(p, t);
@@ -1105,7 +1092,7 @@ gemini_obj(struct saop__llm_parser *p, const json_t *o)
 	    "blockReason");
 	if (json_array_size(cs) == 0 && json_is_string(br)) {
 		add_refusal(p, br);
-		snprintf(p->finish, sizeof(p->finish), "refusal");
+		set_finish(p, "refusal");
 	}
 }
 
@@ -1121,19 +1108,13 @@ ollama_obj(struct saop__llm_parser *p, const json_t *o)
 		bad_chunk(p, "the response is not a string");
 		return;
 	}
-	/* The answer ends at its finish: what comes after is not read (as
-	 * an OpenAI choice ends at its finish_reason). */
-	if (p->finish[0] != '\0')
-		return;
 	add_text(p, json_object_get(o, "response"));
 	add_text(p, json_object_get(m, "content"));
 	if (json_is_true(json_object_get(o, "done"))) {
 		const json_t *v = json_object_get(o, "done_reason");
 
-		if (json_is_string(v))
-			set_finish(p, v);
-		else
-			snprintf(p->finish, sizeof(p->finish), "stop");
+		set_finish(p, json_is_string(v) ? json_string_value(v) :
+		    "stop");
 		num(json_object_get(o, "prompt_eval_count"), &p->prompt);
 		num(json_object_get(o, "eval_count"), &p->completion);
 		p->done = 1;
