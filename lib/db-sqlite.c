@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "db.h"
+#include "db-sqlite.h"
 
 #define BUSY_TIMEOUT_MS	5000
 #define CACHE		24	/* prepared statements kept per connection */

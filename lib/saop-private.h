@@ -7,8 +7,6 @@
 
 #include "saop.h"
 
-#include <sqlite3.h>
-
 #if defined(__GNUC__)
 #define SAOP__PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -118,10 +116,8 @@ const char *saop__config_path(void);
 /* Open s's database if a lazy store has not yet; 0 or SAOP_EDB/EIO. */
 int saop__store_connect(struct saop_store *s, struct saop_err *e);
 
-/* The transaction and the queries: lib/db.h.  For the unit tests only:
- * the SQLite handle of s, or NULL when s is not connected or not on
- * SQLite (lib/db-sqlite.c). */
-sqlite3 *saop__store_db(struct saop_store *s);
+/* The transaction and the queries: lib/db.h; the SQLite handle the unit
+ * tests read: lib/db-sqlite.h. */
 
 /*
  * The value at [p, p+n) (valid JSON, as the scanner judges it) with what

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "saop-private.h"
+#include "db-sqlite.h"
 #include "fuzz.h"
 
 static struct saop_store *store;

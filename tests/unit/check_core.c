@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "saop-private.h"
+#include "db-sqlite.h"
 
 static char tmpdir[] = "/tmp/check_core.XXXXXX";
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "saop-private.h"
+#include "db-sqlite.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "saop-private.h"
+#include "db-sqlite.h"
 
 /* One scripted answer: the code the call returns and the text it got. */
 struct step {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "saop-private.h"
+#include "db-sqlite.h"
 
 static char tmpdir[] = "/tmp/check_prune.XXXXXX";
 static struct saop_store *store;

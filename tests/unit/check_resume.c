@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "saop-private.h"
+#include "db-sqlite.h"
 #include "resume-sim.h"
 
 #define PROMPT_AND(tok) SAOP_RESUME_PROMPT SAOP_RESUME_TOKEN_LABEL tok

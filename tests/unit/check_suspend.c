@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "saop-private.h"
+#include "db-sqlite.h"
 
 static char dir[] = "/tmp/check_suspend.XXXXXX";
 static char path[256];

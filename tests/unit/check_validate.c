@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "saop-private.h"
+#include "db-sqlite.h"
 #include "schema-int.h"
 
 static const char good[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
