@@ -602,6 +602,7 @@ run(int argc, char *argv[])
 		loop.o = &opt;
 		loop.path = first < argc ? argv[first] : "-";
 		loop.record = suspend_one;
+		loop.judged_later = 1;
 		loop.raw_out = cli_raw_out;
 		loop.written = forget_one;
 		loop.no_write = opt.dry_run;
