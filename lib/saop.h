@@ -1201,8 +1201,9 @@ struct saop_suspend_outcome {
 	int rate_waits;		/* 429s waited out */
 	size_t received;	/* answer bytes received over all calls */
 	int suspended;		/* 1: the turn is saved, paused (exit 75) */
-	/* What ended a suspension: "max-wait", "max-resumes", "no-wait",
-	 * "signal" (NULL when not suspended). */
+	/* What ended a suspension: "max-wait", "never-answered" (the
+	 * endpoint never answered this process: first_contact_ms),
+	 * "max-resumes", "no-wait", "signal" (NULL when not suspended). */
 	const char *limit;
 };
 
@@ -1367,8 +1368,9 @@ int saop_suspend_forget(const struct saop_suspend_opts *opts,
     const json_t *rec, struct saop_err *e);
 
 /*
- * Where the connectivity monitor's lines go ("... endpoint unreachable;
- * waiting", "... reachable again", "... --max-wait reached"): say(line)
+ * Where the connectivity monitor's lines go ("... endpoint URL is
+ * unreachable; waiting", "... reachable again", "... --max-wait
+ * reached", "... rate limited by URL (HTTP 429): waiting"): say(line)
  * for each (a program prints it on stderr); NULL: nowhere.
  */
 void saop_suspend_set_notice(void (*say)(const char *line));
