@@ -132,6 +132,9 @@ saop_suspend_opts_from_env(struct saop_suspend_opts *o, struct saop_err *e)
 	    SAOP_NETWORK_POLL_INTERVAL_MS, 1, 86400000L, &o->poll_ms, e)) != 0)
 		return rc;
 	o->max_wait_ms = SAOP_MAX_WAIT_MS;
+	/* A wait asked for is the wait, for every endpoint. */
+	o->first_contact_ms = env("SAOP_MAX_WAIT") != NULL ? 0 :
+	    SAOP_FIRST_CONTACT_MS;
 	if ((v = env("SAOP_MAX_WAIT")) != NULL &&
 	    saop_duration_parse(v, &o->max_wait_ms) != 0)
 		return saop__fail(e, SAOP_ECONFIG, 0, "SAOP_MAX_WAIT: '%.100s' "

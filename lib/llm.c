@@ -461,6 +461,8 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		    != NULL ? "" : C.easy_strerror(rc), strstr(errbuf,
 		    C.easy_strerror(rc)) == NULL && errbuf[0] != '\0' ? ": " :
 		    "", errbuf);
+		if (rc == CURLE_OPERATION_TIMEDOUT)
+			e->sys_errno = ETIMEDOUT;	/* a timeout, said so */
 		if (a->broken && strlen(e->msg) < sizeof(e->msg) - 80)
 			snprintf(e->msg + strlen(e->msg), sizeof(e->msg) -
 			    strlen(e->msg), " (after %zu bytes, %zu of text "

@@ -1170,6 +1170,12 @@ struct saop_suspend_opts {
 	int max_resumes;	/* automatic resumptions per turn (>= 0) */
 	long poll_ms;		/* connectivity poll interval (> 0) */
 	long long max_wait_ms;	/* longest wait for the endpoint; -1: no end */
+	/*
+	 * The longest wait for an endpoint that never answered this
+	 * process, for a turn not saved before (a wrong SAOP_API_BASE
+	 * costs this, not max_wait_ms); 0: max_wait_ms alone.
+	 */
+	long long first_contact_ms;
 	size_t max_answer;	/* longest answer (--max-record); 0: none */
 	int no_wait;		/* 1: suspend at once (exit 75), no waiting */
 	enum saop_resume_form form;	/* continuation form; AUTO as resume */
@@ -1195,8 +1201,9 @@ struct saop_suspend_outcome {
 	int rate_waits;		/* 429s waited out */
 	size_t received;	/* answer bytes received over all calls */
 	int suspended;		/* 1: the turn is saved, paused (exit 75) */
-	/* What ended a suspension: "max-wait", "max-resumes", "no-wait",
-	 * "signal" (NULL when not suspended). */
+	/* What ended a suspension: "max-wait", "never-answered" (the
+	 * endpoint never answered this process: first_contact_ms),
+	 * "max-resumes", "no-wait", "signal" (NULL when not suspended). */
 	const char *limit;
 };
 
@@ -1217,6 +1224,8 @@ struct saop_turn_key {
 #define SAOP_CLAIM_LEASE_MS		60000
 /* How long the monitor waits for a lost endpoint (ms; --max-wait). */
 #define SAOP_MAX_WAIT_MS		(30L * 60 * 1000)
+/* How long it waits for one never reached (ms; unless SAOP_MAX_WAIT). */
+#define SAOP_FIRST_CONTACT_MS		(20L * 1000)
 
 /*
  * The task of rec as text: its string task_id, or the compact JSON of any
@@ -1359,8 +1368,9 @@ int saop_suspend_forget(const struct saop_suspend_opts *opts,
     const json_t *rec, struct saop_err *e);
 
 /*
- * Where the connectivity monitor's lines go ("... endpoint unreachable;
- * waiting", "... reachable again", "... --max-wait reached"): say(line)
+ * Where the connectivity monitor's lines go ("... endpoint URL is
+ * unreachable; waiting", "... reachable again", "... --max-wait
+ * reached", "... rate limited by URL (HTTP 429): waiting"): say(line)
  * for each (a program prints it on stderr); NULL: nowhere.
  */
 void saop_suspend_set_notice(void (*say)(const char *line));
@@ -1395,7 +1405,8 @@ struct saop_model saop_suspend_model(struct saop_suspend_guard *g);
  * (lib/config.c) Set o->max_resumes from SAOP_MAX_AUTO_RESUME (0 to 1000), o->poll_ms
  * from SAOP_NETWORK_POLL_INTERVAL_MS (1 to 86400000) and o->max_wait_ms
  * from SAOP_MAX_WAIT (a duration, saop_duration_parse()), each to its
- * default when unset or empty.  Returns 0, or SAOP_ECONFIG naming the variable.
+ * default when unset or empty; o->first_contact_ms to
+ * SAOP_FIRST_CONTACT_MS, 0 when SAOP_MAX_WAIT is set.  Returns 0, or SAOP_ECONFIG naming the variable.
  */
 int saop_suspend_opts_from_env(struct saop_suspend_opts *o,
     struct saop_err *e);

@@ -1031,32 +1031,104 @@ span(long long ms, char *buf, size_t n)
 }
 
 /*
- * Wait until the endpoint answers: after first_ms, probe, then probe
- * again every opts->poll_ms, sleeping in between, for at most
- * opts->max_wait_ms in all (-1: no end), saying so at each change.
- * Returns 1 when it answers; 0 with *limit "max-wait" when the wait ran
- * out, "signal" when *opts->stop was set.
+ * 1 once a model call of this process had an answer of the endpoint (an
+ * HTTP status, or bytes): a later loss is an outage, not a wrong URL.
+ */
+static int answered;
+
+/* Note what a call that returned rc (e its error) received. */
+static void
+note_answer(int rc, const struct saop_err *e, size_t received)
+{
+	if (rc == 0 || e->http_status != 0 || received > 0)
+		__atomic_store_n(&answered, 1, __ATOMIC_RELAXED);
+}
+
+/* o's endpoint as it may be shown (credentials masked) in buf. */
+static const char *
+endpoint_shown(const struct saop_suspend_opts *o, char *buf, size_t n)
+{
+	char *s = o->endpoint != NULL ? saop__llm_url_redact(o->endpoint) :
+	    NULL;
+
+	snprintf(buf, n, "%.200s", s != NULL ? s : "the model endpoint");
+	free(s);
+	return buf;
+}
+
+/* What sets the wait of o's program: --max-wait, else SAOP_MAX_WAIT. */
+static const char *
+max_wait_name(const struct saop_suspend_opts *o)
+{
+	return o->stage == NULL || strcmp(o->stage, "saop-suspend") == 0 ?
+	    "--max-wait" : "SAOP_MAX_WAIT";
+}
+
+/* How a waiting o is cut short or made longer, in buf (n bytes). */
+static const char *
+way_on(const struct saop_suspend_opts *o, char *buf, size_t n)
+{
+	snprintf(buf, n, "Ctrl-C saves the turn and stops; --no-wait: no "
+	    "waiting, %s: how long", max_wait_name(o));
+	return buf;
+}
+
+/* What the loss e was, in a few words, in buf. */
+static const char *
+loss_said(const struct saop_err *e, char *buf, size_t n)
+{
+	if (e->sys_errno == ETIMEDOUT)
+		snprintf(buf, n, "gave no answer within the timeout "
+		    "(--timeout, SAOP_TIMEOUT_MS)");
+	else if (e->http_status >= 300)
+		snprintf(buf, n, "answered HTTP %d", e->http_status);
+	else if (e->http_status >= 200)
+		snprintf(buf, n, "broke off its answer");
+	else
+		snprintf(buf, n, "is unreachable");
+	return buf;
+}
+
+/*
+ * Wait until the endpoint answers after the loss e: after first_ms,
+ * probe, then probe again every opts->poll_ms, sleeping in between, for
+ * at most opts->max_wait_ms in all (-1: no end), saying so at each
+ * change.  An endpoint that never answered this process, for a turn
+ * never saved before (fresh), is waited for at most
+ * opts->first_contact_ms (when > 0): a wrong SAOP_API_BASE costs
+ * seconds, not the whole wait.  Returns 1 when it answers; 0 with *limit
+ * "max-wait" when the wait ran out, "never-answered" when the shorter
+ * wait did, "signal" when *opts->stop was set.
  */
 static int
 wait_for_network(const struct saop_suspend_opts *o, long first_ms,
-    const char *what, const char **limit)
+    const char *what, const struct saop_err *e, int fresh,
+    const char **limit)
 {
-	long long start = now_ms(), left;
-	char a[32], b[32];
-	int up = 0;
+	long long start = now_ms(), left, max = o->max_wait_ms;
+	char a[32], b[32], url[224], how[96], way[96];
+	int up = 0, unproven = 0;
 
+	if (fresh && o->first_contact_ms > 0 &&
+	    !__atomic_load_n(&answered, __ATOMIC_RELAXED) &&
+	    (max < 0 || o->first_contact_ms < max)) {
+		max = o->first_contact_ms;
+		unproven = 1;
+	}
+	endpoint_shown(o, url, sizeof(url));
 	if (o->waiting != NULL)
 		*o->waiting = 1;
-	say("%s: endpoint unreachable; waiting for it (a probe every %s, "
-	    "for %s)", what, span(o->poll_ms, a, sizeof(a)),
-	    span(o->max_wait_ms, b, sizeof(b)));
+	say("%s: endpoint %s %s; waiting for it (a probe every %s, for "
+	    "%s%s; %s)", what, url, loss_said(e, how, sizeof(how)),
+	    span(o->poll_ms, a, sizeof(a)), span(max, b, sizeof(b)),
+	    unproven ? ": it never answered since this run began" : "",
+	    way_on(o, way, sizeof(way)));
 	if (first_ms > 0 && sleep_ms(first_ms, o->stop))
 		goto out;
 	while (o->stop == NULL || !*o->stop) {
 		if ((up = probe(o)) == 1)
 			break;
-		left = o->max_wait_ms < 0 ? o->poll_ms : o->max_wait_ms -
-		    (now_ms() - start);
+		left = max < 0 ? o->poll_ms : max - (now_ms() - start);
 		if (left <= 0)
 			break;
 		if (sleep_ms(left < o->poll_ms ? (long)left : o->poll_ms,
@@ -1068,17 +1140,25 @@ out:
 		*o->waiting = 0;
 	if (o->stop != NULL && *o->stop) {
 		*limit = "signal";
-		say("%s: stopped by a signal after waiting %s", what,
-		    span(now_ms() - start, a, sizeof(a)));
+		say("%s: stopped by a signal after waiting %s for endpoint %s",
+		    what, span(now_ms() - start, a, sizeof(a)), url);
+		return 0;
+	}
+	if (!up && unproven) {
+		*limit = "never-answered";
+		say("%s: endpoint %s never answered since this run began "
+		    "(waited %s): is SAOP_API_BASE right? (%s: wait longer "
+		    "for one not up yet)", what, url, span(now_ms() - start, a,
+		    sizeof(a)), max_wait_name(o));
 		return 0;
 	}
 	if (!up) {
 		*limit = "max-wait";
-		say("%s: endpoint still unreachable after %s: --max-wait "
-		    "reached", what, span(now_ms() - start, a, sizeof(a)));
+		say("%s: endpoint %s still unreachable after %s: --max-wait "
+		    "reached", what, url, span(now_ms() - start, a, sizeof(a)));
 		return 0;
 	}
-	say("%s: endpoint reachable again after %s: resuming", what,
+	say("%s: endpoint %s reachable again after %s: resuming", what, url,
 	    span(now_ms() - start, a, sizeof(a)));
 	return 1;
 }
@@ -1106,6 +1186,7 @@ struct turn {
 	int discarded;		/* partial text not JSON: asked again */
 	int dropped;		/* the last answer was not merged: the
 				   partial ends where it was cut */
+	int fresh;		/* never saved before (not a --resume) */
 	/* The continuation's text (shown_of()): what the next request
 	 * shows the model of partial, and what its answer is merged onto;
 	 * scan: partial scanned, which it borrows from. */
@@ -1136,6 +1217,8 @@ turn_init(struct turn *t, json_t *rec, const struct saop_suspend_opts *o)
 	t->key.task_id = t->task;
 	t->key.turn = t->turn;
 	t->key.stage = stage_of(o);
+	/* A record suspended before comes with its "suspend" member. */
+	t->fresh = json_object_get(rec, "suspend") == NULL;
 	return 0;
 }
 
@@ -1520,10 +1603,10 @@ set_status(const struct turn *t, const struct saop_suspend_opts *o,
  */
 static int
 lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
-    struct saop_err *e, struct saop_suspend_outcome *out)
+    const char *why, struct saop_err *e, struct saop_suspend_outcome *out)
 {
 	struct saop_err loss = *e, se;
-	const char *limit = NULL;
+	const char *limit = why;
 	char what[300];
 	long long start = now_ms();
 	int rc;
@@ -1539,11 +1622,14 @@ lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
 	    "error", loss.msg, "received", (json_int_t)t->plen, "http_status",
 	    loss.http_status, "resumes", t->resumes));
 	key_name(&t->key, what, sizeof(what));
-	if (o->no_wait)
+	if (limit != NULL)
+		;		/* decided by the 429's wait */
+	else if (o->no_wait)
 		limit = "no-wait";
 	else if (t->resumes >= o->max_resumes)
 		limit = "max-resumes";
-	if (limit != NULL || !wait_for_network(o, wait_first, what, &limit)) {
+	if (limit != NULL || !wait_for_network(o, wait_first, what, &loss,
+	    t->fresh, &limit)) {
 		char how[64];
 
 		out->suspended = 1;
@@ -1573,8 +1659,11 @@ lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
 		    "%s: %.300s", strcmp(limit, "no-wait") == 0 ? "--no-wait" :
 		    strcmp(limit, "signal") == 0 ? "stopped while waiting" :
 		    strcmp(limit, "max-resumes") == 0 ? "resumptions spent: "
-		    "--max-resumes reached" : "the endpoint stayed down: "
-		    "--max-wait reached", t->resumes, t->plen, how,
+		    "--max-resumes reached" : strcmp(limit, "never-answered")
+		    == 0 ? "the endpoint never answered since this run "
+		    "began" : loss.http_status == 429 ? "rate limited "
+		    "longer than the wait allowed" : "the endpoint stayed "
+		    "down: --max-wait reached", t->resumes, t->plen, how,
 		    loss.msg);
 		return 0;
 	}
@@ -1591,19 +1680,25 @@ lost(struct turn *t, struct saop_suspend_opts *o, long wait_first,
 }
 
 /*
- * After a failed call of class cls (e its error): a 429 (while fewer than
- * RATE_WAITS_MAX were waited out in this turn, and not --no-wait) is
- * waited out as the server asks.  Returns SAOP_SUSPEND_WAIT when it was
- * (call again), SAOP_SUSPEND_LOST for a 429 not waited out or a wait
- * stopped by a signal (save and suspend), else cls.
+ * After a failed call of class cls (e its error) in t: a 429 (while fewer
+ * than RATE_WAITS_MAX were waited out in this turn, and not --no-wait) is
+ * waited out as the server asks, said once on the notice line, when the
+ * wait is within opts->max_wait_ms.  Returns SAOP_SUSPEND_WAIT when it was
+ * (call again), SAOP_SUSPEND_LOST for a 429 not waited out (*limit
+ * "max-wait" when it asked too long, "signal" when a signal stopped the
+ * wait: save and suspend, no waiting for the network), else cls.
  */
 static int
-wait_out(const struct saop_suspend_opts *o, int cls,
-    const struct saop_err *e, struct saop_suspend_outcome *out)
+wait_out(const struct saop_suspend_opts *o, int cls, const struct turn *t,
+    const struct saop_err *e, struct saop_suspend_outcome *out,
+    const char **limit)
 {
+	long long start;
 	long wait;
 	int stopped;
+	char what[300], url[224], a[32], b[32], way[96];
 
+	*limit = NULL;
 	if (cls != SAOP_SUSPEND_WAIT)
 		return cls;
 	if (out->rate_waits >= RATE_WAITS_MAX || o->no_wait)
@@ -1612,13 +1707,32 @@ wait_out(const struct saop_suspend_opts *o, int cls,
 	wait = e->retry_after_ms >= 0 ? e->retry_after_ms : o->poll_ms;
 	if (wait > RATE_WAIT_MAX_MS)
 		wait = RATE_WAIT_MAX_MS;
+	key_name(&t->key, what, sizeof(what));
+	endpoint_shown(o, url, sizeof(url));
+	if (o->max_wait_ms >= 0 && wait > o->max_wait_ms) {
+		*limit = "max-wait";
+		say("%s: rate limited by %s (HTTP 429) for %s, longer than the "
+		    "wait allowed (%s): not waiting", what, url,
+		    span(wait, a, sizeof(a)), span(o->max_wait_ms, b,
+		    sizeof(b)));
+		return SAOP_SUSPEND_LOST;
+	}
+	say("%s: rate limited by %s (HTTP 429): waiting %s as it asks (%s)",
+	    what, url, span(wait, a, sizeof(a)), way_on(o, way, sizeof(way)));
 	out->rate_waits++;
 	if (o->waiting != NULL)
 		*o->waiting = 1;
+	start = now_ms();
 	stopped = sleep_ms(wait, o->stop);
 	if (o->waiting != NULL)
 		*o->waiting = 0;
-	return stopped ? SAOP_SUSPEND_LOST : SAOP_SUSPEND_WAIT;
+	if (!stopped)
+		return SAOP_SUSPEND_WAIT;
+	*limit = "signal";
+	say("%s: stopped by a signal after waiting %s of the %s the rate limit "
+	    "of %s asked", what, span(now_ms() - start, a, sizeof(a)),
+	    span(wait, b, sizeof(b)), url);
+	return SAOP_SUSPEND_LOST;
 }
 
 /*
@@ -1661,7 +1775,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 	struct saop_llm_answer a;
 	struct turn t;
 	json_t *req;
-	const char *text;
+	const char *text, *why;
 	size_t len;
 	int rc, verdict = SAOP_TRUNCATED, cls, again;
 
@@ -1679,6 +1793,8 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 	}
 	if (state != NULL && (rc = restore(&t, state, e)) != 0)
 		goto out;
+	if (state != NULL)
+		t.fresh = 0;
 	for (;;) {
 		/* Before the call: the turn can be resumed whatever happens;
 		 * claimed, so that no other process calls it meanwhile. */
@@ -1697,6 +1813,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 		saop_llm_cost_add(&t.cost, 0, &a);
 		text = answer_text(&t, &a, &len);
 		out->received += len;
+		note_answer(rc, e, a.raw_len);
 		cls = rc == 0 ? SAOP_SUSPEND_NONE : saop_suspend_classify(e);
 		if (rc == -SAOP_EPREFILL && o->form == SAOP_RESUME_AUTO &&
 		    t.plen > 0) {
@@ -1761,7 +1878,8 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 			goto out;
 		}
 		saop_llm_answer_free(&a);
-		if ((cls = wait_out(o, cls, e, out)) == SAOP_SUSPEND_WAIT)
+		if ((cls = wait_out(o, cls, &t, e, out, &why)) ==
+		    SAOP_SUSPEND_WAIT)
 			continue;	/* a 429 waited out: call again */
 		if (cls != SAOP_SUSPEND_LOST) {
 			/* Refused: waiting will not help.  A turn that holds
@@ -1778,7 +1896,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 				    &ignored);
 			goto out;
 		}
-		if ((again = lost(&t, o, first_wait(o, e), e, out)) < 0) {
+		if ((again = lost(&t, o, first_wait(o, e), why, e, out)) < 0) {
 			rc = again;
 			goto out;
 		}
@@ -1833,6 +1951,7 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 	struct saop_suspend_guard *g = arg;
 	struct saop_suspend_opts *o = &g->opts;
 	struct turn t;
+	const char *why;
 	int rc = 0;
 
 	if (turn_init(&t, g->rec, o) != 0) {
@@ -1845,6 +1964,7 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 		g->out.calls++;
 		rc = saop_model_call(&o->model, request, a, e);
 		g->out.received += a->raw_len;
+		note_answer(rc, e, a->raw_len);
 		if (rc == 0 && o->max_answer > 0 && a->raw_len >
 		    o->max_answer) {
 			saop_llm_answer_free(a);
@@ -1862,7 +1982,8 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 			saop_turn_state_delete(o->store, &t.key, &ignored);
 			break;
 		}
-		cls = wait_out(o, (int)saop_suspend_classify(e), e, &g->out);
+		cls = wait_out(o, (int)saop_suspend_classify(e), &t, e,
+		    &g->out, &why);
 		if (cls == SAOP_SUSPEND_WAIT) {
 			saop_llm_answer_free(a);
 			continue;	/* a 429 waited out: call again */
@@ -1872,7 +1993,8 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 		/* The protocol keeps its own progress: the turn is saved as
 		 * the record stood when it called, and the same request is
 		 * sent again once the endpoint answers. */
-		if ((again = lost(&t, o, first_wait(o, e), e, &g->out)) <= 0) {
+		if ((again = lost(&t, o, first_wait(o, e), why, e,
+		    &g->out)) <= 0) {
 			if (again < 0)
 				rc = again;
 			break;

@@ -992,6 +992,24 @@ cli_put_field(FILE *f, const char *s)
 }
 
 /*
+ * 1 when l's records go on to another program through a pipe (stdout a
+ * pipe or socket, records written, l->judged_later) and $SAOP_STRICT is
+ * unset or 0: a flagged record is then the last stage's to report.
+ */
+static int
+handed_on(const struct cli_loop *l)
+{
+	const char *strict = env_value("SAOP_STRICT");
+	struct stat st;
+
+	if (!l->judged_later || l->o->quiet || l->o->raw_out || l->no_write ||
+	    (strict != NULL && strcmp(strict, "0") != 0))
+		return 0;
+	return fstat(STDOUT_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+	    S_ISSOCK(st.st_mode));
+}
+
+/*
  * The record loop every program runs (see cli.h for its rules).  Returns
  * the exit status of the run: the worst of the records' statuses, 65 when a
  * line was not a record, and the status of the first failed model call.
@@ -1004,7 +1022,7 @@ cli_run(struct cli_loop *l)
 	struct saop_err e, stop;
 	json_t *rec;
 	unsigned long n = 0;
-	int rc, status = CLI_OK, stopped = 0;
+	int rc, status = CLI_OK, stopped = 0, on = handed_on(l);
 
 	saop_err_clear(&stop);
 	cli_records_open(&recs, o, l->path);
@@ -1047,6 +1065,8 @@ cli_run(struct cli_loop *l)
 		}
 		if (saop_store_error(store, &e))
 			rc = cli_worse(rc, record_trouble(l, rec, &e));
+		if (on && rc == CLI_FLAGGED)
+			rc = CLI_OK;	/* the last stage reports it */
 		status = cli_worse(status, rc);
 		if (l->written != NULL)
 			hold_signals(1);

@@ -351,6 +351,13 @@ struct cli_loop {
 	int (*written)(struct cli_loop *l, json_t *rec, struct saop_err *e);
 	void *arg;		/* the program's own */
 	int no_write;		/* no records out (--dry-run prints requests) */
+	/*
+	 * 1 for a stage whose flagged records saop-validate judges again
+	 * downstream: with the records going on through a pipe, a record
+	 * flagged (CLI_FLAGGED) counts CLI_OK unless $SAOP_STRICT is set
+	 * (cli_run(); saop(7), EXIT STATUS).
+	 */
+	int judged_later;
 	/* Kept by cli_run(), read by record(): */
 	long line;		/* the line of the record at hand (from 1) */
 	int no_call;		/* a model call failed: make no more */

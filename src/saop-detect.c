@@ -499,6 +499,7 @@ run(int argc, char *argv[])
 	loop.o = &opt;
 	loop.path = first < argc ? argv[first] : "-";
 	loop.record = detect_record;
+	loop.judged_later = 1;	/* saop-resume, saop-validate */
 	loop.raw_out = raw_out;
 	return cli_run(&loop);
 }

@@ -484,6 +484,7 @@ run(int argc, char *argv[])
 		loop.o = &opt;
 		loop.path = path;
 		loop.record = prune_one;
+		loop.judged_later = 1;
 		loop.raw_out = raw_out;
 		loop.arg = &run_opts.po;
 		status = cli_run(&loop);

@@ -181,6 +181,7 @@ run(int argc, char *argv[])
 	loop.o = &opt;
 	loop.path = first < argc ? argv[first] : "-";
 	loop.record = resume_one;
+	loop.judged_later = 1;	/* saop-validate */
 	loop.raw_out = cli_raw_out;
 	loop.no_write = opt.dry_run;
 	loop.arg = &r;

@@ -538,6 +538,7 @@ own_opt(void *arg, int ch, const char *val)
 		if (saop_duration_parse(val, &r->so.max_wait_ms) != 0)
 			cli_usage_error("--max-wait: '%s' is not a duration "
 			    "(90s, 30m, 2h, inf)", val);
+		r->so.first_contact_ms = 0;	/* the wait asked for */
 		return 1;
 	case OPT_NO_WAIT:
 		r->so.no_wait = 1;
@@ -602,6 +603,7 @@ run(int argc, char *argv[])
 		loop.o = &opt;
 		loop.path = first < argc ? argv[first] : "-";
 		loop.record = suspend_one;
+		loop.judged_later = 1;
 		loop.raw_out = cli_raw_out;
 		loop.written = forget_one;
 		loop.no_write = opt.dry_run;

@@ -16,7 +16,7 @@ srv_start "body=@a.sse cut=$cut how=reset" 'down=3600'
 export SAOP_NETWORK_POLL_INTERVAL_MS=50
 record t 7 | expect_status 75 saop-suspend --max-wait 300ms >"$tmp/out" 2>"$tmp/err"
 grep -q 'suspended.*--max-wait reached' "$tmp/err" || fail "stderr: $(cat "$tmp/err")"
-grep -q 'endpoint unreachable; waiting' "$tmp/err" || fail "no wait line: $(cat "$tmp/err")"
+grep -q "endpoint $SAOP_API_BASE is unreachable; waiting" "$tmp/err" || fail "no wait line: $(cat "$tmp/err")"
 jqf '.state == "PAUSED_FOR_INTERVENTION" and .raw == null and .suspend.limit == "max-wait"' "$tmp/out"
 [ "$(sql "SELECT json_extract(data, '\$.limit') FROM events WHERE event = 'TURN_SUSPENDED'")" = max-wait ] ||
     fail "event: $(sql 'SELECT event, data FROM events')"

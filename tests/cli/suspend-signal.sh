@@ -15,7 +15,7 @@ jq -c '.task_id = "s"' "$data/resume/trunc.ndjson" >"$tmp/resume.in"
 record s 2 >"$tmp/suspend.in"
 
 waiting() {
-	grep -q 'endpoint unreachable; waiting' "$tmp/err"
+	grep -q 'endpoint http:[^ ]* is unreachable; waiting' "$tmp/err"
 }
 saved() {
 	[ -s "$SAOP_DB" ] && [ "$(sql 'SELECT count(*) FROM agent_turn_states' 2>/dev/null)" = 1 ]

@@ -1084,7 +1084,7 @@ START_TEST(a_signal_in_the_first_wait_suspends_without_a_probe)
 	ck_assert_int_eq(sc.probes, 0);
 	ck_assert_int_eq(out.suspended, 1);
 	ck_assert_str_eq(out.limit, "signal");
-	ck_assert_ptr_nonnull(strstr(said, "for no limit)"));
+	ck_assert_ptr_nonnull(strstr(said, "for no limit;"));
 	ck_assert_ptr_nonnull(strstr(said, "stopped by a signal"));
 	ck_assert_ptr_nonnull(strstr(e.msg, "stopped while waiting"));
 	ck_assert_str_eq(json_string_value(json_object_get(r, "state")),
@@ -1110,9 +1110,19 @@ START_TEST(a_429_whose_wait_a_signal_stops_suspends_the_turn)
 	json_t *r = rec();
 
 	opts(&o, s, 1);
+	o.max_wait_ms = -1;
 	sc.stop = 1;
+	said[0] = '\0';
+	saop_suspend_set_notice(say);
 	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e),
 	    -SAOP_ERATELIMIT);
+	saop_suspend_set_notice(NULL);
+	/* Said as what it is: a rate limit, not a lost endpoint. */
+	ck_assert_ptr_nonnull(strstr(said, "rate limited by "));
+	ck_assert_ptr_nonnull(strstr(said, "waiting 10.0 min as it asks"));
+	ck_assert_ptr_nonnull(strstr(said, "of the 10.0 min the rate limit"));
+	ck_assert_ptr_null(strstr(said, "unreachable"));
+	ck_assert_int_eq(sc.probes, 0);
 	ck_assert_int_eq(out.rate_waits, 1);
 	ck_assert_int_eq(sc.calls, 1);
 	ck_assert_str_eq(out.limit, "signal");
@@ -1120,6 +1130,110 @@ START_TEST(a_429_whose_wait_a_signal_stops_suspends_the_turn)
 	json_decref(r);
 }
 END_TEST
+
+/* Keep one line of the monitor, nothing more. */
+static void
+keep(const char *line)
+{
+	size_t n = strlen(said);
+
+	snprintf(said + n, sizeof(said) - n, "%s\n", line);
+}
+START_TEST(a_429_longer_than_the_wait_allowed_is_not_waited)
+{
+	/* Retry-After: 300 over a wait of 60 s: said, and the turn saved
+	 * at once (limit max-wait), never slept on nor probed. */
+	static const struct step s[] = {
+		{ SAOP_ERATELIMIT, 429, 300000L, "" } };
+	struct saop_suspend_opts o;
+	struct saop_suspend_outcome out;
+	struct saop_err e;
+	json_t *r = rec();
+
+	opts(&o, s, 1);
+	said[0] = '\0';
+	saop_suspend_set_notice(keep);
+	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e),
+	    -SAOP_ERATELIMIT);
+	saop_suspend_set_notice(NULL);
+	ck_assert_str_eq(out.limit, "max-wait");
+	ck_assert_int_eq(out.rate_waits, 0);
+	ck_assert_int_eq(sc.probes, 0);
+	ck_assert_int_eq(sc.calls, 1);
+	ck_assert_ptr_nonnull(strstr(said, "rate limited by "));
+	ck_assert_ptr_nonnull(strstr(said, "for 5.0 min, longer than the "
+	    "wait allowed (60.0 s)"));
+	ck_assert_ptr_nonnull(strstr(e.msg, "rate limited longer than"));
+	ck_assert_int_eq(query_int("SELECT count(*) FROM agent_turn_states"), 1);
+	json_decref(r);
+}
+END_TEST
+
+/*
+ * Lose the network on the one call of a turn of r (the endpoint never
+ * up again) with http as its status, first_contact_ms 20 and a wait of
+ * 300 ms.  Returns the limit the turn was suspended with.
+ */
+static const char *
+lost_with(json_t *r, int code, int http)
+{
+	struct step s[] = { { 0, 0, -1, "" } };
+	struct saop_suspend_opts o;
+	static struct saop_suspend_outcome out;
+	struct saop_err e;
+
+	s[0].code = code;
+	s[0].http = http;
+	opts(&o, s, 1);
+	sc.up_after = 1000000;
+	o.first_contact_ms = 20;
+	o.max_wait_ms = 300;
+	said[0] = '\0';
+	saop_suspend_set_notice(keep);
+	ck_assert_int_eq(saop_suspend_turn(r, NULL, &o, &out, &e), -code);
+	saop_suspend_set_notice(NULL);
+	ck_assert_int_eq(out.suspended, 1);
+	return out.limit;
+}
+
+START_TEST(an_endpoint_never_answered_is_waited_for_briefly)
+{
+	/* Never answered this process, a turn not saved before: a wrong
+	 * SAOP_API_BASE, waited for first_contact_ms alone, and said. */
+	json_t *r = rec();
+
+	ck_assert_str_eq(lost_with(r, SAOP_ENETWORK, 0), "never-answered");
+	ck_assert_ptr_nonnull(strstr(said, "for 20 ms: it never answered "
+	    "since this run began"));
+	ck_assert_ptr_nonnull(strstr(said, "is SAOP_API_BASE right?"));
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(an_endpoint_that_answered_or_a_turn_saved_is_waited_for)
+{
+	/* A 503 is an answer: the outage after it is waited out whole. */
+	json_t *r = rec();
+
+	ck_assert_str_eq(lost_with(r, SAOP_ERATELIMIT, 503), "max-wait");
+	ck_assert_ptr_nonnull(strstr(said, "answered HTTP 503; waiting for "
+	    "it (a probe every 1 ms, for 300 ms;"));
+	json_decref(r);
+}
+END_TEST
+
+START_TEST(a_turn_suspended_before_is_waited_for_whole)
+{
+	/* A record that comes back suspended: the endpoint answered once. */
+	json_t *r = rec();
+
+	json_object_set_new(r, "suspend", json_object());
+	ck_assert_str_eq(lost_with(r, SAOP_ENETWORK, 0), "max-wait");
+	ck_assert_ptr_nonnull(strstr(said, "still unreachable after"));
+	json_decref(r);
+}
+END_TEST
+
 
 START_TEST(a_saved_tool_call_resumes_as_a_tool_call)
 {
@@ -1242,6 +1356,11 @@ main(void)
 	tcase_add_test(tc,
 	    a_signal_in_the_first_wait_suspends_without_a_probe);
 	tcase_add_test(tc, a_429_whose_wait_a_signal_stops_suspends_the_turn);
+	tcase_add_test(tc, a_429_longer_than_the_wait_allowed_is_not_waited);
+	tcase_add_test(tc, an_endpoint_never_answered_is_waited_for_briefly);
+	tcase_add_test(tc,
+	    an_endpoint_that_answered_or_a_turn_saved_is_waited_for);
+	tcase_add_test(tc, a_turn_suspended_before_is_waited_for_whole);
 	tcase_add_test(tc, a_saved_tool_call_resumes_as_a_tool_call);
 	tcase_add_test(tc,
 	    the_guard_waits_out_a_429_and_passes_a_record_without_task);
