@@ -438,296 +438,429 @@ member_after(const struct lex *lx, size_t i)
 }
 
 /*
- * A string opened at lx->i by a quote ('"', '\'', '`', typographic),
- * written out with double quotes; with cont, the string already written
- * goes on (its closing quote taken off by the caller).  A closing quote is
- * a choice: the end (0) or a quote inside (1, "unescaped_quote"); a ',',
- * '}', ']' or line end where a value may end is a choice too: go on (0)
- * or end the string there ("missing_closing_quote", the spaces before a
- * '}' or ']' left out), and so is a ':' in a key with a value after it.
- * A second quote right after the opening one is a choice between the
- * empty string (0) and a doubled quote (1, "doubled_quote").  Returns 0,
- * or -1 when there is no such string here.
+ * A string being read (saop__rep_string()): how it opened and what was
+ * read in it so far.
  */
-int
-saop__rep_string(struct lex *lx, int key, int cont)
+struct str {
+	size_t start;		/* its opening quote in the input */
+	char quote;		/* that quote ('"', '\'', '`'; typographic:
+				   its first byte) */
+	int typo;		/* typographic: 1 double, 2 single, else 0 */
+	int key;		/* it is a key */
+	int top;		/* no container is open: the whole text */
+	int inside;		/* quotes read inside: bit 0 one at least,
+				   bit 1 an odd number */
+	int odd_ok;		/* each one an inch mark or an apostrophe */
+	int comma;		/* a ',' in it that a member or item could
+				   follow */
+	int qd;			/* where it ends is in doubt */
+	int qend;		/* a quote inside before a bracket, or a lone
+				   one: in doubt but in the whole text */
+};
+
+/* What a step of the reader of a string returns (else -1: no reading). */
+#define STR_ON		0	/* the byte is read: the next one */
+#define STR_END		1	/* the string ended */
+#define STR_PASS	2	/* not this step's byte: the next step */
+
+/*
+ * The opening quote at lx->i of the string st: a typographic one
+ * ("typographic_quotes"), '\'' ("single_quotes"), '`' ("backticks"; not
+ * ``` a fence) or '"', written as '"' unless cont (the string already
+ * written goes on).  Returns 0, or -1 when no string opens here.
+ */
+static int
+open_quote(struct lex *lx, struct str *st, int cont)
 {
 	const char *s = lx->s;
-	size_t n = lx->n;
-	char quote = s[lx->i], esc[8];
-	int typo = typo_quote(s, n, lx->i), k, inside = 0, odd_ok = 1;
-	int comma = 0, top = lx->depth == 0, qd = 0, qend = 0;
-	size_t start = lx->i, m;
 
-	if (typo != 0) {
+	if (st->typo != 0) {
 		if (fix(lx, R_TYPO_QUOTES) != 0)
 			return -1;
 		lx->i += 3;
 	} else {
-		if ((quote == '\'' && fix(lx, R_SINGLE_QUOTES) != 0) ||
-		    (quote == '`' && fix(lx, R_BACKTICKS) != 0))
+		if ((st->quote == '\'' && fix(lx, R_SINGLE_QUOTES) != 0) ||
+		    (st->quote == '`' && fix(lx, R_BACKTICKS) != 0))
 			return -1;
 		/* ``` is a fence, not a string. */
-		if (quote == '`' && lx->i + 1 < n && s[lx->i + 1] == '`')
+		if (st->quote == '`' && lx->i + 1 < lx->n &&
+		    s[lx->i + 1] == '`')
 			return -1;
 		lx->i++;
 	}
-	if (!cont && putc_(lx, '"') != 0)
+	return !cont && putc_(lx, '"') != 0 ? -1 : 0;
+}
+
+/*
+ * {"key": ""value"}: a doubled opening quote, inside a container, is a
+ * choice beside the empty string: skipped (1, "doubled_quote") or the
+ * end (0).  Returns 0, or -1.
+ */
+static int
+doubled_open(struct lex *lx, const struct str *st)
+{
+	int k;
+
+	if (st->top || st->typo != 0 || (st->quote != '"' &&
+	    st->quote != '\'') || !doubled_at(lx->s, lx->n, lx->i, st->quote))
+		return 0;
+	if ((k = saop__rep_choose(lx, 2)) < 0)
+		return -1;
+	if (k == 1) {
+		if (fix(lx, R_DOUBLED_QUOTE) != 0)
+			return -1;
+		lx->i++;
+	}
+	return 0;
+}
+
+/*
+ * The string st cut by the end of the input: with close it ends there (a
+ * string cut after a bracket, a quote or a '+', where its closing quote
+ * may have been missing, is doubtful); a cut string with a quote read
+ * inside has no reading.  Returns 0 (lx->truncated set), or -1.
+ */
+static int
+cut_string(struct lex *lx, const struct str *st)
+{
+	if (!lx->close || st->inside)
+		return -1;
+	if (cut_badly(lx->s, st->start + 1, lx->n))
+		lx->doubt = 1;
+	lx->truncated = 1;
+	return 0;
+}
+
+/* Is the byte at lx->i a quote that can close the string st?  1 or 0. */
+static int
+closes_at(const struct lex *lx, const struct str *st)
+{
+	const unsigned char *p = (const unsigned char *)lx->s + lx->i;
+
+	if (st->typo != 0)
+		return typo_quote(lx->s, lx->n, lx->i) == st->typo;
+	return p[0] == (unsigned char)st->quote || (st->quote == '`' &&
+	    lx->i + 2 <= lx->n && p[0] == 0xc2 && p[1] == 0xb4);
+}
+
+/*
+ * A quote that can close the string st, at lx->i: a choice between its
+ * end (0) and a quote inside (1, "unescaped_quote"); a key, and a string
+ * where a key would end (a ':' after it), end there.  A quote inside is
+ * doubtful where another string follows, or where a value would start
+ * before it (inner_quote_ok()); before a bracket it is no doubt only in
+ * the whole text (qend).  Every '"' so read inside is marked: M_ANCHOR
+ * next to structure (quote_structural()), else M_PROSE.  Returns STR_END,
+ * STR_ON, or -1.
+ */
+static int
+closing_quote(struct lex *lx, struct str *st)
+{
+	const char *s = lx->s;
+	size_t n = lx->n, j;
+	unsigned char c = (unsigned char)s[lx->i];
+	int k;
+
+	j = next_nonspace(s, n, lx->i + (st->typo ? 3 : 1));
+	if ((k = st->key || (j < n && s[j] == ':') ? 0 :
+	    saop__rep_choose(lx, 2)) < 0)
+		return -1;
+	if (k == 1 && j < n && (s[j] == '}' || s[j] == ']'))
+		st->qend = 1;
+	if (k == 1 && ((j < n && s[j] == '"' && j > lx->i + 1) ||
+	    !inner_quote_ok(lx, st->start, lx->i)))
+		st->qd = 1;
+	if (k == 0) {
+		lx->i += st->typo != 0 ? 3 : c == '`' || c == '\'' ||
+		    c == '"' ? 1 : 2;
+		return STR_END;
+	}
+	if (fix(lx, R_UNESCAPED_QUOTE) != 0)
 		return -1;
 	/*
-	 * {"key": ""value"}: a doubled opening quote ("doubled_quote"), a
-	 * choice beside the empty string, inside a container.
+	 * An odd number of quotes inside, each an inch mark (a 24" screen)
+	 * or, in '...', an apostrophe (don't), or pairs: else no.
 	 */
-	if (!cont && !top && typo == 0 && (quote == '"' || quote == '\'') &&
-	    doubled_at(s, n, lx->i, quote)) {
-		if ((k = saop__rep_choose(lx, 2)) < 0)
+	st->inside ^= 2;
+	st->inside |= 1;
+	if (st->quote == '\'' ? !is_ident((unsigned char)s[lx->i - 1]) :
+	    !inch_mark(s, st->start, lx->i))
+		st->odd_ok = 0;
+	if (st->typo != 0) {
+		if (put(lx, s + lx->i, 3) != 0)
 			return -1;
-		if (k == 1) {
-			if (fix(lx, R_DOUBLED_QUOTE) != 0)
-				return -1;
-			lx->i++;
-		}
+		lx->i += 3;
+		return STR_ON;
 	}
-	for (;;) {
-		unsigned char c;
-		int ends;
+	if (c == '"' && mark(lx, lx->out->len,
+	    quote_structural(s, n, st->start, lx->i) ?
+	    M_ANCHOR : M_PROSE) != 0)
+		return -1;
+	if (c == '"' ? put(lx, "\\\"", 2) : putc_(lx, (char)c))
+		return -1;
+	lx->i++;
+	return STR_ON;
+}
 
-		if (lx->i >= n) {
-			/* A cut string with a quote read inside: no. */
-			if (!lx->close || inside)
-				return -1;	/* unterminated */
-			/*
-			 * Cut after a bracket, a quote or a '+': was that its
-			 * end (a closing quote missing before it)?  Doubtful.
-			 */
-			if (cut_badly(s, start + 1, n))
-				lx->doubt = 1;
-			lx->truncated = 1;
-			return 0;
-		}
-		c = (unsigned char)s[lx->i];
-		ends = typo != 0 ? typo_quote(s, n, lx->i) == typo :
-		    c == (unsigned char)quote || (quote == '`' &&
-		    lx->i + 2 <= n && (unsigned char)s[lx->i] == 0xc2 &&
-		    (unsigned char)s[lx->i + 1] == 0xb4);
-		if (ends) {
-			size_t j = next_nonspace(s, n, lx->i + (typo ? 3 : 1));
+/*
+ * {"key:"value"}: a key's closing quote missing before its ':' with a
+ * value after it, a choice: read on (0) or end there (1,
+ * "missing_closing_quote"; a key that reads on and ends in ':' has no
+ * reading).  Returns STR_END, STR_PASS, or -1.
+ */
+static int
+key_colon(struct lex *lx, struct str *st)
+{
+	const char *s = lx->s;
+	int k;
 
-			/*
-			 * A key ends at its first closing quote, and so does
-			 * a string where a key would end (a ':' after it).
-			 * Where a bracket or another string follows, or a
-			 * value would start before it, a quote inside is a
-			 * doubtful reading: it may not be taken, and when it
-			 * reads as well as the others, nothing is taken.  (A
-			 * bracket after it is no doubt in a string that is the
-			 * whole text: see qend below.)
-			 */
-			if ((k = key || (j < n && s[j] == ':') ? 0 :
-			    saop__rep_choose(lx, 2)) < 0)
-				return -1;
-			if (k == 1 && j < n && (s[j] == '}' || s[j] == ']'))
-				qend = 1;
-			if (k == 1 && ((j < n && s[j] == '"' &&
-			    j > lx->i + 1) || !inner_quote_ok(lx, start, lx->i)))
-				qd = 1;
-			if (k == 0) {
-				lx->i += typo != 0 ? 3 : c == '`' || c == '\'' ||
-				    c == '"' ? 1 : 2;
-				break;
-			}
-			if (fix(lx, R_UNESCAPED_QUOTE) != 0)
-				return -1;
-			/*
-			 * An odd number of quotes inside, each an inch mark
-			 * (a 24" screen) or, in '...', an apostrophe (don't),
-			 * or pairs: else no.
-			 */
-			inside ^= 2;
-			inside |= 1;
-			if (quote == '\'' ? !is_ident((unsigned char)
-			    s[lx->i - 1]) : !inch_mark(s, start, lx->i))
-				odd_ok = 0;
-			if (typo != 0) {
-				if (put(lx, s + lx->i, 3) != 0)
-					return -1;
-				lx->i += 3;
-			} else {
-				if (c == '"' && mark(lx, lx->out->len,
-				    quote_structural(s, n, start, lx->i) ?
-				    M_ANCHOR : M_PROSE) != 0)
-					return -1;
-				if (c == '"' ? put(lx, "\\\"", 2) :
-				    putc_(lx, (char)c))
-					return -1;
-				lx->i++;
-			}
-			continue;
-		}
-		/*
-		 * {"key:"value"}: a key's closing quote missing before its
-		 * ':' with a value after it, a choice ("missing_closing_quote";
-		 * a key that reads on and ends in ':' has no reading).
-		 */
-		if (key && c == ':' && typo == 0 && quote != '`' && !inside &&
-		    lx->i > start + 1 && !is_space((unsigned char)
-		    s[lx->i - 1]) && value_after_colon(s, n, lx->i)) {
-			if ((k = saop__rep_choose(lx, 2)) < 0)
-				return -1;
-			if (k == 1) {
-				if (end_in_doubt(s, start, lx->i))
-					qd = 1;
-				if (fix(lx, R_MISSING_CLOSE) != 0)
-					return -1;
-				break;
-			}
-		}
-		/*
-		 * A missing closing quote: not in a key, not at the top, not
-		 * after a quote read inside (but for the brackets that end the
-		 * text: see ends_text()).  After a ',' in the string that
-		 * a member or item could follow (which one was the end?),
-		 * or leaving the string empty or
-		 * ending in ',' '+' ':' or white space (was it the value's?),
-		 * a doubtful reading.  Before a '}' or ']' the spaces before
-		 * it are the layout's, as in { "a": 1 }: the string ends
-		 * before them.
-		 */
-		if (!key && !top && (!inside || ends_text(s, n, lx->i)) &&
-		    typo == 0 &&
-		    quote != '`' && (c == ',' || c == '}' || c == ']' ||
-		    c == '\n') && closes_before(s, n, lx->i)) {
-			if ((k = saop__rep_choose(lx, 2)) < 0)
-				return -1;
-			if (k == 1) {
-				m = 0;
-				if (c == '}' || c == ']')
-					while (lx->i - m > start + 1 &&
-					    s[lx->i - m - 1] == ' ')
-						m++;
-				lx->out->len -= m;
-				if (comma || ends_badly(s, start + 1, lx->i) ||
-				    is_space((unsigned char)s[lx->i - m - 1]) ||
-				    end_in_doubt(s, start, lx->i - m))
-					qd = 1;
-				if (fix(lx, R_MISSING_CLOSE) != 0)
-					return -1;
-				break;
-			}
-		}
-		if (c == ',' && member_after(lx, lx->i))
-			comma = 1;
-		if (c == '"') {			/* inside '...' or typographic */
-			if (mark(lx, lx->out->len, M_INNER) != 0 ||
-			    put(lx, "\\\"", 2) != 0)
-				return -1;
-			lx->i++;
-		} else if (c == '\\') {
-			unsigned char d;
-			int j;
+	if (!st->key || s[lx->i] != ':' || st->typo != 0 ||
+	    st->quote == '`' || st->inside || lx->i <= st->start + 1 ||
+	    is_space((unsigned char)s[lx->i - 1]) ||
+	    !value_after_colon(s, lx->n, lx->i))
+		return STR_PASS;
+	if ((k = saop__rep_choose(lx, 2)) < 0)
+		return -1;
+	if (k == 0)
+		return STR_PASS;
+	if (end_in_doubt(s, st->start, lx->i))
+		st->qd = 1;
+	return fix(lx, R_MISSING_CLOSE) != 0 ? -1 : STR_END;
+}
 
-			if (lx->i + 1 >= n) {
-				if (!lx->close)
-					return -1;
-				lx->i = n;
-				continue;
-			}
-			d = (unsigned char)s[lx->i + 1];
-			if (d == '\'') {
-				if (quote != '\'' &&
-				    fix(lx, R_INVALID_ESCAPE) != 0)
-					return -1;
-				if (putc_(lx, '\'') != 0)
-					return -1;
-				lx->i += 2;
-			} else if (d == 'u') {
-				for (j = 0; j < 4; j++)
-					if (lx->i + 2 + (size_t)j >= n ||
-					    !is_hex((unsigned char)
-					    s[lx->i + 2 + j]))
-						break;
-				if (j < 4) {
-					if (!lx->close ||
-					    lx->i + 2 + (size_t)j < n)
-						return -1;
-					lx->i = n;
-					continue;
-				}
-				if (put(lx, s + lx->i, 6) != 0)
-					return -1;
-				lx->i += 6;
-			} else if (d == 'x' && lx->i + 3 < n &&
-			    is_hex((unsigned char)s[lx->i + 2]) &&
-			    is_hex((unsigned char)s[lx->i + 3])) {
-				if (fix(lx, R_INVALID_ESCAPE) != 0)
-					return -1;
-				snprintf(esc, sizeof(esc), "\\u00%c%c",
-				    s[lx->i + 2], s[lx->i + 3]);
-				if (put(lx, esc, 6) != 0)
-					return -1;
-				lx->i += 4;
-			} else if (strchr("\"\\/bfnrt", d) != NULL &&
-			    d != '\0') {
-				if ((d == '"' && mark(lx, lx->out->len,
-				    M_ESCAPED) != 0) ||
-				    put(lx, s + lx->i, 2) != 0)
-					return -1;
-				lx->i += 2;
-			} else {
-				return -1;	/* no single reading */
-			}
-		} else if (c < 0x20) {		/* a raw control character */
-			/* "key\n": where does that key end? */
-			if (key && lx->i + 1 < n && s[lx->i + 1] == quote)
-				return -1;
-			switch (c) {
-			case '\n':
-				strcpy(esc, "\\n");
-				break;
-			case '\r':
-				strcpy(esc, "\\r");
-				break;
-			case '\t':
-				strcpy(esc, "\\t");
-				break;
-			default:
-				snprintf(esc, sizeof(esc), "\\u%04x", c);
-				break;
-			}
-			if (fix(lx, R_CONTROL_CHARACTER) != 0 ||
-			    put(lx, esc, strlen(esc)) != 0)
-				return -1;
-			lx->i++;
-			continue;
-		} else {
-			if (putc_(lx, (char)c) != 0)
-				return -1;
-			lx->i++;
-		}
+/*
+ * A missing closing quote before the ',' '}' ']' or line end at lx->i,
+ * where a value may end (closes_before()): a choice, read on (0) or end
+ * there (1, "missing_closing_quote").  Not in a key, not at the top, not
+ * after a quote read inside (but for the brackets that end the text:
+ * ends_text()).  After a ',' in the string that a member or item could
+ * follow (which one was the end?), or leaving the string empty or ending
+ * in ',' '+' ':' or white space (was it the value's?), or in doubt
+ * (end_in_doubt()), a doubtful reading.  Before a '}' or ']' the spaces
+ * before it are the layout's, as in { "a": 1 }: the string ends before
+ * them.  Returns STR_END, STR_PASS, or -1.
+ */
+static int
+missing_close(struct lex *lx, struct str *st)
+{
+	const char *s = lx->s;
+	char c = s[lx->i];
+	size_t m = 0;
+	int k;
+
+	if (st->key || st->top || (st->inside && !ends_text(s, lx->n,
+	    lx->i)) || st->typo != 0 || st->quote == '`' || (c != ',' &&
+	    c != '}' && c != ']' && c != '\n') ||
+	    !closes_before(s, lx->n, lx->i))
+		return STR_PASS;
+	if ((k = saop__rep_choose(lx, 2)) < 0)
+		return -1;
+	if (k == 0)
+		return STR_PASS;
+	if (c == '}' || c == ']')
+		while (lx->i - m > st->start + 1 && s[lx->i - m - 1] == ' ')
+			m++;
+	lx->out->len -= m;
+	if (st->comma || ends_badly(s, st->start + 1, lx->i) ||
+	    is_space((unsigned char)s[lx->i - m - 1]) ||
+	    end_in_doubt(s, st->start, lx->i - m))
+		st->qd = 1;
+	return fix(lx, R_MISSING_CLOSE) != 0 ? -1 : STR_END;
+}
+
+/*
+ * The escape at lx->i (a backslash): \' as ' ("invalid_escape" outside
+ * '...'), \uXXXX, \xXX as \u00XX ("invalid_escape"), the escapes of JSON
+ * as they are (\" marked M_ESCAPED); cut by the end of the input, with
+ * close, the string ends there.  Returns STR_ON, or -1 for any other
+ * escape (no single reading).
+ */
+static int
+escape(struct lex *lx, const struct str *st)
+{
+	const char *s = lx->s;
+	size_t n = lx->n;
+	unsigned char d;
+	char esc[8];
+	int j;
+
+	if (lx->i + 1 >= n) {
+		if (!lx->close)
+			return -1;
+		lx->i = n;
+		return STR_ON;
 	}
-	/*
-	 * A lone quote inside (an odd number, not all inch marks or
-	 * apostrophes) counts twice: itself and the partner it lost.
-	 */
-	if ((inside & 2) && !odd_ok) {
+	d = (unsigned char)s[lx->i + 1];
+	if (d == '\'') {
+		if ((st->quote != '\'' && fix(lx, R_INVALID_ESCAPE) != 0) ||
+		    putc_(lx, '\'') != 0)
+			return -1;
+		lx->i += 2;
+	} else if (d == 'u') {
+		for (j = 0; j < 4; j++)
+			if (lx->i + 2 + (size_t)j >= n ||
+			    !is_hex((unsigned char)s[lx->i + 2 + j]))
+				break;
+		if (j < 4) {
+			if (!lx->close || lx->i + 2 + (size_t)j < n)
+				return -1;
+			lx->i = n;
+			return STR_ON;
+		}
+		if (put(lx, s + lx->i, 6) != 0)
+			return -1;
+		lx->i += 6;
+	} else if (d == 'x' && lx->i + 3 < n &&
+	    is_hex((unsigned char)s[lx->i + 2]) &&
+	    is_hex((unsigned char)s[lx->i + 3])) {
+		if (fix(lx, R_INVALID_ESCAPE) != 0)
+			return -1;
+		snprintf(esc, sizeof(esc), "\\u00%c%c", s[lx->i + 2],
+		    s[lx->i + 3]);
+		if (put(lx, esc, 6) != 0)
+			return -1;
+		lx->i += 4;
+	} else if (strchr("\"\\/bfnrt", d) != NULL && d != '\0') {
+		if ((d == '"' && mark(lx, lx->out->len, M_ESCAPED) != 0) ||
+		    put(lx, s + lx->i, 2) != 0)
+			return -1;
+		lx->i += 2;
+	} else {
+		return -1;
+	}
+	return STR_ON;
+}
+
+/*
+ * A raw control character at lx->i, escaped ("control_character"); a line
+ * end right before a key's closing quote has no reading ("key\n": where
+ * does that key end?).  Returns STR_ON, or -1.
+ */
+static int
+control(struct lex *lx, const struct str *st)
+{
+	unsigned char c = (unsigned char)lx->s[lx->i];
+	char esc[8];
+
+	if (st->key && lx->i + 1 < lx->n && lx->s[lx->i + 1] == st->quote)
+		return -1;
+	switch (c) {
+	case '\n':
+		strcpy(esc, "\\n");
+		break;
+	case '\r':
+		strcpy(esc, "\\r");
+		break;
+	case '\t':
+		strcpy(esc, "\\t");
+		break;
+	default:
+		snprintf(esc, sizeof(esc), "\\u%04x", c);
+		break;
+	}
+	if (fix(lx, R_CONTROL_CHARACTER) != 0 || put(lx, esc, strlen(esc)) != 0)
+		return -1;
+	lx->i++;
+	return STR_ON;
+}
+
+/*
+ * One byte of the string st at lx->i that neither closes it nor ends it
+ * where its closing quote is missing: a '"' inside other quotes (marked
+ * M_INNER), an escape, a control character, or itself.  Notes a ',' that
+ * a member or item could follow.  Returns STR_ON, or -1.
+ */
+static int
+string_byte(struct lex *lx, struct str *st)
+{
+	unsigned char c = (unsigned char)lx->s[lx->i];
+
+	if (c == ',' && member_after(lx, lx->i))
+		st->comma = 1;
+	if (c == '"') {
+		if (mark(lx, lx->out->len, M_INNER) != 0 ||
+		    put(lx, "\\\"", 2) != 0)
+			return -1;
+	} else if (c == '\\') {
+		return escape(lx, st);
+	} else if (c < 0x20) {
+		return control(lx, st);
+	} else if (putc_(lx, (char)c) != 0) {
+		return -1;
+	}
+	lx->i++;
+	return STR_ON;
+}
+
+/*
+ * The end of the string st, its body read: a lone quote inside (an odd
+ * number, not all inch marks or apostrophes) counts twice, itself and the
+ * partner it lost.  A string that is the whole text ends at its last
+ * quote: no other reading puts its end elsewhere, so a lone quote or a
+ * bracket after a quote inside is no doubt there.  A doubt is marked on
+ * the closing quote (M_ANCHOR): only the schema's anchor lifts it
+ * (saop__rep_swallowed()).  "key:" "value": a key ending in ':' has no
+ * reading (the quote after the colon is missing).  Writes the closing
+ * quote: 0, or -1.
+ */
+static int
+close_string(struct lex *lx, struct str *st)
+{
+	if ((st->inside & 2) && !st->odd_ok) {
 		if (fix(lx, R_UNESCAPED_QUOTE) != 0)
 			return -1;
-		qend = 1;
+		st->qend = 1;
 	}
-	/*
-	 * A string that is the whole text ends at its last quote: no other
-	 * reading puts its end elsewhere, so a lone quote or a bracket after
-	 * a quote inside is no doubt there.  A doubt is marked on the closing
-	 * quote: only the schema's anchor lifts it (saop__rep_swallowed()).
-	 */
-	if ((qd || (qend && !(top && next_nonspace(s, n, lx->i) >= n))) &&
+	if ((st->qd || (st->qend && !(st->top &&
+	    next_nonspace(lx->s, lx->n, lx->i) >= lx->n))) &&
 	    mark(lx, lx->out->len, M_ANCHOR) != 0)
 		return -1;
-	/* "key:" "value": the quote after the colon is missing. */
-	if (key && lx->out->data[lx->out->len - 1] == ':')
+	if (st->key && lx->out->data[lx->out->len - 1] == ':')
 		return -1;
 	lx->last_string = 1;
 	return putc_(lx, '"');
+}
+
+/*
+ * A string opened at lx->i by a quote ('"', '\'', '`', typographic),
+ * written out with double quotes; with cont, the string already written
+ * goes on (its closing quote taken off by the caller).  Where it ends is
+ * a choice at each quote that can close it (closing_quote()), at a ':'
+ * in a key (key_colon()) and where its closing quote may be missing
+ * (missing_close()); a second quote right after the opening one is a
+ * choice too (doubled_open()).  Returns 0, or -1 when there is no such
+ * string here.
+ */
+int
+saop__rep_string(struct lex *lx, int key, int cont)
+{
+	struct str st;
+	int k;
+
+	memset(&st, 0, sizeof(st));
+	st.start = lx->i;
+	st.quote = lx->s[lx->i];
+	st.typo = typo_quote(lx->s, lx->n, lx->i);
+	st.key = key;
+	st.top = lx->depth == 0;
+	st.odd_ok = 1;
+	if (open_quote(lx, &st, cont) != 0 ||
+	    (!cont && doubled_open(lx, &st) != 0))
+		return -1;
+	for (;;) {
+		if (lx->i >= lx->n)
+			return cut_string(lx, &st);
+		if (closes_at(lx, &st))
+			k = closing_quote(lx, &st);
+		else if ((k = key_colon(lx, &st)) == STR_PASS &&
+		    (k = missing_close(lx, &st)) == STR_PASS)
+			k = string_byte(lx, &st);
+		if (k < 0)
+			return -1;
+		if (k == STR_END)
+			break;
+	}
+	return close_string(lx, &st);
 }
 
 /*
