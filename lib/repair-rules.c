@@ -355,13 +355,10 @@ empty_or_comma(struct lex *lx, unsigned char c, enum state *st)
 		*st = AFTER;
 		return 1;
 	}
-	if (c == ',') {
-		lx->i++;
-		if (fix(lx, R_EXTRA_COMMA) != 0)
-			return -1;
-		return 1;
-	}
-	return 0;
+	if (c != ',')
+		return 0;
+	lx->i++;
+	return fix(lx, R_EXTRA_COMMA) != 0 ? -1 : 1;
 }
 
 /*
@@ -401,16 +398,10 @@ container(struct lex *lx, unsigned char c, enum state *st)
 		*st = KEY;
 		return 1;
 	}
-	if (c == '[') {
+	if (c == '[' || c == '(') {
 		lx->i++;
-		if (push(lx, '[') != 0)
-			return -1;
-		*st = VALUE_OR_END;
-		return 1;
-	}
-	if (c == '(') {
-		lx->i++;
-		if (fix(lx, R_PYTHON_TUPLE) != 0 || push(lx, TUPLE) != 0)
+		if ((c == '(' && fix(lx, R_PYTHON_TUPLE) != 0) ||
+		    push(lx, c == '(' ? TUPLE : '[') != 0)
 			return -1;
 		*st = VALUE_OR_END;
 		return 1;

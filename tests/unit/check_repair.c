@@ -1289,6 +1289,22 @@ broken_at(const struct origins *o, const char *ptr)
 }
 
 /*
+ * Put x (borrowed) at the place of a string in o->root: the member key
+ * of parent, its item idx (key NULL), or the root itself (parent NULL).
+ */
+static void
+place(struct origins *o, json_t *parent, const char *key, size_t idx,
+    json_t *x)
+{
+	if (parent == NULL)
+		o->root = x;
+	else if (key != NULL)
+		ck_assert_int_eq(json_object_set(parent, key, x), 0);
+	else
+		ck_assert_int_eq(json_array_set(parent, idx, x), 0);
+}
+
+/*
  * Does the schema anchor the string v, the member key of the object (or
  * item idx of the array) parent in o->root, at the JSON Pointer ptr
  * (parent NULL: v is the root)?  It does when it asks a string there:
@@ -1311,21 +1327,11 @@ anchors(struct origins *o, json_t *parent, const char *key, size_t idx,
 		json_t *p = json_loads(probes[k], JSON_DECODE_ANY, &je);
 
 		ck_assert_ptr_nonnull(p);
-		if (parent == NULL)
-			o->root = p;
-		else if (key != NULL)
-			ck_assert_int_eq(json_object_set(parent, key, p), 0);
-		else
-			ck_assert_int_eq(json_array_set(parent, idx, p), 0);
+		place(o, parent, key, idx, p);
 		all = broken_at(o, ptr);
 		json_decref(p);
 	}
-	if (parent == NULL)
-		o->root = was;
-	else if (key != NULL)
-		ck_assert_int_eq(json_object_set(parent, key, v), 0);
-	else
-		ck_assert_int_eq(json_array_set(parent, idx, v), 0);
+	place(o, parent, key, idx, parent == NULL ? was : v);
 	json_decref(v);
 	return all;
 }
@@ -1414,18 +1420,6 @@ origins_break(struct origins *o, json_t *parent, const char *key,
 	return bad;
 }
 
-/* Is the name n among the repairs rep?  1 or 0. */
-static int
-named(const json_t *rep, const char *n)
-{
-	size_t i;
-
-	for (i = 0; i < json_array_size(rep); i++)
-		if (strcmp(json_string_value(json_array_get(rep, i)), n) == 0)
-			return 1;
-	return 0;
-}
-
 /*
  * Repair in[0..len) with schema (NULL: none) and close; when a value is
  * taken, check where each quote in its strings came from
@@ -1440,15 +1434,21 @@ check_origins(struct origins *o, const char *in, size_t len,
 	struct saop_repair_opts opts;
 	struct saop_err e;
 	json_error_t je;
-	json_t *rep = NULL;
+	json_t *rep = NULL, *x;
 	char *out = NULL, ptr[4096];
-	size_t olen = 0;
+	size_t olen = 0, i;
+	int concat = 0;
 
 	opts.schema = schema;
 	opts.close = close;
 	if (saop_repair_with(in, len, &opts, &out, &olen, &rep, NULL,
-	    &e) == 1 && !named(rep, "string_concatenation") &&
-	    (o->root = json_loadb(out, olen, JSON_DECODE_ANY, &je)) != NULL) {
+	    &e) == 1)
+		json_array_foreach(rep, i, x)
+			if (strcmp(json_string_value(x),
+			    "string_concatenation") == 0)
+				concat = 1;
+	if (out != NULL && !concat && (o->root = json_loadb(out, olen,
+	    JSON_DECODE_ANY, &je)) != NULL) {
 		o->in = in;
 		o->len = len;
 		o->schema = schema;
