@@ -5,17 +5,19 @@
  *
  *   repair-lex.c     the lexer: white space and comments, the tokens (a
  *                    string, a number, a literal, a bare word), each written
- *                    out as strict JSON with the repairs it takes; every
- *                    quote it writes inside a string marked with where it
- *                    came from (struct mark)
+ *                    out as strict JSON with the repairs it takes and the
+ *                    choices it asks of the search; every quote it writes
+ *                    inside a string marked with where it came from
+ *                    (struct mark)
  *   repair-rules.c   the rules of structure: containers, commas, colons,
  *                    brackets, wrappers, concatenated values (one pass)
  *   repair-anchor.c  the schema's anchoring: which strings the schema
  *                    anchors, the invariant that no string swallows
  *                    structure, the schema's pick among readings
- *   repair-read.c    the readings and their costs: the choices of a pass,
- *                    the search over them, the readings kept (keep(), the
- *                    one place every reading passes through), candidates
+ *   repair-read.c    the readings and their costs: the search over the
+ *                    choices of a pass (saop__rep_choose()), the readings
+ *                    kept (keep(), the one place every reading passes
+ *                    through: the invariant is checked there), candidates
  *   repair.c         where the JSON is (fences, prose, <think>, JSONP,
  *                    stringified, bare text) and saop_repair_with()
  *
