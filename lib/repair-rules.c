@@ -719,9 +719,9 @@ after_comma(struct lex *lx, enum state *st)
 static int
 after_close(struct lex *lx, unsigned char c)
 {
-	int k;
-
 	if (c == '}' && lx->depth == 1 && !lx->close && member_follows(lx)) {
+		int k;
+
 		if ((k = saop__rep_choose(lx, 2)) < 0)
 			return -1;
 		if (k == 1) {
