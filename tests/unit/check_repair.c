@@ -3,6 +3,7 @@
 
 #include <check.h>
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1055,41 +1056,47 @@ START_TEST(the_json_where_detect_finds_it)
 END_TEST
 
 /*
- * Does the string t[0..n) hold a '"' next to structure: followed (white
- * space aside) by ',' ':' ']' '}' '[' '{', by a '"' after white space, a
- * literal or a number; or preceded by ':' '[' ']' '{' '}' '+' or "*\/"?
- * (saop-validate(1): such a quote is a string's end or start, and stands
- * inside a string only where the schema anchors it.)  1 or 0.
+ * Is the '"' at t[j] of the string t[0..n) next to structure: followed
+ * (white space aside) by ',' ':' ']' '}' '[' '{', by a '"' after white
+ * space, a literal or a number; or preceded by ':' '[' ']' '{' '}' '+' or
+ * "*\/"?  (saop-validate(1): such a quote is a string's end or start, and
+ * stands inside a string only where the schema anchors it.)  1 or 0.
  */
+static int
+structural_at(const char *t, size_t n, size_t j)
+{
+	static const char *const lits[] = { "true", "false", "null" };
+	size_t f, p, k;
+
+	for (f = j + 1; f < n && strchr(" \t\r\n", t[f]) != NULL; f++)
+		;
+	if (f < n && (strchr(",:]}[{", t[f]) != NULL || (t[f] == '"' &&
+	    f > j + 1) || (t[f] >= '0' && t[f] <= '9') ||
+	    (t[f] == '-' && f + 1 < n && t[f + 1] >= '0' &&
+	    t[f + 1] <= '9')))
+		return 1;
+	for (k = 0; f < n && k < 3; k++) {
+		size_t w = strlen(lits[k]);
+
+		if (n - f >= w && memcmp(t + f, lits[k], w) == 0 &&
+		    (n - f == w || !isalnum((unsigned char)t[f + w])))
+			return 1;
+	}
+	for (p = j; p > 0 && strchr(" \t\r\n", t[p - 1]) != NULL; p--)
+		;
+	return p > 0 && (strchr(":[]{}+", t[p - 1]) != NULL ||
+	    (p > 1 && t[p - 1] == '/' && t[p - 2] == '*'));
+}
+
+/* Does the string t[0..n) hold a '"' next to structure?  1 or 0. */
 static int
 quote_by_structure(const char *t, size_t n)
 {
-	static const char *const lits[] = { "true", "false", "null" };
-	size_t j, f, p, k;
+	size_t j;
 
-	for (j = 0; j < n; j++) {
-		if (t[j] != '"')
-			continue;
-		for (f = j + 1; f < n && strchr(" \t\r\n", t[f]) != NULL; f++)
-			;
-		if (f < n && (strchr(",:]}[{", t[f]) != NULL || (t[f] == '"' &&
-		    f > j + 1) || (t[f] >= '0' && t[f] <= '9') ||
-		    (t[f] == '-' && f + 1 < n && t[f + 1] >= '0' &&
-		    t[f + 1] <= '9')))
+	for (j = 0; j < n; j++)
+		if (t[j] == '"' && structural_at(t, n, j))
 			return 1;
-		for (k = 0; f < n && k < 3; k++) {
-			size_t w = strlen(lits[k]);
-
-			if (n - f >= w && memcmp(t + f, lits[k], w) == 0 &&
-			    (n - f == w || !isalnum((unsigned char)t[f + w])))
-				return 1;
-		}
-		for (p = j; p > 0 && strchr(" \t\r\n", t[p - 1]) != NULL; p--)
-			;
-		if (p > 0 && (strchr(":[]{}+", t[p - 1]) != NULL ||
-		    (p > 1 && t[p - 1] == '/' && t[p - 2] == '*')))
-			return 1;
-	}
 	return 0;
 }
 
@@ -1213,6 +1220,313 @@ START_TEST(no_string_swallows_structure)
 }
 END_TEST
 
+/* What the sweep of quote_origins saw. */
+struct origins {
+	const char *in;		/* the text repaired */
+	size_t len;
+	const struct saop_schema *schema;	/* NULL: none */
+	json_t *root;		/* its repaired value */
+	long escaped, anchored;	/* the quotes next to structure met */
+};
+
+/*
+ * Did the '"' at s[j] of the repaired string s[0..n) come from an escaped
+ * quote of the input: \" or \u0022 in it followed by the byte that
+ * follows the quote in s (as it is, or escaped: a backslash), or by
+ * nothing at the end of s; or a bare '"' so followed in a text that holds
+ * other quotes (' ` or typographic: a '"' inside a string of those, which
+ * needs no escape there)?  1 or 0.
+ */
+static int
+escaped_in(const struct origins *o, const char *s, size_t n, size_t j)
+{
+	static const char *const esc[] = { "\\\"", "\\u0022" };
+	char pat[8];
+	size_t k, w;
+
+	for (k = 0; k < 2; k++) {
+		w = strlen(esc[k]);
+		memcpy(pat, esc[k], w);
+		if (j + 1 == n && memmem(o->in, o->len, pat, w) != NULL)
+			return 1;
+		pat[w] = '\\';
+		if (memmem(o->in, o->len, pat, w + 1) != NULL)
+			return 1;
+		if (j + 1 < n) {
+			pat[w] = s[j + 1];
+			if (memmem(o->in, o->len, pat, w + 1) != NULL)
+				return 1;
+		}
+	}
+	pat[0] = '"';
+	pat[1] = j + 1 < n ? s[j + 1] : '"';
+	return memmem(o->in, o->len, pat, j + 1 < n ? 2 : 1) != NULL &&
+	    (memchr(o->in, '\'', o->len) != NULL ||
+	    memchr(o->in, '`', o->len) != NULL ||
+	    memmem(o->in, o->len, "\xe2\x80", 2) != NULL);
+}
+
+/*
+ * Does o->root break a rule of o->schema at the JSON Pointer ptr?  1 or
+ * 0.
+ */
+static int
+broken_at(const struct origins *o, const char *ptr)
+{
+	struct saop_err e;
+	json_t *errors = NULL, *x;
+	size_t i;
+	int rc, at = 0;
+
+	rc = saop_schema_validate(o->schema, o->root, &errors, &e);
+	ck_assert_int_ge(rc, 0);
+	json_array_foreach(errors, i, x)
+		if (strcmp(json_string_value(json_object_get(x, "path")),
+		    ptr) == 0)
+			at = 1;
+	json_decref(errors);
+	return at;
+}
+
+/*
+ * Put x (borrowed) at the place of a string in o->root: the member key
+ * of parent, its item idx (key NULL), or the root itself (parent NULL).
+ */
+static void
+place(struct origins *o, json_t *parent, const char *key, size_t idx,
+    json_t *x)
+{
+	if (parent == NULL)
+		o->root = x;
+	else if (key != NULL)
+		ck_assert_int_eq(json_object_set(parent, key, x), 0);
+	else
+		ck_assert_int_eq(json_array_set(parent, idx, x), 0);
+}
+
+/*
+ * Does the schema anchor the string v, the member key of the object (or
+ * item idx of the array) parent in o->root, at the JSON Pointer ptr
+ * (parent NULL: v is the root)?  It does when it asks a string there:
+ * with v put back by each of {}, [], null, true and 0, the value breaks a
+ * rule there.  1 or 0.
+ */
+static int
+anchors(struct origins *o, json_t *parent, const char *key, size_t idx,
+    json_t *v, const char *ptr)
+{
+	static const char *const probes[] = { "{}", "[]", "null", "true",
+	    "0" };
+	json_t *was = o->root;
+	json_error_t je;
+	size_t k;
+	int all = 1;
+
+	json_incref(v);
+	for (k = 0; k < sizeof(probes) / sizeof(probes[0]) && all; k++) {
+		json_t *p = json_loads(probes[k], JSON_DECODE_ANY, &je);
+
+		ck_assert_ptr_nonnull(p);
+		place(o, parent, key, idx, p);
+		all = broken_at(o, ptr);
+		json_decref(p);
+	}
+	place(o, parent, key, idx, parent == NULL ? was : v);
+	json_decref(v);
+	return all;
+}
+
+/* ptr[0..at) and then "/" and the pointer token of key (or of idx). */
+static void
+ptr_push(char *ptr, size_t at, const char *key, size_t idx)
+{
+	size_t j = at;
+
+	if (j + 3 >= 4096)
+		return;
+	ptr[j++] = '/';
+	if (key == NULL) {
+		snprintf(ptr + j, 4096 - j, "%zu", idx);
+		return;
+	}
+	for (; *key != '\0' && j + 3 < 4096; key++)
+		if (*key == '~' || *key == '/') {
+			ptr[j++] = '~';
+			ptr[j++] = *key == '~' ? '0' : '1';
+		} else {
+			ptr[j++] = *key;
+		}
+	ptr[j] = '\0';
+}
+
+/*
+ * Check every string of v (the member key of parent, or its item idx,
+ * or the root; at the JSON Pointer ptr, a buffer of 4096 bytes): each '"'
+ * in it next to structure (structural_at()) came from an escaped quote
+ * of the input (escaped_in()), or stands in a value the schema anchors
+ * (anchors(); never in a key).  1 when one breaks it, else 0.
+ */
+static int
+origins_break(struct origins *o, json_t *parent, const char *key,
+    size_t idx, json_t *v, char *ptr)
+{
+	size_t at = strlen(ptr), i;
+	const char *k;
+	json_t *m;
+	int bad = 0;
+
+	if (json_is_string(v)) {
+		const char *t = json_string_value(v);
+		size_t n = json_string_length(v), j;
+		int anchor = -1;
+
+		for (j = 0; j < n; j++) {
+			if (t[j] != '"' || !structural_at(t, n, j))
+				continue;
+			if (escaped_in(o, t, n, j)) {
+				o->escaped++;
+				continue;
+			}
+			if (anchor < 0)
+				anchor = o->schema != NULL &&
+				    anchors(o, parent, key, idx, v, ptr);
+			if (!anchor)
+				return 1;
+			o->anchored++;
+		}
+		return 0;
+	}
+	if (json_is_array(v)) {
+		json_array_foreach(v, i, m) {
+			ptr_push(ptr, at, NULL, i);
+			if ((bad = origins_break(o, v, NULL, i, m, ptr)) != 0)
+				break;
+		}
+	} else if (json_is_object(v)) {
+		json_object_foreach(v, k, m) {
+			size_t n = strlen(k), j;
+
+			for (j = 0; j < n && !bad; j++)
+				if (k[j] == '"' && structural_at(k, n, j) &&
+				    !escaped_in(o, k, n, j))
+					bad = 1;
+			ptr_push(ptr, at, k, 0);
+			if (bad || (bad = origins_break(o, v, k, 0, m,
+			    ptr)) != 0)
+				break;
+		}
+	}
+	ptr[at] = '\0';
+	return bad;
+}
+
+/*
+ * Repair in[0..len) with schema (NULL: none) and close; when a value is
+ * taken, check where each quote in its strings came from
+ * (origins_break()).  Not when strings were concatenated ("a" + "b"):
+ * what follows a quote in the value is then not what followed it in the
+ * text, where the rule judges it.
+ */
+static void
+check_origins(struct origins *o, const char *in, size_t len,
+    const struct saop_schema *schema, int close)
+{
+	struct saop_repair_opts opts;
+	struct saop_err e;
+	json_error_t je;
+	json_t *rep = NULL, *x;
+	char *out = NULL, ptr[4096];
+	size_t olen = 0, i;
+	int concat = 0;
+
+	opts.schema = schema;
+	opts.close = close;
+	if (saop_repair_with(in, len, &opts, &out, &olen, &rep, NULL,
+	    &e) == 1)
+		json_array_foreach(rep, i, x)
+			if (strcmp(json_string_value(x),
+			    "string_concatenation") == 0)
+				concat = 1;
+	if (out != NULL && !concat && (o->root = json_loadb(out, olen,
+	    JSON_DECODE_ANY, &je)) != NULL) {
+		o->in = in;
+		o->len = len;
+		o->schema = schema;
+		ptr[0] = '\0';
+		ck_assert_msg(!origins_break(o, NULL, NULL, 0, o->root, ptr),
+		    "%.*s (schema: %s, close %d) -> %s: a quote in a string "
+		    "that neither an escape nor the schema's anchor explains",
+		    (int)len, in, schema != NULL ? "yes" : "none", close, out);
+		json_decref(o->root);
+	}
+	free(out);
+	json_decref(rep);
+}
+
+/*
+ * The invariant of repair as a property over the corpus
+ * (tests/repair/corpus.ndjson): for every repaired value, each '"' next
+ * to structure in one of its strings came from an escaped quote of the
+ * input or from a reading the schema anchored.  Each case is repaired as
+ * it is (with its schema and close), cut at every byte (close), without
+ * each byte, and with each byte made a '"' (with its schema, and with
+ * none).  Both origins must be met.
+ */
+START_TEST(every_quote_in_a_string_is_escaped_or_anchored)
+{
+	struct origins o;
+	char path[4000], line[1 << 16];
+	const char *top = getenv("top_srcdir");
+	FILE *f;
+	long cases = 0;
+
+	memset(&o, 0, sizeof(o));
+	snprintf(path, sizeof(path), "%s/tests/repair/corpus.ndjson",
+	    top != NULL ? top : ".");
+	ck_assert_ptr_nonnull(f = fopen(path, "r"));
+	while (fgets(line, sizeof(line), f) != NULL) {
+		struct saop_schema *sc = NULL;
+		struct saop_err e;
+		json_error_t je;
+		json_t *c = json_loads(line, 0, &je), *s;
+		const char *t;
+		size_t n, k;
+		char *buf;
+		int close;
+
+		ck_assert_ptr_nonnull(c);
+		t = json_string_value(json_object_get(c, "in"));
+		n = json_string_length(json_object_get(c, "in"));
+		close = json_is_true(json_object_get(c, "close"));
+		if ((s = json_object_get(c, "schema")) != NULL)
+			ck_assert_ptr_nonnull(sc = json_is_string(s) ?
+			    saop_schema_envelope_v1(&e) :
+			    saop_schema_compile(s, NULL, NULL, &e));
+		ck_assert_ptr_nonnull(buf = malloc(n + 1));
+		check_origins(&o, t, n, sc, close);
+		for (k = 0; k < n; k++) {
+			check_origins(&o, t, k, sc, 1);
+			memcpy(buf, t, k);
+			memcpy(buf + k, t + k + 1, n - k - 1);
+			check_origins(&o, buf, n - 1, sc, close);
+			memcpy(buf, t, n);
+			buf[k] = '"';
+			check_origins(&o, buf, n, sc, close);
+			if (sc != NULL)
+				check_origins(&o, buf, n, NULL, close);
+		}
+		free(buf);
+		saop_schema_free(sc);
+		json_decref(c);
+		cases++;
+	}
+	fclose(f);
+	ck_assert_int_gt(cases, 400);
+	ck_assert_int_gt(o.escaped, 0);
+	ck_assert_int_gt(o.anchored, 0);
+}
+END_TEST
+
 /*
  * For random valid documents: repair changes nothing; with one slip of
  * each kind put in, repair gives the original value or refuses, and a
@@ -1330,6 +1644,7 @@ repair_suite(void)
 	tcase_add_test(tc, random_documents_and_one_slip_each);
 	tcase_add_test(tc, random_edits_keep_the_properties);
 	tcase_add_test(tc, no_string_swallows_structure);
+	tcase_add_test(tc, every_quote_in_a_string_is_escaped_or_anchored);
 	tcase_add_test(tc, the_json_where_detect_finds_it);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
