@@ -48,8 +48,12 @@ cut=$(grep -b 'two three' "$tmp/a.sse" | cut -d: -f1)
 srv_start "body=@a.sse cut=$cut how=reset" 'down=3600'
 saop-suspend "$tmp/in" >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-wait_for 'grep -q "waiting for it" "$tmp/err" || ! kill -0 $pid 2>/dev/null' \
-    "the wait for the endpoint"
+# The first probe finds the port open (the "down" step is the next
+# request's): the wait that counts is the one after the server went down,
+# the last line said.
+wait_for '{ [ "$(srv_said down)" -gt 0 ] &&
+    tail -n 1 "$tmp/err" | grep -q "waiting for it"; } ||
+    ! kill -0 $pid 2>/dev/null' "the wait for the endpoint gone down"
 kill -s INT "$pid" 2>/dev/null || true
 st=0
 wait "$pid" || st=$?
