@@ -493,11 +493,13 @@ scalar_byte(unsigned char c)
 static size_t
 squeeze(const char *t, size_t tn, int st, size_t skip, struct squeezed *q)
 {
-	size_t i, n = 0, o;
-	unsigned char c, prev = 0;
+	size_t i, n = 0;
+	unsigned char prev = 0;
 	int gap = 0, tok;
 
 	if (q != NULL) {
+		size_t o;
+
 		memset(q, 0, sizeof(*q));
 		if ((o = squeeze(t, tn, st, 0, NULL)) < skip)
 			skip = 0;
@@ -509,7 +511,8 @@ squeeze(const char *t, size_t tn, int st, size_t skip, struct squeezed *q)
 			return (size_t)-1;
 	}
 	for (i = 0; i < tn; i++) {
-		c = (unsigned char)t[i];
+		unsigned char c = (unsigned char)t[i];
+
 		if (st == SQ_OUT && is_ws(c)) {
 			gap = 1;
 			continue;
@@ -909,7 +912,7 @@ spaced_repeats(struct joiner *j, const char *c, size_t cl, int base)
 {
 	struct squeezed p, q;
 	size_t ks[4 * MAX_OVERLAPS], pn, at;
-	int st, nk, i, rc = 0;
+	int st, i, rc = 0;
 
 	pn = squeeze(j->p + j->js, j->plen - j->js, SQ_OUT, 0, NULL);
 	if (squeeze(j->p + j->js, j->plen - j->js, SQ_OUT,
@@ -919,6 +922,8 @@ spaced_repeats(struct joiner *j, const char *c, size_t cl, int base)
 		    "merging");
 	}
 	for (st = SQ_OUT; st <= SQ_ESC && rc == 0; st++) {
+		int nk;
+
 		if (squeeze(c, cl, st, 0, &q) == (size_t)-1) {
 			squeezed_free(&q);
 			rc = saop__fail(j->e, SAOP_ENOMEM, 0, "out of "
