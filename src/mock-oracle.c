@@ -182,8 +182,8 @@ parse_answer(struct answer *a, const json_t *v, long line)
 		} else if (strcmp(key, "max_chars") == 0) {
 			if (!json_is_integer(m) || json_integer_value(m) < 0 ||
 			    json_integer_value(m) > 1000000000)
-				oracle_error(line, key, "not a whole number from "
-				    "0 to 1000000000");
+				oracle_error(line, key, "not a whole number "
+				    "from 0 to 1000000000");
 			a->max_chars = (long)json_integer_value(m);
 		} else {
 			oracle_error(line, key, "not a member of an answer");
