@@ -284,13 +284,14 @@ text_add(struct text *t, const char *s, size_t n)
 static int
 content_text(const json_t *c, struct text *t)
 {
-	const json_t *x, *s;
+	const json_t *x;
 	size_t i;
 
 	if (json_is_string(c))
 		return text_add(t, json_string_value(c), json_string_length(c));
 	json_array_foreach(c, i, x) {
-		s = json_object_get(x, "text");
+		const json_t *s = json_object_get(x, "text");
+
 		if (json_is_string(s) && text_add(t, json_string_value(s),
 		    json_string_length(s)) != 0)
 			return -1;
