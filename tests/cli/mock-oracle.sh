@@ -247,6 +247,28 @@ for p in openai openai-responses anthropic gemini; do
 done
 jq -s -e 'length == 4 and all(.oracle.usage == null)' "$tmp/log" >/dev/null ||
     fail "--no-usage log: $(jq -c .oracle.usage "$tmp/log")"
+# On the wire: no usage member in any body, streamed or whole.
+port=$(cat "$tmp/port")
+for st in true false; do
+	b=$(printf '%s' "$body" | jq -c --argjson st "$st" '.stream = $st')
+	post /v1/chat/completions "$b" >"$tmp/w.openai"
+	post /v1/messages "$b" >"$tmp/w.anthropic"
+	post /v1/responses "$(printf '%s' "$b" | jq -c '{model, stream,
+	    input: .messages}')" >"$tmp/w.responses"
+	if [ "$st" = true ]; then
+		g='/v1/models/m1:streamGenerateContent?alt=sse'
+	else
+		g=/v1/models/m1:generateContent
+	fi
+	post "$g" "$(printf '%s' "$b" | jq -c '{contents: [.messages[] |
+	    {role: (if .role == "assistant" then "model" else .role end),
+	    parts: [{text: .content}]}]}')" >"$tmp/w.gemini"
+	for f in openai anthropic responses gemini; do
+		grep -q 'rld' "$tmp/w.$f" || fail "--no-usage $f: $(cat "$tmp/w.$f")"
+		! grep -q -i 'usage\|tokens' "$tmp/w.$f" ||
+		    fail "--no-usage $f (stream $st): $(grep -i 'usage\|tokens' "$tmp/w.$f")"
+	done
+done
 
 # 7. A cut answer resumed end to end: saop-suspend gets the first 20
 #    characters, saop-resume the rest in each of the forms it sends.
