@@ -17,6 +17,7 @@
 #include <microhttpd.h>
 
 #include "cli.h"
+#include "mock-oracle.h"
 
 /*
  * One process, libmicrohttpd's thread per connection: a reply's delays
@@ -35,6 +36,10 @@ enum {
 };
 
 static const char *script_path;		/* --script */
+static const char *oracle_path;		/* --oracle */
+static const char *manner_arg;		/* --manner */
+static long max_chars = -1;		/* --max-chars, -1: not given */
+static int no_usage;			/* --no-usage */
 static const char *exhausted_arg;	/* --exhausted */
 static const char *port_file;		/* --port-file */
 static const char *host = "127.0.0.1";	/* --host */
@@ -48,6 +53,16 @@ static long max_seconds;		/* --max-seconds, 0: none */
 static const struct cli_option options[] = {
 	CLI_VALUE("script", "FILE", &script_path,
 	    "the replies, one JSON object a line, served in order"),
+	CLI_VALUE("oracle", "FILE", &oracle_path,
+	    "the whole intended answers, carried on from what a request "
+	    "shows"),
+	CLI_VALUE("manner", "MANNER", &manner_arg,
+	    "how --oracle carries on (honest, repeat:K, restart, blank, "
+	    "fence...)"),
+	CLI_COUNT("max-chars", "N", &max_chars, 1000000000,
+	    "--oracle answers at most N characters a call (default 400, "
+	    "0: all)"),
+	CLI_FLAG("no-usage", &no_usage, "report no token usage"),
 	CLI_OPT("exhausted", 0, OPT_EXHAUSTED, "STATUS",
 	    "after the last reply answer this HTTP status (default: the "
 	    "last reply again)"),
@@ -486,7 +501,7 @@ struct said {
 	const struct reply *r;
 	enum finish fin;
 	const char *model;
-	long in, out;		/* usage */
+	long in, out;		/* usage; -1: none reported */
 	int stream;		/* pieces as SSE events (or Gemini's array) */
 	int gemini_array;	/* Gemini streaming without alt=sse */
 };
@@ -562,9 +577,9 @@ write_openai(struct answer *a, const struct said *s)
 {
 	const struct reply *r = s->r;
 	const char *p;
-	json_t *x, *usage = json_pack("{s:I, s:I, s:I}", "prompt_tokens",
-	    (json_int_t)s->in, "completion_tokens", (json_int_t)s->out,
-	    "total_tokens", (json_int_t)(s->in + s->out));
+	json_t *x, *usage = s->in < 0 ? NULL : json_pack("{s:I, s:I, s:I}",
+	    "prompt_tokens", (json_int_t)s->in, "completion_tokens",
+	    (json_int_t)s->out, "total_tokens", (json_int_t)(s->in + s->out));
 
 	if (!s->stream) {
 		json_t *msg = json_pack("{s:s}", "role", "assistant");
@@ -581,7 +596,7 @@ write_openai(struct answer *a, const struct said *s)
 			    "type", "function", "function", "name",
 			    r->tool_name, "arguments", r->tool_args));
 		add_json(a, json_pack("{s:s, s:s, s:i, s:s, "
-		    "s:[{s:i, s:o, s:s}], s:o}", "id", "chatcmpl-mock",
+		    "s:[{s:i, s:o, s:s}], s:o*}", "id", "chatcmpl-mock",
 		    "object", "chat.completion", "created", 1700000000,
 		    "model", s->model, "choices", "index", 0, "message", msg,
 		    "finish_reason", openai_finish(s->fin), "usage", usage));
@@ -610,9 +625,11 @@ write_openai(struct answer *a, const struct said *s)
 	}
 	add_event(a, NULL, openai_chunk(s, json_object(),
 	    openai_finish(s->fin)));
-	add_event(a, NULL, json_pack("{s:s, s:s, s:i, s:s, s:[], s:o}", "id",
-	    "chatcmpl-mock", "object", "chat.completion.chunk", "created",
-	    1700000000, "model", s->model, "choices", "usage", usage));
+	if (usage != NULL)
+		add_event(a, NULL, json_pack("{s:s, s:s, s:i, s:s, s:[], "
+		    "s:o}", "id", "chatcmpl-mock", "object",
+		    "chat.completion.chunk", "created", 1700000000, "model",
+		    s->model, "choices", "usage", usage));
 	add_piece(a, strdup("data: [DONE]\n\n"));
 }
 
@@ -646,19 +663,20 @@ write_anthropic(struct answer *a, const struct said *s)
 			    "toolu_mock1", "name", r->tool_name, "input",
 			    args_object(r)));
 		add_json(a, json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:n, "
-		    "s:{s:I, s:I}}", "id", "msg_mock", "type", "message",
-		    "role", "assistant", "model", s->model, "content", content,
+		    "s:o*}", "id", "msg_mock", "type", "message", "role",
+		    "assistant", "model", s->model, "content", content,
 		    "stop_reason", anthropic_stop(s->fin), "stop_sequence",
-		    "usage", "input_tokens", (json_int_t)s->in,
-		    "output_tokens", (json_int_t)s->out));
+		    "usage", s->in < 0 ? NULL : json_pack("{s:I, s:I}",
+		    "input_tokens", (json_int_t)s->in, "output_tokens",
+		    (json_int_t)s->out)));
 		return;
 	}
 	add_event(a, "message_start", json_pack("{s:s, s:{s:s, s:s, s:s, "
-	    "s:s, s:[], s:n, s:n, s:{s:I, s:i}}}", "type", "message_start",
+	    "s:s, s:[], s:n, s:n, s:o*}}", "type", "message_start",
 	    "message", "id", "msg_mock", "type", "message", "role",
 	    "assistant", "model", s->model, "content", "stop_reason",
-	    "stop_sequence", "usage", "input_tokens", (json_int_t)s->in,
-	    "output_tokens", 1));
+	    "stop_sequence", "usage", s->in < 0 ? NULL : json_pack("{s:I, "
+	    "s:i}", "input_tokens", (json_int_t)s->in, "output_tokens", 1)));
 	add_event(a, "content_block_start", json_pack("{s:s, s:i, "
 	    "s:{s:s, s:s}}", "type", "content_block_start", "index", 0,
 	    "content_block", "type", "text", "text", ""));
@@ -683,9 +701,9 @@ write_anthropic(struct answer *a, const struct said *s)
 		    "type", "content_block_stop", "index", 1));
 	}
 	add_event(a, "message_delta", json_pack("{s:s, s:{s:s, s:n}, "
-	    "s:{s:I}}", "type", "message_delta", "delta", "stop_reason",
-	    anthropic_stop(s->fin), "stop_sequence", "usage",
-	    "output_tokens", (json_int_t)s->out));
+	    "s:o*}", "type", "message_delta", "delta", "stop_reason",
+	    anthropic_stop(s->fin), "stop_sequence", "usage", s->out < 0 ?
+	    NULL : json_pack("{s:I}", "output_tokens", (json_int_t)s->out)));
 	add_event(a, "message_stop", json_pack("{s:s}", "type",
 	    "message_stop"));
 }
@@ -697,14 +715,15 @@ responses_obj(const struct said *s, int fin, json_t *output)
 	const char *status = fin < 0 ? "in_progress" : fin == FIN_LENGTH ?
 	    "incomplete" : "completed";
 
-	return json_pack("{s:s, s:s, s:i, s:s, s:n, s:o, s:s, s:o, "
-	    "s:{s:I, s:I, s:I}}", "id", "resp_mock", "object", "response",
-	    "created_at", 1700000000, "status", status, "error",
-	    "incomplete_details", fin == FIN_LENGTH ? json_pack("{s:s}",
-	    "reason", "max_output_tokens") : json_null(), "model", s->model,
-	    "output", output, "usage", "input_tokens", (json_int_t)s->in,
-	    "output_tokens", (json_int_t)s->out, "total_tokens",
-	    (json_int_t)(s->in + s->out));
+	return json_pack("{s:s, s:s, s:i, s:s, s:n, s:o, s:s, s:o, s:o*}",
+	    "id", "resp_mock", "object", "response", "created_at",
+	    1700000000, "status", status, "error", "incomplete_details",
+	    fin == FIN_LENGTH ? json_pack("{s:s}", "reason",
+	    "max_output_tokens") : json_null(), "model", s->model, "output",
+	    output, "usage", s->in < 0 ? NULL : json_pack("{s:I, s:I, s:I}",
+	    "input_tokens", (json_int_t)s->in, "output_tokens",
+	    (json_int_t)s->out, "total_tokens", (json_int_t)(s->in +
+	    s->out)));
 }
 
 /* Append the Responses event o (taken) named by its own type. */
@@ -807,7 +826,7 @@ gemini_obj(const struct said *s, json_t *parts, int last)
 		    json_string(gemini_finish(s->fin)));
 	o = json_pack("{s:[o], s:s, s:s}", "candidates", cand, "modelVersion",
 	    s->model, "responseId", "mock");
-	if (last)
+	if (last && s->in >= 0)
 		json_object_set_new(o, "usageMetadata", json_pack("{s:I, s:I, "
 		    "s:I}", "promptTokenCount", (json_int_t)s->in,
 		    "candidatesTokenCount", (json_int_t)s->out,
@@ -1009,11 +1028,12 @@ see_value(void *cls, enum MHD_ValueKind kind, const char *key,
 /*
  * Append the log line of request n (its reply's script line, 0 when
  * none) to --log: method, path, query, headers but the key, whether a
- * key came, the body (as JSON when it is).  Under lock.
+ * key came, the body (as JSON when it is), and what --oracle made of it
+ * (oracle, when not NULL).  Under lock.
  */
 static void
 log_request(struct MHD_Connection *c, long n, const char *method,
-    const char *url, const struct call *k, long line)
+    const char *url, const struct call *k, long line, json_t *oracle)
 {
 	struct seen h = { json_object(), 0, 0 }, q = { json_object(), 0, 1 };
 	json_t *body, *o;
@@ -1025,10 +1045,10 @@ log_request(struct MHD_Connection *c, long n, const char *method,
 	if (body == NULL)
 		body = json_stringn_nocheck(k->body != NULL ? k->body : "",
 		    k->len);
-	o = json_pack("{s:I, s:s, s:s, s:o, s:o, s:b, s:o, s:I}", "n",
+	o = json_pack("{s:I, s:s, s:s, s:o, s:o, s:b, s:o, s:I, s:O*}", "n",
 	    (json_int_t)n, "method", method, "path", url, "query", q.obj,
 	    "headers", h.obj, "key", h.key || q.key, "body", body, "reply",
-	    (json_int_t)line);
+	    (json_int_t)line, "oracle", oracle);
 	if (o == NULL || (text = json_dumps(o, JSON_COMPACT)) == NULL) {
 		json_decref(o);
 		return;
@@ -1096,10 +1116,44 @@ queue(struct MHD_Connection *c, struct answer *a, int st, const char *ctype,
 	return rc;
 }
 
+/* The tokens of n bytes, as saop-mock estimates them: about 4 bytes each. */
+static long
+tokens_of(size_t n)
+{
+	return (long)(n / 4) + 1;
+}
+
 /*
- * Answer a request whose body is all in k: take the next reply, log the
- * request, wait delay_ms, and queue the reply in the format of the path.
- * Returns MHD's result.
+ * The reply r (filled, its strings o's) to a request of len bytes of
+ * --oracle's answer o: its text and finish, or a 400 that says why the
+ * request could not be placed; the usage reported is put on o's log.
+ * Returns r.
+ */
+static const struct reply *
+oracle_reply(struct oracle_reply *o, size_t len, struct reply *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->line = o->line;
+	r->retry_after = r->drop_after = -1;
+	r->usage_in = tokens_of(len);
+	r->usage_out = tokens_of(o->len);
+	if (o->text == NULL) {
+		r->status = 400;
+		r->text = o->error;
+		return r;
+	}
+	r->text = o->text;
+	r->length = o->length;
+	json_object_set_new(o->log, "usage", no_usage ? json_null() :
+	    json_pack("{s:I, s:I}", "input", (json_int_t)r->usage_in,
+	    "output", (json_int_t)r->usage_out));
+	return r;
+}
+
+/*
+ * Answer a request whose body is all in k: take the next reply (or
+ * --oracle's), log the request, wait delay_ms, and queue the reply in the
+ * format of the path.  Returns MHD's result.
  */
 static enum MHD_Result
 respond(struct MHD_Connection *c, const char *url, const char *method,
@@ -1110,12 +1164,24 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	json_t *body = json_loadb(k->body != NULL ? k->body : "", k->len, 0,
 	    NULL);
 	struct said s;
+	struct oracle_reply o;
+	struct reply orep;
 	char mbuf[128];
 	int gemini_stream = 0, w = wire_of(url, &gemini_stream);
 	long n;
 	enum MHD_Result rc;
 
 	k->answered = 1;
+	memset(&o, 0, sizeof(o));
+	if (a != NULL && oracle_path != NULL && w >= 0 &&
+	    strcmp(method, "POST") == 0) {
+		if (oracle_answer(body, &o) < 0) {
+			free(a);
+			a = NULL;
+		} else {
+			r = oracle_reply(&o, k->len, &orep);
+		}
+	}
 	if (a == NULL) {
 		json_decref(body);
 		return MHD_NO;
@@ -1123,14 +1189,15 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	a->drop_after = -1;
 	pthread_mutex_lock(&lock);
 	n = ++requests;
-	if (w >= 0 && strcmp(method, "POST") == 0) {
+	if (oracle_path == NULL && w >= 0 && strcmp(method, "POST") == 0) {
 		if (next_reply < nreplies)
 			r = &replies[next_reply++];
 		else if (exhausted_status == 0)
 			r = &replies[nreplies - 1];
 	}
 	if (log_file != NULL)
-		log_request(c, n, method, url, k, r != NULL ? r->line : 0);
+		log_request(c, n, method, url, k, r != NULL ? r->line : 0,
+		    o.log);
 	pthread_mutex_unlock(&lock);
 	if (cli_opts.verbose > 0)
 		cli_warn("%s %s: %s", method, url, r != NULL ? "reply" :
@@ -1142,12 +1209,14 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		    "saop-mock: no model at this path" :
 		    "saop-mock: only POST");
 		json_decref(body);
+		oracle_reply_free(&o);
 		return queue(c, a, st, "application/json", -1, 0);
 	}
 	if (r == NULL) {
 		write_error(a, (enum wire)w, exhausted_status,
 		    "saop-mock: the script is exhausted");
 		json_decref(body);
+		oracle_reply_free(&o);
 		return queue(c, a, exhausted_status, "application/json", -1, 0);
 	}
 	a->drop_after = r->drop_after;
@@ -1159,6 +1228,7 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		write_error(a, (enum wire)w, r->status, *r->text != '\0' ?
 		    r->text : "saop-mock: the script's error");
 		json_decref(body);
+		oracle_reply_free(&o);
 		return queue(c, a, r->status, "application/json",
 		    r->retry_after, 0);
 	}
@@ -1167,10 +1237,12 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	s.fin = r->refusal != NULL ? FIN_REFUSAL : r->length ? FIN_LENGTH :
 	    r->tool_name != NULL ? FIN_TOOL : FIN_STOP;
 	s.model = model_of(body, url, mbuf, sizeof(mbuf));
-	s.in = r->usage_in >= 0 ? r->usage_in : (long)(k->len / 4) + 1;
-	s.out = r->usage_out >= 0 ? r->usage_out : (long)((strlen(r->text) +
+	s.in = r->usage_in >= 0 ? r->usage_in : tokens_of(k->len);
+	s.out = r->usage_out >= 0 ? r->usage_out : tokens_of(strlen(r->text) +
 	    (r->refusal ? strlen(r->refusal) : 0) + (r->tool_args ?
-	    strlen(r->tool_args) : 0)) / 4) + 1;
+	    strlen(r->tool_args) : 0));
+	if (no_usage)
+		s.in = s.out = -1;
 	if (w == W_GEMINI) {
 		const char *alt = MHD_lookup_connection_value(c,
 		    MHD_GET_ARGUMENT_KIND, "alt");
@@ -1195,6 +1267,7 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		write_openai(a, &s);
 		break;
 	}
+	oracle_reply_free(&o);
 	if (a->oom) {
 		answer_free(a);
 		json_decref(body);
@@ -1369,14 +1442,27 @@ main(int argc, char *argv[])
 	    "Answer as a model would, in the four wire formats saop speaks\n"
 	    "(OpenAI chat completions and Responses, Anthropic Messages,\n"
 	    "Gemini), from a script of replies: text, finish reasons, tool\n"
-	    "calls, refusals, HTTP errors, delays and dropped connections.");
+	    "calls, refusals, HTTP errors, delays and dropped connections;\n"
+	    "or, with --oracle, as a model that knows the whole answers and\n"
+	    "carries on from what a request shows it wrote.");
 	cli_help_exits("Exit status: 0 stopped (signal, --max-requests, "
 	    "--max-seconds), 1 --max-seconds\nbefore --max-requests, "
-	    "65 a bad script;");
+	    "65 a bad script or oracle file;");
 	first = cli_getopt(&cli_opts, argc, argv, own_opt, NULL);
 	cli_operands(argc, argv, first, 0);
-	if (script_path == NULL)
-		cli_usage_error("--script FILE is needed");
+	if ((script_path == NULL) == (oracle_path == NULL))
+		cli_usage_error(script_path == NULL ? "--script FILE is needed "
+		    "(or --oracle FILE)" : "--script and --oracle: one or the "
+		    "other");
+	if (oracle_path == NULL && (manner_arg != NULL || max_chars >= 0))
+		cli_usage_error("--manner and --max-chars are --oracle's");
+	if (oracle_path != NULL && exhausted_arg != NULL)
+		cli_usage_error("--exhausted is --script's");
+	if (oracle_path != NULL && oracle_defaults(manner_arg,
+	    max_chars >= 0 ? max_chars : 400) != 0)
+		cli_usage_error("--manner %s: not honest, repeat:K, restart, "
+		    "restart-string, restart-noquote, blank, fence, prose nor "
+		    "whole", manner_arg);
 	if (exhausted_arg != NULL) {
 		exhausted_status = (int)cli_count("--exhausted", exhausted_arg,
 		    599);
@@ -1384,7 +1470,10 @@ main(int argc, char *argv[])
 			cli_usage_error("--exhausted: %d is not an error "
 			    "status (400 to 599)", exhausted_status);
 	}
-	load_script(script_path);
+	if (oracle_path != NULL)
+		oracle_load(oracle_path);
+	else
+		load_script(script_path);
 	if (log_path != NULL && (log_file = fopen(log_path, "a")) == NULL) {
 		cli_warn("cannot write %s: %s", log_path, strerror(errno));
 		exit(EX_CANTCREAT);
@@ -1436,5 +1525,6 @@ main(int argc, char *argv[])
 		free(replies[i].tool_args);
 	free(replies);
 	json_decref(script_json);
+	oracle_free();
 	return cli_exit(status);
 }

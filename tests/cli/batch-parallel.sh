@@ -9,7 +9,7 @@ command -v parallel >/dev/null 2>&1 || skip "GNU parallel is not installed (scri
 : "${PYTHON3:=python3}"
 n=${SAOP_BATCH_N:-1200}
 "$PYTHON3" "$top_srcdir/bench/gen-batch" "$n" "$tmp/answers" >"$tmp/batch"
-batch_standin "$tmp/answers"
+batch_oracle "$tmp/answers"
 pipe='saop-prune | saop-suspend | saop-detect | saop-resume | saop-validate'
 
 SAOP_DB="$tmp/one.sqlite" sh -c "$pipe" <"$tmp/batch" >"$tmp/one" 2>"$tmp/one.err" ||

@@ -108,15 +108,15 @@ jqf() {
 	jq -e "$1" "$2" >/dev/null || fail "jq '$1' is false on $2: $(head -c 2000 "$2")"
 }
 
-# batch_standin ANSWERS: tests/standin-llm.py on loopback continuing the
+# batch_oracle ANSWERS: saop-mock --oracle on loopback continuing the
 # cuts of bench/gen-batch's ANSWERS (stopped when the test ends); the
 # model's environment pointed at it.
-batch_standin() {
-	"${PYTHON3:-python3}" "$top_srcdir/tests/standin-llm.py" --answers "$1" \
-	    --port-file "$tmp/port" --chars 100000 --max-seconds 300 &
+batch_oracle() {
+	saop-mock --oracle "$1" --port-file "$tmp/port" --max-chars 100000 \
+	    --max-seconds 300 &
 	_bs_pid=$!
 	at_exit "kill $_bs_pid"
-	wait_port "$tmp/port" "$_bs_pid" "the stand-in"
+	wait_port "$tmp/port" "$_bs_pid" "saop-mock --oracle"
 	SAOP_API_BASE="http://127.0.0.1:$(cat "$tmp/port")/v1" SAOP_API_KEY=k SAOP_MODEL=m
 	export SAOP_API_BASE SAOP_API_KEY SAOP_MODEL
 	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY 2>/dev/null || :

@@ -10,7 +10,7 @@ pg_start
 : "${PYTHON3:=python3}"
 n=${SAOP_BATCH_N:-600}
 "$PYTHON3" "$top_srcdir/bench/gen-batch" "$n" "$tmp/answers" >"$tmp/batch"
-batch_standin "$tmp/answers"
+batch_oracle "$tmp/answers"
 pipe='saop-prune | saop-suspend | saop-detect | saop-resume | saop-validate'
 pg=$(pg_newdb par)
 

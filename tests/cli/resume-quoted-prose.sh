@@ -2,11 +2,12 @@
 # A cut answer whose JSON follows prose holding quoted words (issue 31,
 # item 3): "Sure, here's ... the "Contact Form" page:\n{...}", with and
 # without a closing remark, with and without a fence.  saop-detect finds
-# where its JSON begins, saop-resume continues it with the stand-in model,
-# and saop-validate reads the JSON where saop-detect found it (one rule
-# of where JSON starts): OK with no correction turn, never escalated.
+# where its JSON begins, saop-resume continues it with the stand-in model
+# (saop-mock --oracle), and saop-validate reads the JSON where saop-detect
+# found it (one rule of where JSON starts): OK with no correction turn,
+# never escalated.
 . "$top_srcdir/tests/cli/lib.sh"
-. "$top_srcdir/tests/cli/standin-lib.sh"
+. "$top_srcdir/tests/cli/oracle-lib.sh"
 
 "$PYTHON3" - "$tmp" <<'PY'
 import json, sys
@@ -43,7 +44,7 @@ with open(tmp + "/in.ndjson", "w") as f:
         f.write(json.dumps(r) + "\n")
 PY
 
-standin_start --chars 100000
+oracle_start --max-chars 100000
 # saop-detect | saop-resume | saop-validate, as a pipeline runs them; no
 # model is reachable for a correction turn (validate has its own base,
 # and --no-wait: a turn it would send fails at once).

@@ -1,13 +1,14 @@
 #!/bin/sh
-# saop-resume against a model stand-in (tests/standin-llm.py) that knows
+# saop-resume against a model stand-in (saop-mock --oracle) that knows
 # the whole intended answer and carries on from the partial output it is
 # shown, at most N characters an answer: every cut (inside a long string,
 # a number, true, null, a \u escape; between tokens; right after a key's
-# colon) resumes byte for byte, in both wire formats, prefill and user
-# form, --context tail, and with a model that re-sends the open string;
-# the cost on the record and in the log is what the stand-in sent.
+# colon) resumes byte for byte, in the four wire formats, prefill and
+# user form, --context tail, and with a model that re-sends the open
+# string; the cost on the record and in the log is what the stand-in
+# sent.
 . "$top_srcdir/tests/cli/lib.sh"
-. "$top_srcdir/tests/cli/standin-lib.sh"
+. "$top_srcdir/tests/cli/oracle-lib.sh"
 
 # The intended answer: a write_file envelope with a 3,000-character
 # string (escapes, \u escapes, multi-byte and 4-byte characters), a
@@ -61,12 +62,12 @@ check() {
 	done
 	[ "$(jq -s 'map(select(.resume.status == "RESOLVED" and .state == "OK")) | length' "$tmp/out")" -eq "$n" ] ||
 	    fail "$1: not all RESOLVED: $(jq -c '.resume' "$tmp/out")"
-	! grep -q '"error"' "$tmp/log" || fail "$1: the stand-in could not place a request: $(grep '"error"' "$tmp/log" | head -1)"
+	oracle_unplaced
 	got=$(jq -s '[map(.resume.received_bytes), map(.resume.sent_bytes),
 	    map(.resume.prompt_tokens), map(.resume.completion_tokens),
 	    map(.resume.attempts)] | map(add)' "$tmp/out" | tr -d ' \n')
-	want=$(jq -s '[(map(.text_bytes), map(.turn_bytes),
-	    map(.prompt_tokens), map(.completion_tokens) | add), length]' \
+	want=$(jq -s 'map(.oracle) | [(map(.text_bytes), map(.turn_bytes),
+	    map(.usage.input), map(.usage.output) | add), length]' \
 	    "$tmp/log" | tr -d ' \n')
 	[ "$got" = "$want" ] || fail "$1: cost on the records $got, the stand-in's $want"
 	# The log rows hold the same.
@@ -77,14 +78,14 @@ check() {
 	[ "[$dbgot]" = "$got" ] || fail "$1: partial_completion_log $dbgot, records $got"
 }
 
-for provider in openai anthropic; do
+for provider in openai openai-responses anthropic gemini; do
 	for form in prefill user; do
 		rm -f "$SAOP_DB"
-		standin_start --provider "$provider" --chars 400
+		oracle_start --provider "$provider" --max-chars 400
 		expect_status 0 saop-resume --max-attempts 10 \
 		    --continuation "$form" "$tmp/in.ndjson" >"$tmp/out"
 		check "$provider $form"
-		jq -e --arg f "$form" 'select(.form != $f)' "$tmp/log" \
+		jq -e --arg f "$form" 'select(.oracle.form != $f)' "$tmp/log" \
 		    >/dev/null && fail "$provider $form: a request in another form"
 		# The long string: 2,000 missing characters, 400 an answer.
 		jq -s -e 'map(select(.cut == "string"))[0].resume.attempts == 6' \
@@ -92,10 +93,13 @@ for provider in openai anthropic; do
 		    fail "$provider $form: string cut in $(jq -s -c 'map(select(.cut == "string"))[0].resume' "$tmp/out")"
 		# A model that re-sends the open string from its quote.
 		rm -f "$SAOP_DB"
-		standin_start --provider "$provider" --chars 400 --resend
+		oracle_start --provider "$provider" --max-chars 400 \
+		    --manner restart-string
 		expect_status 0 saop-resume --max-attempts 10 \
 		    --continuation "$form" "$tmp/in.ndjson" >"$tmp/out"
-		check "$provider $form --resend"
+		check "$provider $form restart-string"
+		jq -s -e 'any(.[].oracle; .from < .at)' "$tmp/log" >/dev/null ||
+		    fail "$provider $form restart-string: no string re-sent"
 	done
 done
 
@@ -103,23 +107,26 @@ done
 # it are sent (the stand-in finds them in its answer: the cuts where they
 # occur once in it, not a lone ',' or ':').
 rm -f "$SAOP_DB"
-standin_start --chars 5000
+oracle_start --max-chars 5000
 head -n 5 "$tmp/in.ndjson" >"$tmp/in5.ndjson"
 n=5
 expect_status 0 saop-resume --context tail "$tmp/in5.ndjson" >"$tmp/out"
 check "--context tail"
 n=$(wc -l <"$tmp/in.ndjson")
-jq -e 'select(.form != "tail")' "$tmp/log" >/dev/null &&
+jq -e 'select(.oracle.form != "tail")' "$tmp/log" >/dev/null &&
     fail "--context tail sent the whole partial output"
 # Not one request held the first member of the envelope.
-! grep -q 'agent_role' "$tmp/log" || fail "--context tail sent the start"
+jq -e 'select(.body | tostring | contains("agent_role"))' "$tmp/log" \
+    >/dev/null && fail "--context tail sent the start"
 
 # No usage reported: the tokens are null, on the record and in the log.
 rm -f "$SAOP_DB"
-standin_start --chars 5000 --no-usage
+oracle_start --max-chars 5000 --no-usage
 expect_status 0 saop-resume "$tmp/in.ndjson" >"$tmp/out"
 jq -s -e 'all(.[]; .resume.prompt_tokens == null and
     .resume.completion_tokens == null and .resume.received_bytes > 0)' \
     "$tmp/out" >/dev/null || fail "no usage: $(jq -c .resume "$tmp/out")"
 [ "$(sql 'SELECT count(*) FROM partial_completion_log WHERE prompt_tokens IS NULL AND completion_tokens IS NULL AND received_bytes > 0')" -eq "$n" ] ||
     fail "no usage: the log rows"
+jq -s -e 'length > 0 and all(.[]; .oracle.usage == null)' "$tmp/log" \
+    >/dev/null || fail "no usage: the oracle's log: $(head -c 500 "$tmp/log")"

@@ -2,12 +2,13 @@
 # A cut answer wrapped in a code fence, after a line of prose, after a
 # <think> block, or in a fence after prose: saop-detect finds where its
 # JSON begins, saop-resume continues it from the cut in one model call
-# (openai and anthropic wire), byte for byte with the closing fence the
-# model sends, what the model is sent back for is the missing tail only,
-# and saop-validate takes it as it is (no correction turn).  A text with
-# two possible starts is never resumed from the wrong one.
+# (saop-mock --oracle, in the four wire formats), byte for byte with the
+# closing fence the model sends, what the model is sent back for is the
+# missing tail only, and saop-validate takes it as it is (no correction
+# turn).  A text with two possible starts is never resumed from the wrong
+# one.
 . "$top_srcdir/tests/cli/lib.sh"
-. "$top_srcdir/tests/cli/standin-lib.sh"
+. "$top_srcdir/tests/cli/oracle-lib.sh"
 
 # Four wrapped envelopes, each cut inside a string, inside a number and
 # between members: one record per cut, the whole answers for the stand-in.
@@ -62,9 +63,9 @@ printf '```json\n{"saop": "1.0", "thought": "List the fi' |
 jqf '.state == "TRUNCATED" and .detect.wrapper == "fence" and
     .detect.json_start == 8 and .detect.closing == "\"}"' "$tmp/one"
 
-for provider in openai anthropic; do
+for provider in openai anthropic openai-responses gemini; do
 	rm -f "$SAOP_DB"
-	standin_start --provider "$provider" --chars 100000
+	oracle_start --provider "$provider" --max-chars 100000
 	expect_status 0 saop-resume "$tmp/det" >"$tmp/out"
 	# Byte for byte, the closing fence too, in one call each.
 	jq -s -e 'all(.[]; .raw == .want and .state == "OK" and
@@ -72,7 +73,7 @@ for provider in openai anthropic; do
 	    .detect.json_start == .json_start)' "$tmp/out" >/dev/null ||
 	    fail "$provider: $(jq -c 'select(.raw != .want) | [.wrapper, .cut, .resume, .raw[-60:]]' "$tmp/out")"
 	[ "$(wc -l <"$tmp/log")" -eq "$n" ] || fail "$provider: not one call a record"
-	! grep -q '"error"' "$tmp/log" || fail "$provider: $(grep '"error"' "$tmp/log" | head -1)"
+	oracle_unplaced
 	# What came back is the missing tail: within 1.15 times its bytes.
 	jq -n -e --slurpfile d "$tmp/det" --slurpfile o "$tmp/out" '
 	    [range(0; $o | length) | $o[.].resume.received_bytes * 100 <=
@@ -95,7 +96,7 @@ done
 # '{' inside the <think> block (cut inside it: no JSON yet); a fence
 # inside a string of the JSON (bare: the JSON's own verdict).
 rm -f "$tmp/log"
-standin_start --chars 100000
+oracle_start --max-chars 100000
 for raw in 'Use this: {"a": 1}
 {"b": 2, "c": "x' '<think>
 {"a": 1, "b": "x' '{"code": "```json\n{\"a\": 1", "b": "x'; do
