@@ -33,24 +33,34 @@ long_entry(const struct cli_option *table, const char *text)
 	return NULL;
 }
 
-/* 1 when the short option letter c of table takes an argument, else 0. */
+/* 1 when the entry t is --help or --version (which read no setting). */
 static int
-short_takes_arg(const struct cli_option *table, int c)
+is_info(const struct cli_option *t)
+{
+	return t != NULL && (strcmp(t->name, "help") == 0 ||
+	    strcmp(t->name, "version") == 0);
+}
+
+/* The entry of table for the short option letter c, or NULL. */
+static const struct cli_option *
+short_entry(const struct cli_option *table, int c)
 {
 	for (; table->name != NULL; table++)
 		if (table->letter == c)
-			return table->arg != NULL;
-	return 0;
+			return table;
+	return NULL;
 }
 
 /*
  * The argument of --profile in argv, read as getopt will read it (an
  * option's argument is skipped, "--" ends the options), before getopt
- * does: the file must be read before the first setting is.  Returns it,
- * or NULL when none is given.
+ * does: the file must be read before the first setting is.  *info is set
+ * when --help or --version is given.  Returns it, or NULL when none is
+ * given.
  */
 static const char *
-profile_arg(const struct cli_option *table, int argc, char *argv[])
+profile_arg(const struct cli_option *table, int argc, char *argv[],
+    int *info)
 {
 	const char *found = NULL;
 	int i;
@@ -65,6 +75,7 @@ profile_arg(const struct cli_option *table, int argc, char *argv[])
 			break;
 		if (a[1] == '-') {
 			t = long_entry(table, a);
+			*info |= is_info(t);
 			if (t != NULL && t->arg != NULL &&
 			    strchr(a, '=') == NULL && i + 1 < argc)
 				i++;
@@ -73,12 +84,15 @@ profile_arg(const struct cli_option *table, int argc, char *argv[])
 				    strchr(a, '=') + 1 : argv[i];
 			continue;
 		}
-		for (a++; *a != '\0'; a++)
-			if (short_takes_arg(table, *a)) {
+		for (a++; *a != '\0'; a++) {
+			t = short_entry(table, *a);
+			*info |= is_info(t);
+			if (t != NULL && t->arg != NULL) {
 				if (a[1] == '\0')
 					i++;
 				break;
 			}
+		}
 	}
 	return found;
 }
@@ -89,6 +103,7 @@ cli_settings(const struct cli_option *table, int argc, char *argv[])
 {
 	const struct cli_option *t;
 	struct saop_err e;
+	int info = 0;
 
 	if (loaded)
 		return;
@@ -98,7 +113,9 @@ cli_settings(const struct cli_option *table, int argc, char *argv[])
 	if (t->name == NULL)	/* a program without settings */
 		return;
 	loaded = 1;
-	loaded_profile = profile_arg(table, argc, argv);
+	loaded_profile = profile_arg(table, argc, argv, &info);
+	if (info)		/* --help, --version: no file needed */
+		return;
 	if (loaded_profile != NULL && *loaded_profile == '\0')
 		cli_usage_error("--profile: a name is needed");
 	if (saop_settings_load(NULL, loaded_profile, &e) != 0)
