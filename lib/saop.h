@@ -777,12 +777,14 @@ struct saop_llm_config {
 };
 
 /*
- * Fill cfg from SAOP_PROVIDER, SAOP_API_BASE, SAOP_API_KEY (else
- * OPENAI_API_KEY / ANTHROPIC_API_KEY; for an unknown provider either),
+ * Fill cfg from SAOP_PROVIDER, SAOP_API_BASE, the key
+ * (saop_settings_api_key(), else OPENAI_API_KEY / ANTHROPIC_API_KEY /
+ * GEMINI_API_KEY; for an unknown provider either of the first two),
  * SAOP_MODEL, SAOP_TIMEOUT_MS, SAOP_HEADERS (a bad line is kept in
- * cfg->problem) and SAOP_AUTH_HEADER.  Returns 0, or SAOP_ENOMEM.  An unknown
- * provider or a bad timeout is not an error here: it is kept in
- * cfg->problem for the first call.  A missing key is not an error either
+ * cfg->problem) and SAOP_AUTH_HEADER, each the environment's or the
+ * configuration file's (saop_setting()).  Returns 0, or SAOP_ENOMEM.  An
+ * unknown provider, a bad timeout or a failed api_key_cmd is not an error
+ * here: it is kept in cfg->problem for the first call.  A missing key is not an error either
  * (saop_llm_configured() tells).
  */
 int saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e);
