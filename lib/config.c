@@ -99,7 +99,7 @@ env_count(const char *key, long def, long min, long max, long *out,
     struct saop_err *e)
 {
 	const char *v = saop__setting(key);
-	char *end, name[300];
+	char *end;
 	long n;
 
 	*out = def;
@@ -107,10 +107,13 @@ env_count(const char *key, long def, long min, long max, long *out,
 		return 0;
 	errno = 0;
 	n = strtol(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || n < min || n > max)
+	if (errno != 0 || end == v || *end != '\0' || n < min || n > max) {
+		char name[300];
+
 		return saop__fail(e, SAOP_ECONFIG, 0, "%s: '%.64s' is not a "
 		    "whole number from %ld to %ld", saop__setting_name(key,
 		    name, sizeof(name)), v, min, max);
+	}
 	*out = n;
 	return 0;
 }
@@ -124,7 +127,6 @@ int
 saop_suspend_opts_from_env(struct saop_suspend_opts *o, struct saop_err *e)
 {
 	const char *v;
-	char name[300];
 	long n;
 	int rc;
 
@@ -137,10 +139,13 @@ saop_suspend_opts_from_env(struct saop_suspend_opts *o, struct saop_err *e)
 		return rc;
 	o->max_wait_ms = SAOP_MAX_WAIT_MS;
 	if ((v = saop__setting("max_wait")) != NULL && *v != '\0' &&
-	    saop_duration_parse(v, &o->max_wait_ms) != 0)
+	    saop_duration_parse(v, &o->max_wait_ms) != 0) {
+		char name[300];
+
 		return saop__fail(e, SAOP_ECONFIG, 0, "%s: '%.100s' is not a "
 		    "duration (90s, 30m, 2h, inf)", saop__setting_name(
 		    "max_wait", name, sizeof(name)), v);
+	}
 	return 0;
 }
 

@@ -399,8 +399,8 @@ saop__setting_name(const char *key, char *buf, size_t size)
 }
 
 /*
- * Run cmd (sh -c) and keep its output, without its final line breaks, in
- * file.key_out: run once per process.  Returns 0, or -SAOP_ECONFIG that
+ * Run cmd (sh -c, its standard input /dev/null) and keep its output,
+ * without its final line breaks, in file.key_out: run once per process.  Returns 0, or -SAOP_ECONFIG that
  * never shows the output.
  */
 static int
@@ -413,7 +413,13 @@ run_key_cmd(const char *cmd, const struct saop_setting_from *from,
 	int st;
 
 	file.key_run = 1;
-	if ((f = popen(cmd, "r")) == NULL)
+	/* Not the records: its input is /dev/null (a line of its own, so
+	 * that a comment at the end of cmd ends there). */
+	if (snprintf(buf, sizeof(buf), "exec </dev/null\n%s", cmd) >=
+	    (int)sizeof(buf))
+		return saop__fail(e, SAOP_ECONFIG, 0, "%s, line %ld: "
+		    "api_key_cmd too long", from->file, from->line);
+	if ((f = popen(buf, "r")) == NULL)
 		return saop__fail(e, SAOP_ECONFIG, errno, "%s, line %ld: "
 		    "api_key_cmd: %s", from->file, from->line,
 		    strerror(errno));

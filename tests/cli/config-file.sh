@@ -123,6 +123,7 @@ done
 cat >"$tmp/keycmd" <<EOF
 #!/bin/sh
 echo run >>"$tmp/runs"
+cat >/dev/null	# the records are not its input
 printf '%s\n' "$key"
 EOF
 chmod 700 "$tmp/keycmd"
@@ -139,8 +140,10 @@ chmod 644 "$conf"	# no key in it: others may read it
 printf '%s\n' '{"task_id": "c1", "turn": 0, "request": {"messages": [{"role": "user", "content": "x"}]}, "raw": "{\"saop\": 1}"}' \
     '{"task_id": "c2", "turn": 0, "request": {"messages": [{"role": "user", "content": "x"}]}, "raw": "{\"saop\": 1}"}' \
     >"$tmp/two.ndjson"
-saop-validate --profile cmd --max-retries 2 "$tmp/two.ndjson" >"$tmp/out" \
+saop-validate --profile cmd --max-retries 2 <"$tmp/two.ndjson" >"$tmp/out" \
     2>"$tmp/err" || true
+[ "$(jq -s length "$tmp/out")" -eq 2 ] ||
+    fail "api_key_cmd took the records: $(cat "$tmp/out" "$tmp/err")"
 calls=$(fake_llm_requests | jq -s 'map(select(.key == "ok")) | length')
 [ "$calls" -ge 4 ] || fail "api_key_cmd's key not sent ($calls calls with it): $(cat "$tmp/err")"
 [ "$(wc -l <"$tmp/runs")" -eq 1 ] ||
