@@ -1,10 +1,11 @@
 /*
- * config.c: the library's one reader of the environment, apart from the
- * model's settings (llm-config.c): the state database ($SAOP_DB), the
- * suspension policy ($SAOP_MAX_AUTO_RESUME, $SAOP_NETWORK_POLL_INTERVAL_MS,
- * $SAOP_MAX_WAIT, $SAOP_CLAIM_LEASE_MS), and the conventions of other
- * tools it follows (the proxies libcurl takes, $PATH as the shell reads
- * it).  Every other file asks here; saop(7)'s ENVIRONMENT lists them.
+ * config.c: the library's one reader of its settings, apart from the
+ * model's (llm-config.c): the state database ($SAOP_DB), the suspension
+ * policy ($SAOP_MAX_AUTO_RESUME, $SAOP_NETWORK_POLL_INTERVAL_MS,
+ * $SAOP_MAX_WAIT, each also a key of the configuration file, through
+ * settings.c; $SAOP_CLAIM_LEASE_MS), and the conventions of other tools
+ * it follows (the proxies libcurl takes, $PATH as the shell reads it).
+ * Every other file asks here; saop(7)'s ENVIRONMENT lists them.
  */
 #include "config.h"
 
@@ -48,7 +49,8 @@ saop_config_db(const char *given)
 
 	if (given != NULL && *given != '\0')
 		return given;
-	return (v = env("SAOP_DB")) != NULL ? v : DEFAULT_DB;
+	return (v = saop__setting("db")) != NULL && *v != '\0' ? v :
+	    DEFAULT_DB;
 }
 
 /*
@@ -88,26 +90,30 @@ saop_duration_parse(const char *text, long long *ms)
 }
 
 /*
- * The whole number in the environment variable name, from min to max;
- * def when it is unset or empty.  Returns 0 with *out set, or
- * SAOP_ECONFIG naming the variable.
+ * The whole number of the setting key, from min to max; def when it is
+ * unset or empty.  Returns 0 with *out set, or SAOP_ECONFIG naming its
+ * variable or the file's line.
  */
 static int
-env_count(const char *name, long def, long min, long max, long *out,
+env_count(const char *key, long def, long min, long max, long *out,
     struct saop_err *e)
 {
-	const char *v = env(name);
+	const char *v = saop__setting(key);
 	char *end;
 	long n;
 
 	*out = def;
-	if (v == NULL)
+	if (v == NULL || *v == '\0')
 		return 0;
 	errno = 0;
 	n = strtol(v, &end, 10);
-	if (errno != 0 || end == v || *end != '\0' || n < min || n > max)
-		return saop__fail(e, SAOP_ECONFIG, 0, "%s: '%s' is not a "
-		    "whole number from %ld to %ld", name, v, min, max);
+	if (errno != 0 || end == v || *end != '\0' || n < min || n > max) {
+		char name[300];
+
+		return saop__fail(e, SAOP_ECONFIG, 0, "%s: '%.64s' is not a "
+		    "whole number from %ld to %ld", saop__setting_name(key,
+		    name, sizeof(name)), v, min, max);
+	}
 	*out = n;
 	return 0;
 }
@@ -124,21 +130,27 @@ saop_suspend_opts_from_env(struct saop_suspend_opts *o, struct saop_err *e)
 	long n;
 	int rc;
 
-	if ((rc = env_count("SAOP_MAX_AUTO_RESUME", SAOP_MAX_AUTO_RESUME, 0,
+	if ((rc = env_count("max_auto_resume", SAOP_MAX_AUTO_RESUME, 0,
 	    1000, &n, e)) != 0)
 		return rc;
 	o->max_resumes = (int)n;
-	if ((rc = env_count("SAOP_NETWORK_POLL_INTERVAL_MS",
+	if ((rc = env_count("network_poll_interval_ms",
 	    SAOP_NETWORK_POLL_INTERVAL_MS, 1, 86400000L, &o->poll_ms, e)) != 0)
 		return rc;
 	o->max_wait_ms = SAOP_MAX_WAIT_MS;
-	/* A wait asked for is the wait, for every endpoint. */
-	o->first_contact_ms = env("SAOP_MAX_WAIT") != NULL ? 0 :
+	/* A wait asked for (environment or file) is the wait, for every
+	 * endpoint. */
+	v = saop__setting("max_wait");
+	o->first_contact_ms = v != NULL && *v != '\0' ? 0 :
 	    SAOP_FIRST_CONTACT_MS;
-	if ((v = env("SAOP_MAX_WAIT")) != NULL &&
-	    saop_duration_parse(v, &o->max_wait_ms) != 0)
-		return saop__fail(e, SAOP_ECONFIG, 0, "SAOP_MAX_WAIT: '%.100s' "
-		    "is not a duration (90s, 30m, 2h, inf)", v);
+	if (v != NULL && *v != '\0' &&
+	    saop_duration_parse(v, &o->max_wait_ms) != 0) {
+		char name[300];
+
+		return saop__fail(e, SAOP_ECONFIG, 0, "%s: '%.100s' is not a "
+		    "duration (90s, 30m, 2h, inf)", saop__setting_name(
+		    "max_wait", name, sizeof(name)), v);
+	}
 	return 0;
 }
 

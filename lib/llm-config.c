@@ -1,8 +1,9 @@
 /*
  * llm-config.c: how to reach the model (SAOP_PROVIDER, SAOP_API_BASE, the
- * key, SAOP_MODEL, SAOP_TIMEOUT_MS, SAOP_HEADERS, SAOP_AUTH_HEADER) and the
- * endpoint URL.  What keeps the
- * key out of everything shown is in lib/llm-shown.c.
+ * key, SAOP_MODEL, SAOP_TIMEOUT_MS, SAOP_HEADERS, SAOP_AUTH_HEADER, each
+ * also a key of the configuration file, through settings.c; the
+ * provider's own key variables after the file) and the endpoint URL.
+ * What keeps the key out of everything shown is in lib/llm-shown.c.
  */
 #include "config.h"
 
@@ -36,6 +37,30 @@ env_dup(const char *name)
 	const char *v = getenv(name);
 
 	return v != NULL && *v != '\0' ? strdup(v) : NULL;
+}
+
+/*
+ * The setting key (the environment, else the file: settings.c), or NULL
+ * when unset or empty.  Returns it borrowed.
+ */
+static const char *
+setting(const char *key)
+{
+	const char *v = saop__setting(key);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/*
+ * A copy of the setting key.  Returns a new string (free()), or NULL when
+ * it is unset or empty, or on ENOMEM.
+ */
+static char *
+setting_dup(const char *key)
+{
+	const char *v = setting(key);
+
+	return v != NULL ? strdup(v) : NULL;
 }
 
 /*
@@ -105,9 +130,11 @@ saop_llm_config_add_header(struct saop_llm_config *cfg, const char *line,
 static int
 env_headers(struct saop_llm_config *cfg)
 {
-	const char *v = getenv("SAOP_HEADERS"), *p, *nl;
+	const char *v = setting("headers"), *p, *nl;
 	struct saop_err e;
-	char line[1024];
+	char line[1024], name[300];
+
+	saop__setting_name("headers", name, sizeof(name));
 
 	for (p = v; p != NULL && *p != '\0'; p = nl != NULL ? nl + 1 : NULL) {
 		size_t n;
@@ -119,8 +146,8 @@ env_headers(struct saop_llm_config *cfg)
 		if (n == 0)
 			continue;
 		if (n >= sizeof(line)) {
-			if (config_problem(cfg, "SAOP_HEADERS: a line of "
-			    "more than %zu bytes", sizeof(line) - 1) != 0)
+			if (config_problem(cfg, "%s: a line of more than %zu "
+			    "bytes", name, sizeof(line) - 1) != 0)
 				return -1;
 			continue;
 		}
@@ -128,7 +155,7 @@ env_headers(struct saop_llm_config *cfg)
 		line[n] = '\0';
 		if (saop_llm_config_add_header(cfg, line, &e) != 0 &&
 		    (e.code == SAOP_ENOMEM ||
-		    config_problem(cfg, "SAOP_HEADERS: %s", e.msg) != 0))
+		    config_problem(cfg, "%s: %s", name, e.msg) != 0))
 			return -1;
 	}
 	return 0;
@@ -143,15 +170,17 @@ env_headers(struct saop_llm_config *cfg)
 int
 saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 {
-	const char *v;
+	struct saop_err ke;
+	const char *v, *key;
+	char name[300];
 	int bad = 0, known = 1;
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->stream = 1;
 	cfg->timeout_ms = DEFAULT_TIMEOUT_MS;
 	cfg->connect_timeout_ms = DEFAULT_CONNECT_MS;
-	v = getenv("SAOP_PROVIDER");
-	if (v == NULL || *v == '\0' || strcmp(v, "openai") == 0) {
+	v = setting("provider");
+	if (v == NULL || strcmp(v, "openai") == 0) {
 		cfg->provider = SAOP_PROVIDER_OPENAI;
 	} else if (strcmp(v, "anthropic") == 0) {
 		cfg->provider = SAOP_PROVIDER_ANTHROPIC;
@@ -162,31 +191,40 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 	} else {
 		cfg->provider = SAOP_PROVIDER_OPENAI;
 		known = 0;
-		bad |= config_problem(cfg, "SAOP_PROVIDER: unknown provider "
-		    "'%.64s' (openai, anthropic, openai-responses or gemini)",
-		    v);
+		bad |= config_problem(cfg, "%s: unknown provider '%.64s' "
+		    "(openai, anthropic, openai-responses or gemini)",
+		    saop__setting_name("provider", name, sizeof(name)), v);
 	}
-	if ((v = getenv("SAOP_TIMEOUT_MS")) != NULL && *v != '\0') {
+	if ((v = setting("timeout_ms")) != NULL) {
 		char *end;
 		long ms;
 
 		errno = 0;
 		ms = strtol(v, &end, 10);
 		if (errno != 0 || *end != '\0' || ms <= 0)
-			bad |= config_problem(cfg, "SAOP_TIMEOUT_MS: '%.32s' "
-			    "is not a positive number of milliseconds", v);
+			bad |= config_problem(cfg, "%s: '%.32s' is not a "
+			    "positive number of milliseconds",
+			    saop__setting_name("timeout_ms", name,
+			    sizeof(name)), v);
 		else
 			cfg->timeout_ms = ms;
 	}
 	if (cfg->connect_timeout_ms > cfg->timeout_ms)
 		cfg->connect_timeout_ms = cfg->timeout_ms;
-	if ((cfg->base = env_dup("SAOP_API_BASE")) == NULL)
+	if ((cfg->base = setting_dup("api_base")) == NULL)
 		cfg->base = strdup(default_base(cfg->provider));
 	/*
 	 * With an unknown provider either provider's key will do: a key
 	 * means a model was meant, and the call then says what is wrong.
 	 */
-	if ((cfg->key = env_dup("SAOP_API_KEY")) == NULL &&
+	if (saop_settings_api_key(&key, NULL, &ke) != 0) {
+		if (ke.code == SAOP_ENOMEM)
+			bad = 1;
+		else
+			bad |= config_problem(cfg, "%s", ke.msg);
+	} else if (key != NULL && (cfg->key = strdup(key)) == NULL)
+		bad = 1;
+	if (cfg->key == NULL && !bad &&
 	    ((cfg->provider != SAOP_PROVIDER_ANTHROPIC &&
 	    cfg->provider != SAOP_PROVIDER_GEMINI) || !known))
 		cfg->key = env_dup("OPENAI_API_KEY");
@@ -196,11 +234,12 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 	if (cfg->key == NULL && cfg->provider == SAOP_PROVIDER_GEMINI &&
 	    (cfg->key = env_dup("GEMINI_API_KEY")) == NULL)
 		cfg->key = env_dup("GOOGLE_API_KEY");
-	cfg->model = env_dup("SAOP_MODEL");
-	if ((v = getenv("SAOP_AUTH_HEADER")) != NULL && *v != '\0') {
+	cfg->model = setting_dup("model");
+	if ((v = setting("auth_header")) != NULL) {
 		if (token_len(v) != strlen(v))
-			bad |= config_problem(cfg, "SAOP_AUTH_HEADER: '%.64s' "
-			    "is not a header name", v);
+			bad |= config_problem(cfg, "%s: '%.64s' is not a "
+			    "header name", saop__setting_name("auth_header",
+			    name, sizeof(name)), v);
 		else if ((cfg->auth_header = strdup(v)) == NULL)
 			bad = 1;
 	}
@@ -233,12 +272,7 @@ saop_llm_config_free(struct saop_llm_config *cfg)
 {
 	if (cfg == NULL)
 		return;
-	if (cfg->key != NULL) {
-		volatile char *k = cfg->key;
-
-		while (*k != '\0')
-			*k++ = '\0';
-	}
+	saop__wipe(cfg->key);
 	free(cfg->base);
 	free(cfg->key);
 	free(cfg->model);

@@ -24,6 +24,18 @@ int saop__fail(struct saop_err *e, int code, int sys_errno,
 int saop__fail_at(struct saop_err *e, int code, long line, long long offset,
     const char *fmt, ...) SAOP__PRINTF(5, 6);
 
+/* Settings (lib/settings.c): saop_setting() without where it came from. */
+const char *saop__setting(const char *key);
+
+/*
+ * How a message names where key was set: its variable, or "FILE, line N:
+ * key", written to buf (size bytes).  Returns buf.
+ */
+const char *saop__setting_name(const char *key, char *buf, size_t size);
+
+/* Overwrite the string s with NULs (a key, before free()). */
+void saop__wipe(char *s);
+
 /* An embedded text file: its name (as given to scripts/embed.sh) and body. */
 struct saop__blob {
 	const char *name;

@@ -102,6 +102,68 @@ void saop_err_clear(struct saop_err *e);
 int saop_err_exit_status(int code);
 
 /* ======================================================================
+ * Settings: the environment over the configuration file (lib/settings.c).
+ * ====================================================================== */
+
+/*
+ * Where a setting in force came from: the variable env, or the file's
+ * line (profile: its [profile NAME], NULL for the default section); all
+ * zero when it is not set.  cmd: the key is api_key_cmd's output.
+ */
+struct saop_setting_from {
+	const char *env;
+	const char *file;
+	long line;
+	const char *profile;
+	int cmd;
+};
+
+/*
+ * Read the configuration file path (NULL: $XDG_CONFIG_HOME/saop/config,
+ * else ~/.config/saop/config, which may be missing) with the profile
+ * named (NULL: $SAOP_PROFILE; none: the default section alone), in place
+ * of any read before.  Until it is called, settings come from the
+ * environment alone.  Call it before any thread is started.  The file is
+ * refused when another user owns it, when others may write it, or when
+ * it holds an api_key and others may read it.  Returns 0, or
+ * -SAOP_ECONFIG (naming the file, and its line when the fault is in one:
+ * an unknown key or section, a key given twice, a named profile not in
+ * it) or -SAOP_ENOMEM.
+ */
+int saop_settings_load(const char *path, const char *profile,
+    struct saop_err *e);
+
+/* Forget the file read (the key wiped): the environment alone again. */
+void saop_settings_free(void);
+
+/*
+ * The setting key (a file's key: an environment variable's name in lower
+ * case without SAOP_, e.g. "api_base" for SAOP_API_BASE) in force: the
+ * environment's, else the file's profile's, else its default section's;
+ * where from in *from when not NULL.  Returns it borrowed (valid until
+ * the next saop_settings_load() or saop_settings_free()), or NULL when
+ * none sets it (the reader's built-in default holds).
+ */
+const char *saop_setting(const char *key, struct saop_setting_from *from);
+
+/* The i-th key of the file, from 0, or NULL past the last. */
+const char *saop_setting_key(size_t i);
+
+/*
+ * The key in force: $SAOP_API_KEY, else the file's api_key or the output
+ * of its api_key_cmd (the profile's before the default section's; the
+ * command, run with sh -c and /dev/null as its input, once per process,
+ * its last line breaks cut),
+ * where from in *from when not NULL.  *key is borrowed (NULL: none; the
+ * provider's own variables, OPENAI_API_KEY..., are read after it by
+ * saop_llm_config_from_env()).  Returns 0, or -SAOP_ECONFIG (the command
+ * failed or wrote no key: its output never in the message) or
+ * -SAOP_ENOMEM.
+ */
+int saop_settings_api_key(const char **key, struct saop_setting_from *from,
+    struct saop_err *e);
+
+/* ======================================================================
  * Records: NDJSON turn records on the pipe.
  * ====================================================================== */
 
@@ -716,12 +778,14 @@ struct saop_llm_config {
 };
 
 /*
- * Fill cfg from SAOP_PROVIDER, SAOP_API_BASE, SAOP_API_KEY (else
- * OPENAI_API_KEY / ANTHROPIC_API_KEY; for an unknown provider either),
+ * Fill cfg from SAOP_PROVIDER, SAOP_API_BASE, the key
+ * (saop_settings_api_key(), else OPENAI_API_KEY / ANTHROPIC_API_KEY /
+ * GEMINI_API_KEY; for an unknown provider either of the first two),
  * SAOP_MODEL, SAOP_TIMEOUT_MS, SAOP_HEADERS (a bad line is kept in
- * cfg->problem) and SAOP_AUTH_HEADER.  Returns 0, or SAOP_ENOMEM.  An unknown
- * provider or a bad timeout is not an error here: it is kept in
- * cfg->problem for the first call.  A missing key is not an error either
+ * cfg->problem) and SAOP_AUTH_HEADER, each the environment's or the
+ * configuration file's (saop_setting()).  Returns 0, or SAOP_ENOMEM.  An
+ * unknown provider, a bad timeout or a failed api_key_cmd is not an error
+ * here: it is kept in cfg->problem for the first call.  A missing key is not an error either
  * (saop_llm_configured() tells).
  */
 int saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e);

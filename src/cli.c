@@ -455,6 +455,7 @@ cli_getopt(struct cli *o, int argc, char *argv[],
 	size_t n = 0, k = 0;
 	int ch;
 
+	cli_settings(options, argc, argv);
 	for (t = options; t->name != NULL; t++)
 		n++;
 	if ((longopts = calloc(n + 1, sizeof(*longopts))) == NULL)
@@ -501,6 +502,7 @@ cli_getopt(struct cli *o, int argc, char *argv[],
 		}
 	}
 	free(longopts);
+	cli_settings_check();
 	if (o->output != NULL)
 		output_open(o->output);
 	/* Records out in 64 KB blocks when stdout is not a terminal, not
@@ -555,6 +557,8 @@ cli_llm_config(const struct cli *o, struct saop_llm_config *cfg)
 	}
 	if (o->connect_timeout_ms > 0)
 		cfg->connect_timeout_ms = o->connect_timeout_ms;
+	if (cli_show_config_flag)
+		cli_show_config(o, cfg);
 }
 
 /* Print the usage line and "Try --help" on stderr; exit status. */
@@ -687,28 +691,49 @@ env_value(const char *name)
 	return v != NULL && *v != '\0' ? v : NULL;
 }
 
-/* See cli.h: $SAOP_SCHEMA, or NULL. */
+/*
+ * The setting key ($SAOP_..., else the configuration file), or NULL when
+ * unset or empty; name (when not NULL) says where it was set.
+ */
+static const char *
+setting_value(const char *key, char *name, size_t size)
+{
+	struct saop_setting_from f;
+	const char *v = saop_setting(key, &f);
+
+	if (name != NULL && f.file != NULL)
+		snprintf(name, size, "%s, line %ld: %s", f.file, f.line, key);
+	else if (name != NULL)
+		snprintf(name, size, "%s", f.env != NULL ? f.env : key);
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+/* See cli.h: $SAOP_SCHEMA (or the file's schema), or NULL. */
 const char *
 cli_env_schema(void)
 {
-	return env_value("SAOP_SCHEMA");
+	return setting_value("schema", NULL, 0);
 }
 
-/* See cli.h: $SAOP_SCHEMA_MODE, or NULL. */
+/* See cli.h: $SAOP_SCHEMA_MODE (or the file's schema_mode), or NULL. */
 const char *
 cli_env_schema_mode(void)
 {
-	return env_value("SAOP_SCHEMA_MODE");
+	return setting_value("schema_mode", NULL, 0);
 }
 
-/* See cli.h: $SAOP_MAX_CORRECTION_RETRIES, else def (exits 64). */
+/*
+ * See cli.h: $SAOP_MAX_CORRECTION_RETRIES (or the file's
+ * max_correction_retries), else def (exits 64).
+ */
 int
 cli_env_correction_retries(int def)
 {
-	const char *v = env_value("SAOP_MAX_CORRECTION_RETRIES");
+	char name[300];
+	const char *v = setting_value("max_correction_retries", name,
+	    sizeof(name));
 
-	return v != NULL ? (int)cli_count("SAOP_MAX_CORRECTION_RETRIES", v,
-	    100) : def;
+	return v != NULL ? (int)cli_count(name, v, 100) : def;
 }
 
 /*

@@ -106,7 +106,8 @@ struct cli_option {
 	CLI_OPT("task", 0, CLI_OPT_TASK, "ID", "task id for records without one ($SAOP_TASK_ID)"), \
 	CLI_OPT("db", 0, CLI_OPT_DB, "PATH|URI", "state database: a file or a postgresql:// URI ($SAOP_DB, .saop/state.sqlite)"), \
 	CLI_OPT("max-record", 0, CLI_OPT_MAX_RECORD, "BYTES", "longest record line or raw input"), \
-	CLI_OPT("output", 'o', 'o', "FILE", "write to FILE, whole or not at all (as make wants)")
+	CLI_OPT("output", 'o', 'o', "FILE", "write to FILE, whole or not at all (as make wants)"), \
+	CLI_VALUE("profile", "NAME", &cli_profile, "settings of the configuration file's [profile NAME] ($SAOP_PROFILE)")
 
 /* Of a program that reads and writes records. */
 #define CLI_OPTS_RECORDS \
@@ -119,7 +120,34 @@ struct cli_option {
 	CLI_OPT("dry-run", 0, CLI_OPT_DRY_RUN, NULL, "print the model request instead of sending it"), \
 	CLI_OPT("header", 0, CLI_OPT_HEADER, "'NAME: VALUE'", "add a header to each model call (repeatable)"), \
 	CLI_OPT("timeout", 0, CLI_OPT_TIMEOUT, "SECONDS", "limit of a whole model call ($SAOP_TIMEOUT_MS)"), \
-	CLI_OPT("connect-timeout", 0, CLI_OPT_CONNECT_TIMEOUT, "SECONDS", "limit of connecting to the model")
+	CLI_OPT("connect-timeout", 0, CLI_OPT_CONNECT_TIMEOUT, "SECONDS", "limit of connecting to the model"), \
+	CLI_FLAG("show-config", &cli_show_config_flag, "print the settings in force and where each came from; exit")
+
+/*
+ * The configuration file (src/cli-config.c; its rules are lib/settings.c's):
+ * --profile's argument and --show-config, set by cli_getopt().
+ */
+extern const char *cli_profile;
+extern int cli_show_config_flag;
+
+/*
+ * Read the configuration file, with the profile of --profile (found in
+ * argv by table before getopt reads it) or $SAOP_PROFILE, once: a program
+ * whose table has no --profile reads none.  cli_getopt() calls it; a
+ * program that reads a setting before it calls it first.  Exits 78 naming
+ * the file (and line) when it is refused, 64 on an empty --profile.
+ */
+void cli_settings(const struct cli_option *table, int argc, char *argv[]);
+
+/* After getopt: exits 64 when it took a --profile cli_settings() missed. */
+void cli_settings_check(void);
+
+/*
+ * --show-config: print each setting in force (cfg's, o's options over it)
+ * with where it came from, the key and header values masked; exit 0.
+ */
+_Noreturn void cli_show_config(const struct cli *o,
+    const struct saop_llm_config *cfg);
 
 /*
  * Name the program (e.g. "saop-detect"), its option table (ended by

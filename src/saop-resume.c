@@ -166,6 +166,7 @@ run(int argc, char *argv[])
 	    "Continue truncated JSON output from its last valid token and "
 	    "merge the pieces.");
 	r.ro.max_attempts = SAOP_MAX_RESUME_ATTEMPTS;
+	cli_settings(options, argc, argv);
 	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
 		cli_die(&e);
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);

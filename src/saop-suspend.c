@@ -576,6 +576,7 @@ run(int argc, char *argv[])
 	    "--resume [task] | --list | --clear task",
 	    "Call the model for each record; on a lost network save the "
 	    "turn, wait for the\nendpoint and resume.");
+	cli_settings(options, argc, argv);
 	if (saop_suspend_opts_from_env(&r.so, &e) != 0)
 		cli_die(&e);
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);

@@ -247,6 +247,7 @@ run(int argc, char *argv[])
 	    (r.checks = calloc((size_t)argc + 1, sizeof(*r.checks))) == NULL)
 		abort();
 	r.vo.max_retries = SAOP_MAX_CORRECTION_RETRIES;
+	cli_settings(options, argc, argv);
 	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
 		cli_die(&e);
 	r.vo.max_retries = cli_env_correction_retries(r.vo.max_retries);

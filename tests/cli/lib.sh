@@ -22,6 +22,10 @@ unset SAOP_TASK_ID SAOP_API_KEY OPENAI_API_KEY ANTHROPIC_API_KEY \
     2>/dev/null || true
 LC_ALL=C
 export LC_ALL
+# No user's configuration file: a test that wants one writes it here.
+XDG_CONFIG_HOME="$tmp/config"
+export XDG_CONFIG_HOME
+unset SAOP_PROFILE 2>/dev/null || true
 
 # Things to run when the test ends (the fake server's stop, say).
 _cleanups=""
