@@ -693,6 +693,14 @@ struct saop_llm_config {
 	int (*on_failure)(void *arg, const struct saop_err *e, int attempt);
 	void *on_failure_arg;
 	/*
+	 * When not NULL: called with each piece of the answer's text (choice
+	 * 0, as raw grows) as it arrives, in order, before the call returns,
+	 * for a caller that shows the answer as it comes (saop-suspend on a
+	 * terminal).  A call that then fails has given its pieces too.
+	 */
+	void (*on_text)(void *arg, const char *s, size_t n);
+	void *on_text_arg;
+	/*
 	 * Why the environment cannot reach the model (an unknown
 	 * SAOP_PROVIDER, a bad SAOP_TIMEOUT_MS), or NULL.  Set by
 	 * saop_llm_config_from_env(); saop_llm_call() and saop_llm_dry_run()

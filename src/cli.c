@@ -338,6 +338,11 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 	case CLI_OPT_CONNECT_TIMEOUT:
 		o->connect_timeout_ms = seconds_ms("--connect-timeout", arg);
 		return 1;
+	case 'm':
+		if (*arg == '\0')
+			cli_usage_error("-m: the model name is empty");
+		o->model = arg;
+		return 1;
 	default:
 		return 0;
 	}
@@ -542,6 +547,11 @@ cli_llm_config(const struct cli *o, struct saop_llm_config *cfg)
 
 	if (saop_llm_config_from_env(cfg, &e) != 0)
 		cli_die(&e);
+	if (o->model != NULL) {
+		free(cfg->model);
+		if ((cfg->model = strdup(o->model)) == NULL)
+			cli_die_nomem();
+	}
 	for (i = 0; i < o->nheaders; i++)
 		if (saop_llm_config_add_header(cfg, o->headers[i], &e) != 0) {
 			if (e.code == SAOP_ENOMEM)

@@ -34,6 +34,7 @@ struct cli {
 	size_t nheaders;
 	long timeout_ms;	/* --timeout SECONDS; 0: $SAOP_TIMEOUT_MS */
 	long connect_timeout_ms;	/* --connect-timeout SECONDS; 0: default */
+	const char *model;	/* -m, --model: over $SAOP_MODEL */
 };
 
 /* Long-only common options; a tool's own start at CLI_OPT_FIRST_OWN. */
@@ -116,6 +117,7 @@ struct cli_option {
 
 /* Of a program that calls a model. */
 #define CLI_OPTS_MODEL \
+	CLI_OPT("model", 'm', 'm', "MODEL", "the model for requests that name none ($SAOP_MODEL)"), \
 	CLI_OPT("dry-run", 0, CLI_OPT_DRY_RUN, NULL, "print the model request instead of sending it"), \
 	CLI_OPT("header", 0, CLI_OPT_HEADER, "'NAME: VALUE'", "add a header to each model call (repeatable)"), \
 	CLI_OPT("timeout", 0, CLI_OPT_TIMEOUT, "SECONDS", "limit of a whole model call ($SAOP_TIMEOUT_MS)"), \
@@ -175,8 +177,8 @@ int cli_exit(int status);
 
 /*
  * cfg from the environment (saop_llm_config_from_env()), then o's
- * --header, --timeout and --connect-timeout over it; exits on a bad
- * header (64) or out of memory (70).
+ * --model, --header, --timeout and --connect-timeout over it; exits on a
+ * bad header (64) or out of memory (70).
  */
 void cli_llm_config(const struct cli *o, struct saop_llm_config *cfg);
 

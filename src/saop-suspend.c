@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -66,25 +67,82 @@ struct suspend_run {
 	struct saop_schema *schema;
 	char schema_name[65];
 	struct saop_schema_guard sg;	/* the field, dropped once refused */
+	size_t shown;		/* on a terminal: text bytes shown of the
+				   record at hand (show_text()) */
+	char shown_last;	/* the last of them */
 };
 
-/* -R: rec's raw is a bare chat request: make it rec.request.  0 or -1. */
+/*
+ * cfg's on_text when standard output is a terminal: write the piece of
+ * the answer's text that came (n bytes at s) at once.
+ */
+static void
+show_text(void *arg, const char *s, size_t n)
+{
+	struct suspend_run *r = arg;
+
+	if (n == 0)
+		return;
+	fwrite(s, 1, n, stdout);
+	fflush(stdout);
+	r->shown += n;
+	r->shown_last = s[n - 1];
+}
+
+/*
+ * -r, and a terminal: rec's text.  When show_text() showed it as it came,
+ * only the LF it did not end with; else (nothing came as it streamed: a
+ * tool call, an answer in one body) cli_raw_out()'s.
+ */
+static void
+text_out(struct suspend_run *r, const json_t *rec)
+{
+	if (r->shown == 0)
+		cli_raw_out(NULL, rec);
+	else if (r->shown_last != '\n')
+		putchar('\n');
+	r->shown = 0;
+}
+
+/* cli_run()'s raw_out: text_out() of the run. */
+static void
+loop_text_out(const struct cli_loop *l, const json_t *rec)
+{
+	text_out(l->arg, rec);
+}
+
+/*
+ * -R: rec's raw becomes rec.request: a bare chat request when its first
+ * non-blank byte is "{" (an object with messages), else a plain prompt,
+ * as llm(1) takes one: the text, as it is, as one user message.  0 or -1
+ * (65: "{" that is not a JSON object, or nothing but blanks).
+ */
 static int
 raw_request(json_t *rec, struct saop_err *e)
 {
 	json_error_t je;
 	const char *raw;
-	size_t len;
+	size_t len, i = 0;
 	json_t *req;
 
 	raw = saop_record_raw(rec, &len);
-	req = raw != NULL ? json_loadb(raw, len, 0, &je) : NULL;
+	while (raw != NULL && i < len && strchr(" \t\r\n", raw[i]) != NULL)
+		i++;
+	if (raw == NULL || i == len)
+		req = NULL;
+	else if (raw[i] == '{')
+		req = json_loadb(raw, len, 0, &je);
+	else if ((req = json_pack("{s:[{s:s, s:s%}]}", "messages", "role",
+	    "user", "content", raw, len)) == NULL)
+		cli_die_nomem();
 	if (!json_is_object(req)) {
 		json_decref(req);
 		saop_err_clear(e);
 		e->code = SAOP_EDATA;
-		snprintf(e->msg, sizeof(e->msg), "-R: the input is not a "
-		    "chat request (a JSON object with messages)");
+		snprintf(e->msg, sizeof(e->msg), raw == NULL || i == len ?
+		    "-R: the input is empty (a prompt, or a chat request)" :
+		    "-R: the input is not a chat request (a JSON object "
+		    "with messages)");
 		return -1;
 	}
 	saop_record_del(rec, SAOP_RECORD_RAW);
@@ -407,7 +465,7 @@ deliver(const struct cli *o, struct suspend_run *r, json_t *rec)
 	if (o->quiet)
 		;
 	else if (o->raw_out)
-		cli_raw_out(NULL, rec);
+		text_out(r, rec);
 	else if (saop_record_write(stdout, rec, &e) != 0)
 		cli_die(&e);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -586,6 +644,12 @@ run(int argc, char *argv[])
 	if (r.clear != NULL)
 		return clear_turn(&opt, r.clear);
 	cli_llm_config(&opt, &r.cfg);
+	/* A terminal is shown the answers' text as it comes (not -o). */
+	if (!opt.quiet && !opt.dry_run && isatty(STDOUT_FILENO)) {
+		r.cfg.on_text = show_text;
+		r.cfg.on_text_arg = &r;
+		opt.raw_out = 1;
+	}
 	load_schema(&r);
 	saop_suspend_opts_for(&r.so, "saop-suspend", &r.cfg);
 	cli_catch_signals(&r.so);
@@ -602,7 +666,7 @@ run(int argc, char *argv[])
 		loop.o = &opt;
 		loop.path = first < argc ? argv[first] : "-";
 		loop.record = suspend_one;
-		loop.raw_out = cli_raw_out;
+		loop.raw_out = loop_text_out;
 		loop.written = forget_one;
 		loop.no_write = opt.dry_run;
 		loop.arg = &r;
