@@ -636,7 +636,8 @@ enum saop_task_status {
 const char *saop_task_status_name(enum saop_task_status st);
 
 /*
- * Set the task's status and reason (may be NULL), creating the row.
+ * Set the task's status and reason (may be NULL), creating the row;
+ * SAOP_TASK_DONE replaces only IN_PROGRESS (see saop_suspend_forget()).
  * Returns 0, or -SAOP_EDB / -SAOP_EIO, or -SAOP_EINTERNAL for a status
  * outside the enum.
  */
@@ -1361,7 +1362,9 @@ int saop_suspend_turn(json_t *rec, const json_t *state,
 /*
  * Forget rec's saved turn of opts->stage once its record is written and
  * flushed (write, then forget: an interrupt in between leaves the turn
- * saved, never lost).  Returns 1 deleted, 0 none, or a negative code.
+ * saved, never lost); its task, IN_PROGRESS, becomes DONE (a task paused
+ * or escalated meanwhile keeps that status).  Returns 1 deleted, 0 none,
+ * or a negative code.
  */
 int saop_suspend_forget(const struct saop_suspend_opts *opts,
     const json_t *rec, struct saop_err *e);

@@ -18,14 +18,18 @@ jqf '.raw == "{\"ok\": true}" and .finish_reason == "stop" and
 [ "$(srv_requests)" -eq 1 ] || fail "$(srv_requests) requests, expected 1"
 [ "$(sql 'SELECT count(*) FROM agent_turn_states')" -eq 0 ] ||
     fail "a row was left behind"
-[ "$(sql "SELECT status FROM tasks WHERE task_id = 't1'")" = IN_PROGRESS ] ||
+[ "$(sql "SELECT status FROM tasks WHERE task_id = 't1'")" = DONE ] ||
     fail "task status: $(sql 'SELECT * FROM tasks')"
+# saop-report says so (it said IN_PROGRESS: issue 34).
+saop-report >"$tmp/rep" || fail "saop-report exited $?"
+grep -qx 'task t1: DONE' "$tmp/rep" || fail "saop-report: $(cat "$tmp/rep")"
 
 # -R: a bare chat request; -r: the text only.
 printf '{"messages":[{"role":"user","content":"hi"}]}' |
     saop-suspend -R -r >"$tmp/raw"
 [ "$(cat "$tmp/raw")" = '{"ok": true}' ] || fail "-R -r wrote $(cat "$tmp/raw")"
-expect_status 65 sh -c 'printf "not json" | saop-suspend -R >/dev/null 2>&1'
+# (input that begins with "{" and is not JSON: a plain prompt does not)
+expect_status 65 sh -c 'printf "{not json" | saop-suspend -R >/dev/null 2>&1'
 
 # Nothing saved: --resume says so, exits 0 and calls nothing.
 n=$(srv_requests)

@@ -40,5 +40,5 @@ last=$(ls "$SRV_SAVE" | tail -1)
 jq -e '.messages[1].content | contains("{\"a\": \"one ")' "$SRV_SAVE/$last" \
     >/dev/null || fail "not continued from the part: $(cat "$SRV_SAVE/$last")"
 [ "$(sql 'SELECT count(*) FROM agent_turn_states')" -eq 0 ] || fail "row kept"
-[ "$(sql 'SELECT status FROM tasks')" = IN_PROGRESS ] || fail "status"
+[ "$(sql 'SELECT status FROM tasks')" = DONE ] || fail "status"
 exit 0
