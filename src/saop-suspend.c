@@ -21,7 +21,8 @@ enum {
 	OPT_LIST,
 	OPT_CLEAR,
 	OPT_SCHEMA,
-	OPT_SCHEMA_MODE
+	OPT_SCHEMA_MODE,
+	OPT_JSON
 };
 
 /* The options of saop-suspend: getopt, --help, usage, completion, page. */
@@ -40,6 +41,8 @@ static const struct cli_option options[] = {
 	CLI_OPT("list", 0, OPT_LIST, NULL,
 	    "print the saved turns: task, turn, stage, saved_at, bytes "
 	    "received, claim"),
+	CLI_OPT("json", 0, OPT_JSON, NULL,
+	    "with --list: print the saved turns as one JSON array"),
 	CLI_OPT("clear", 0, OPT_CLEAR, "TASK", "delete TASK's saved turns"),
 	CLI_OPT("schema", 0, OPT_SCHEMA, "FILE",
 	    "send the JSON Schema in FILE (\"envelope\": the SAOP envelope) "
@@ -60,6 +63,7 @@ struct suspend_run {
 	int resumed;		/* --resume: turns done */
 	int answered;		/* the record at hand was answered */
 	int resume, list;	/* --resume, --list */
+	int json;		/* --json */
 	int quiet;		/* -q */
 	const char *clear;	/* --clear TASK */
 	const char *schema_path;	/* --schema, else $SAOP_SCHEMA */
@@ -379,17 +383,71 @@ bad_row(const json_t *row)
 }
 
 /*
- * --list: one line per saved turn (task, turn, stage, saved_at, bytes
- * received, claim), control characters escaped; an unreadable row is
+ * --list --json: rows as one JSON array of {task, turn (null: none),
+ * stage, saved_at, received (null: the row cannot be read, named in
+ * error), claim (null, or {pid, host, live})}.  Returns 0, or -1 out of
+ * memory.
+ */
+static int
+list_json(const json_t *rows)
+{
+	json_t *out = json_array(), *row, *o, *st;
+	json_int_t turn;
+	size_t i;
+	int bad = out == NULL;
+
+	json_array_foreach(rows, i, row) {
+		if (bad)
+			break;
+		turn = json_integer_value(json_object_get(row, "turn"));
+		st = json_object_get(row, "state");
+		o = json_pack("{s:O, s:o, s:O, s:O, s:o, s:o}",
+		    "task", json_object_get(row, "task"),
+		    "turn", turn >= 0 ? json_integer(turn) : json_null(),
+		    "stage", json_object_get(row, "stage"),
+		    "saved_at", json_object_get(row, "saved_at"),
+		    "received", st != NULL ? json_copy(json_object_get(st,
+		    "received")) : json_null(),
+		    "claim", json_string_value(json_object_get(row,
+		    "host")) == NULL ? json_null() : json_pack("{s:O, s:O, s:O}", "pid",
+		    json_object_get(row, "pid"), "host", json_object_get(row,
+		    "host"), "live", json_object_get(row, "live")));
+		if (o == NULL || (st == NULL && json_object_set(o, "error",
+		    json_object_get(row, "error")) != 0))
+			bad = 1;
+		if (o != NULL && json_array_append_new(out, o) != 0)
+			bad = 1;
+	}
+	if (!bad && (json_dumpf(out, stdout, JSON_COMPACT) != 0 ||
+	    putchar('\n') == EOF))
+		bad = 1;
+	json_decref(out);
+	return bad ? -1 : 0;
+}
+
+/*
+ * --list: a header, then one line per saved turn (task, turn, stage,
+ * saved_at, bytes received, claim), control characters escaped; with
+ * --json the same as one JSON array (list_json()).  An unreadable row is
  * listed, named on stderr, and makes the status 65.  Returns it.
  */
 static int
-list_turns(const struct cli *o)
+list_turns(const struct cli *o, int json)
 {
 	json_t *rows = saved_turns(o, NULL), *row;
 	int status = CLI_OK;
 	size_t i;
 
+	json_array_foreach(rows, i, row)
+		if (json_object_get(row, "state") == NULL)
+			status = cli_worse(status, bad_row(row));
+	if (json) {
+		if (list_json(rows) != 0)
+			cli_die_nomem();
+		json_decref(rows);
+		return status;
+	}
+	printf("TASK\tTURN\tSTAGE\tSAVED_AT\tRECEIVED\tCLAIM\n");
 	json_array_foreach(rows, i, row) {
 		json_t *st = json_object_get(row, "state");
 
@@ -409,10 +467,8 @@ list_turns(const struct cli *o)
 		if (st != NULL)
 			printf("%" JSON_INTEGER_FORMAT, json_integer_value(
 			    json_object_get(st, "received")));
-		else {
+		else
 			printf("unreadable");
-			status = cli_worse(status, bad_row(row));
-		}
 		printf("\t");
 		if (json_string_value(json_object_get(row, "host")) == NULL)
 			printf("-");
@@ -606,6 +662,9 @@ own_opt(void *arg, int ch, const char *val)
 	case OPT_LIST:
 		r->list = 1;
 		return 1;
+	case OPT_JSON:
+		r->json = 1;
+		return 1;
 	case OPT_CLEAR:
 		r->clear = val;
 		return 1;
@@ -630,7 +689,7 @@ run(int argc, char *argv[])
 	int status, first;
 
 	cli_init("saop-suspend", options, "[file]\n"
-	    "--resume [task] | --list | --clear task",
+	    "--resume [task] | --list [--json] | --clear task",
 	    "Call the model for each record; on a lost network save the "
 	    "turn, wait for the\nendpoint and resume.");
 	if (saop_suspend_opts_from_env(&r.so, &e) != 0)
@@ -639,8 +698,10 @@ run(int argc, char *argv[])
 	if (r.resume + r.list + (r.clear != NULL) > 1)
 		cli_usage_error("--resume, --list and --clear go alone");
 	cli_operands(argc, argv, first, r.list || r.clear != NULL ? 0 : 1);
+	if (r.json && !r.list)
+		cli_usage_error("--json goes with --list");
 	if (r.list)
-		return list_turns(&opt);
+		return list_turns(&opt, r.json);
 	if (r.clear != NULL)
 		return clear_turn(&opt, r.clear);
 	cli_llm_config(&opt, &r.cfg);

@@ -37,7 +37,11 @@ saop-suspend --resume >"$tmp/out" 2>"$tmp/err"
 grep -q 'no saved turns' "$tmp/err" || fail "--resume said: $(cat "$tmp/err")"
 [ ! -s "$tmp/out" ] || fail "--resume wrote records"
 [ "$(srv_requests)" -eq "$n" ] || fail "--resume with nothing saved called"
-[ -z "$(saop-suspend --list)" ] || fail "--list is not empty"
+# --list: its header alone; --json: an empty array (and only with --list).
+[ "$(saop-suspend --list)" = "$(printf 'TASK\tTURN\tSTAGE\tSAVED_AT\tRECEIVED\tCLAIM')" ] ||
+    fail "--list: $(saop-suspend --list)"
+[ "$(saop-suspend --list --json)" = '[]' ] || fail "--list --json is not []"
+expect_status 64 saop-suspend --json </dev/null 2>/dev/null
 expect_status 1 saop-suspend --clear nope 2>/dev/null
 expect_status 64 saop-suspend --list --resume 2>/dev/null
 SAOP_NETWORK_POLL_INTERVAL_MS=x expect_status 78 saop-suspend --resume 2>/dev/null
