@@ -161,8 +161,10 @@ int cli_getopt(struct cli *o, int argc, char *argv[],
 
 /*
  * Exits 64 saying what is wrong when more than max operands are left
- * after the options (argv[first...]).
+ * after the options (argv[first...]); CLI_FILES: any number of input
+ * files (cli_loop_inputs()).
  */
+#define CLI_FILES	INT_MAX
 void cli_operands(int argc, char *argv[], int first, int max);
 
 /*
@@ -336,6 +338,9 @@ void cli_progress_input(const struct saop_reader *r, const char *path);
 struct cli_loop {
 	const struct cli *o;
 	const char *path;	/* input file; "-" standard input */
+	char *const *more;	/* further input files, read after path in
+				   turn as cat(1) reads them (each one -R
+				   record); NULL-ended; NULL: none */
 	/*
 	 * The work on one record (modified in place): returns its status
 	 * (CLI_OK, CLI_FLAGGED, CLI_ESCALATE), or -1 with e filled (the
@@ -360,6 +365,12 @@ struct cli_loop {
 
 /* Run the loop; returns the exit status of the run. */
 int cli_run(struct cli_loop *l);
+
+/*
+ * The inputs of l: the operands argv[first...] (cli_operands() bounds
+ * them), path the first of them and more the rest, else standard input.
+ */
+void cli_loop_inputs(struct cli_loop *l, int argc, char *argv[], int first);
 
 /*
  * A raw_out for programs whose result is the record's raw text (-r):

@@ -486,18 +486,24 @@ run(int argc, char *argv[])
 {
 	struct cli opt = { 0 };
 	struct cli_loop loop = { 0 };
-	int first;
+	int first, status;
 
-	cli_init("saop-detect", options, "[file]",
+	cli_init("saop-detect", options, "[file ...]",
 	    "Say whether the raw output of each record is complete JSON, "
 	    "truncated (and\nwhere), or invalid (and why); add \"detect\" and "
 	    "\"state\" to each record.");
 	first = cli_getopt(&opt, argc, argv, own_opt, NULL);
-	cli_operands(argc, argv, first, 1);
-	if (opt.raw_in)
-		return run_raw(&opt, first < argc ? argv[first] : NULL);
+	cli_operands(argc, argv, first, CLI_FILES);
+	if (opt.raw_in) {
+		/* Each file one record, as cli_run() reads them. */
+		if (first >= argc)
+			return run_raw(&opt, NULL);
+		for (status = CLI_OK; first < argc; first++)
+			status = cli_worse(status, run_raw(&opt, argv[first]));
+		return status;
+	}
 	loop.o = &opt;
-	loop.path = first < argc ? argv[first] : "-";
+	cli_loop_inputs(&loop, argc, argv, first);
 	loop.record = detect_record;
 	loop.raw_out = raw_out;
 	return cli_run(&loop);

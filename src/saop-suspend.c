@@ -688,7 +688,7 @@ run(int argc, char *argv[])
 	struct saop_err e;
 	int status, first;
 
-	cli_init("saop-suspend", options, "[file]\n"
+	cli_init("saop-suspend", options, "[file ...]\n"
 	    "--resume [task] | --list [--json] | --clear task",
 	    "Call the model for each record; on a lost network save the "
 	    "turn, wait for the\nendpoint and resume.");
@@ -697,7 +697,8 @@ run(int argc, char *argv[])
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);
 	if (r.resume + r.list + (r.clear != NULL) > 1)
 		cli_usage_error("--resume, --list and --clear go alone");
-	cli_operands(argc, argv, first, r.list || r.clear != NULL ? 0 : 1);
+	cli_operands(argc, argv, first, r.list || r.clear != NULL ? 0 :
+	    r.resume ? 1 : CLI_FILES);
 	if (r.json && !r.list)
 		cli_usage_error("--json goes with --list");
 	if (r.list)
@@ -725,7 +726,7 @@ run(int argc, char *argv[])
 		    NULL);
 	} else {
 		loop.o = &opt;
-		loop.path = first < argc ? argv[first] : "-";
+		cli_loop_inputs(&loop, argc, argv, first);
 		loop.record = suspend_one;
 		loop.raw_out = loop_text_out;
 		loop.written = forget_one;
