@@ -528,6 +528,13 @@ struct saop_store;
 const char *saop_config_db(const char *given);
 
 /*
+ * 1 when a state database is named, by given (--db) or by $SAOP_DB (not
+ * empty), rather than left to the default: for a program that stores
+ * only when asked (saop-detect's events).  Else 0.
+ */
+int saop_config_db_named(const char *given);
+
+/*
  * Open (creating when missing) the state database at path; NULL means
  * $SAOP_DB, else .saop/state.sqlite under the working directory.  A
  * missing directory is made with mode 0700 and the file with 0600.  WAL

@@ -90,7 +90,7 @@ put_key(enum saop_record_member m, int first)
 }
 
 /*
- * With --db or --log, record PARTIAL_COMPLETION_DETECTED for rec (NULL with
+ * With --db, $SAOP_DB or --log, record PARTIAL_COMPLETION_DETECTED for rec (NULL with
  * -R: the run's task) with detect's length, truncation index, last valid
  * token and expected.  A failure to store it is kept for
  * saop_store_error(); exits 70 out of memory.
@@ -101,7 +101,7 @@ event(const struct cli *o, const json_t *rec, const json_t *detect)
 	struct saop_err e;
 	json_t *data;
 
-	if (o->db == NULL && o->log == NULL)
+	if (!saop_config_db_named(o->db) && o->log == NULL)
 		return;
 	data = json_pack("{s:O,s:O,s:O,s:O}",
 	    "length", json_object_get(detect, "length"),
