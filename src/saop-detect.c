@@ -90,9 +90,9 @@ put_key(enum saop_record_member m, int first)
 }
 
 /*
- * With --db, $SAOP_DB or --log, record PARTIAL_COMPLETION_DETECTED for rec (NULL with
- * -R: the run's task) with detect's length, truncation index, last valid
- * token and expected.  A failure to store it is kept for
+ * With --db, $SAOP_DB or --log, record PARTIAL_COMPLETION_DETECTED for
+ * rec (NULL with -R: the run's task) with detect's length, truncation
+ * index, last valid token and expected.  A failure to store it is kept for
  * saop_store_error(); exits 70 out of memory.
  */
 static void
@@ -486,7 +486,7 @@ run(int argc, char *argv[])
 {
 	struct cli opt = { 0 };
 	struct cli_loop loop = { 0 };
-	int first, status;
+	int first;
 
 	cli_init("saop-detect", options, "[file ...]",
 	    "Say whether the raw output of each record is complete JSON, "
@@ -495,6 +495,8 @@ run(int argc, char *argv[])
 	first = cli_getopt(&opt, argc, argv, own_opt, NULL);
 	cli_operands(argc, argv, first, CLI_FILES);
 	if (opt.raw_in) {
+		int status;
+
 		/* Each file one record, as cli_run() reads them. */
 		if (first >= argc)
 			return run_raw(&opt, NULL);

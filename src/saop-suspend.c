@@ -391,16 +391,17 @@ bad_row(const json_t *row)
 static int
 list_json(const json_t *rows)
 {
-	json_t *out = json_array(), *row, *o, *st;
-	json_int_t turn;
+	json_t *out = json_array(), *row;
 	size_t i;
 	int bad = out == NULL;
 
 	json_array_foreach(rows, i, row) {
+		json_t *o, *st = json_object_get(row, "state");
+		json_int_t turn;
+
 		if (bad)
 			break;
 		turn = json_integer_value(json_object_get(row, "turn"));
-		st = json_object_get(row, "state");
 		o = json_pack("{s:O, s:o, s:O, s:O, s:o, s:o}",
 		    "task", json_object_get(row, "task"),
 		    "turn", turn >= 0 ? json_integer(turn) : json_null(),
@@ -409,9 +410,10 @@ list_json(const json_t *rows)
 		    "received", st != NULL ? json_copy(json_object_get(st,
 		    "received")) : json_null(),
 		    "claim", json_string_value(json_object_get(row,
-		    "host")) == NULL ? json_null() : json_pack("{s:O, s:O, s:O}", "pid",
-		    json_object_get(row, "pid"), "host", json_object_get(row,
-		    "host"), "live", json_object_get(row, "live")));
+		    "host")) == NULL ? json_null() : json_pack("{s:O, s:O, "
+		    "s:O}", "pid", json_object_get(row, "pid"), "host",
+		    json_object_get(row, "host"), "live", json_object_get(row,
+		    "live")));
 		if (o == NULL || (st == NULL && json_object_set(o, "error",
 		    json_object_get(row, "error")) != 0))
 			bad = 1;
