@@ -72,7 +72,8 @@ while :; do
 	[ "$turn" -lt "$max" ] || { echo "agent-loop: $max turns, stopping" >&2; exit 1; }
 	rm -f "$dir"/st.*
 	set +e
-	if saop-suspend --list 2>/dev/null | cut -f 1 | grep -qx -- "$task"; then
+	if saop-suspend --list 2>/dev/null | sed 1d | cut -f 1 |
+	    grep -qx -- "$task"; then
 		# A turn saved by an earlier run: finish it first.
 		echo "agent-loop: resuming the saved turn of $task" >&2
 		{ saop-suspend --resume "$task"; echo $? >"$dir/st.suspend"; } |

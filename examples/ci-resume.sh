@@ -16,7 +16,7 @@ set -eu
 out=${1:-resumed.ndjson}
 st=$(mktemp -d "${TMPDIR:-/tmp}/ci-resume.XXXXXX")
 trap 'rm -rf "$st"' EXIT
-saved=$(saop-suspend --list | wc -l)
+saved=$(saop-suspend --list | sed 1d | wc -l)
 echo "ci-resume: $saved saved turn(s)"
 [ "$saved" -gt 0 ] || exit 0
 set +e
@@ -37,5 +37,5 @@ for s in suspend detect resume validate; do
 done
 # 1 (flagged) from the last stage is an output left invalid: a failure.
 [ "$rc" -ne 0 ] || [ "$(cat "$st/validate")" -eq 0 ] || rc=1
-echo "ci-resume: $(saop-suspend --list | wc -l) turn(s) still saved, status $rc"
+echo "ci-resume: $(saop-suspend --list | sed 1d | wc -l) turn(s) still saved, status $rc"
 exit "$rc"

@@ -53,6 +53,13 @@ saop_config_db(const char *given)
 	    DEFAULT_DB;
 }
 
+/* See saop.h: given or $SAOP_DB, not empty.  Returns 1, else 0. */
+int
+saop_config_db_named(const char *given)
+{
+	return (given != NULL && *given != '\0') || env("SAOP_DB") != NULL;
+}
+
 /*
  * Parse DURATION into ms (see saop.h): a number with ms, s, m, h or no
  * unit (seconds), or "inf".  Returns 0, or -1.

@@ -197,7 +197,11 @@ saop__db_event_add(struct saop__db *db, const char *time,
 	    " VALUES (?1, ?2, ?3, ?4, ?5)", p, 5, NULL, e);
 }
 
-/* Insert or update task_id's tasks row.  Returns 0 or -SAOP_EDB. */
+/*
+ * Insert or update task_id's tasks row.  DONE replaces only IN_PROGRESS:
+ * a task paused or escalated meanwhile (by another stage) keeps that
+ * status.  Returns 0 or -SAOP_EDB.
+ */
 int
 saop__db_task_status(struct saop__db *db, const char *task_id,
     const char *status, const char *reason, const char *now,
@@ -212,7 +216,8 @@ saop__db_task_status(struct saop__db *db, const char *task_id,
 	return run(db, "INSERT INTO tasks (task_id, status, reason,"
 	    " updated_at) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (task_id)"
 	    " DO UPDATE SET status = excluded.status, reason = excluded.reason,"
-	    " updated_at = excluded.updated_at", p, 4, NULL, e);
+	    " updated_at = excluded.updated_at WHERE excluded.status <> 'DONE'"
+	    " OR tasks.status = 'IN_PROGRESS'", p, 4, NULL, e);
 }
 
 /* ---- tool outputs ---- */

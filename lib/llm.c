@@ -112,6 +112,8 @@ struct call {
 	long retry_after_ms;
 	int should_retry;	/* -1 not said, 0 false, 1 true */
 	char location[1024];	/* a redirect's Location, cut to fit */
+	const struct saop_llm_config *cfg;	/* its on_text */
+	size_t told;		/* text bytes given to on_text */
 };
 
 /*
@@ -185,7 +187,8 @@ on_header(char *s, size_t size, size_t n, void *arg)
 
 /*
  * libcurl's write callback: on the first body bytes tell the parser the
- * status and Content-Type, then feed it the size * n bytes at s.  Returns
+ * status and Content-Type, then feed it the size * n bytes at s, and
+ * give cfg's on_text the text they added.  Returns
  * size * n, or 0 to stop the transfer once the parser failed.
  */
 static size_t
@@ -202,6 +205,11 @@ on_body(char *s, size_t size, size_t n, void *arg)
 	}
 	if (saop__llm_parser_feed(c->p, s, size * n) != 0)
 		return 0;		/* stops the transfer */
+	if (c->cfg->on_text != NULL && c->p->text.len > c->told) {
+		c->cfg->on_text(c->cfg->on_text_arg, c->p->text.data +
+		    c->told, c->p->text.len - c->told);
+		c->told = c->p->text.len;
+	}
 	return size * n;
 }
 
@@ -355,6 +363,7 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	}
 	c.p->key = cfg->key;
+	c.cfg = cfg;
 	{
 		const char *own[4];
 		size_t i, k = 0;

@@ -590,6 +590,13 @@ struct saop_store;
 const char *saop_config_db(const char *given);
 
 /*
+ * 1 when a state database is named, by given (--db) or by $SAOP_DB (not
+ * empty), rather than left to the default: for a program that stores
+ * only when asked (saop-detect's events).  Else 0.
+ */
+int saop_config_db_named(const char *given);
+
+/*
  * Open (creating when missing) the state database at path; NULL means
  * $SAOP_DB, else .saop/state.sqlite under the working directory.  A
  * missing directory is made with mode 0700 and the file with 0600.  WAL
@@ -698,7 +705,8 @@ enum saop_task_status {
 const char *saop_task_status_name(enum saop_task_status st);
 
 /*
- * Set the task's status and reason (may be NULL), creating the row.
+ * Set the task's status and reason (may be NULL), creating the row;
+ * SAOP_TASK_DONE replaces only IN_PROGRESS (see saop_suspend_forget()).
  * Returns 0, or -SAOP_EDB / -SAOP_EIO, or -SAOP_EINTERNAL for a status
  * outside the enum.
  */
@@ -754,6 +762,14 @@ struct saop_llm_config {
 	 */
 	int (*on_failure)(void *arg, const struct saop_err *e, int attempt);
 	void *on_failure_arg;
+	/*
+	 * When not NULL: called with each piece of the answer's text (choice
+	 * 0, as raw grows) as it arrives, in order, before the call returns,
+	 * for a caller that shows the answer as it comes (saop-suspend on a
+	 * terminal).  A call that then fails has given its pieces too.
+	 */
+	void (*on_text)(void *arg, const char *s, size_t n);
+	void *on_text_arg;
 	/*
 	 * Why the environment cannot reach the model (an unknown
 	 * SAOP_PROVIDER, a bad SAOP_TIMEOUT_MS), or NULL.  Set by
@@ -1426,7 +1442,9 @@ int saop_suspend_turn(json_t *rec, const json_t *state,
 /*
  * Forget rec's saved turn of opts->stage once its record is written and
  * flushed (write, then forget: an interrupt in between leaves the turn
- * saved, never lost).  Returns 1 deleted, 0 none, or a negative code.
+ * saved, never lost); its task, IN_PROGRESS, becomes DONE (a task paused
+ * or escalated meanwhile keeps that status).  Returns 1 deleted, 0 none,
+ * or a negative code.
  */
 int saop_suspend_forget(const struct saop_suspend_opts *opts,
     const json_t *rec, struct saop_err *e);

@@ -1921,7 +1921,8 @@ out:
 
 /*
  * Forget rec's saved turn of o's stage: its record is written (see
- * saop.h).  Returns 1 deleted, 0 none, or a negative code.
+ * saop.h); its task DONE.  Returns 1 deleted, 0 none, or a negative
+ * code.
  */
 int
 saop_suspend_forget(const struct saop_suspend_opts *o, const json_t *rec,
@@ -1933,7 +1934,11 @@ saop_suspend_forget(const struct saop_suspend_opts *o, const json_t *rec,
 	saop_err_clear(e);
 	if (turn_init(&t, (json_t *)rec, o) != 0)
 		return 0;
-	rc = saop_turn_state_delete(o->store, &t.key, e);
+	if ((rc = saop_turn_state_delete(o->store, &t.key, e)) >= 0) {
+		int st = set_status(&t, o, SAOP_TASK_DONE, NULL, e);
+
+		rc = st < 0 ? st : rc;
+	}
 	turn_free(&t);
 	return rc;
 }
@@ -1978,8 +1983,12 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 			struct saop_err ignored;
 
 			/* A row left behind costs nothing: --list shows it,
-			 * --clear removes it. */
+			 * --clear removes it.  A task a lost network set
+			 * IN_PROGRESS is DONE with the call. */
 			saop_turn_state_delete(o->store, &t.key, &ignored);
+			if (g->out.resumes > 0)
+				set_status(&t, o, SAOP_TASK_DONE, NULL,
+				    &ignored);
 			break;
 		}
 		cls = wait_out(o, (int)saop_suspend_classify(e), &t, e,

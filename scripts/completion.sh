@@ -75,6 +75,10 @@ HEAD
 		COMPREPLY=($(compgen -W "full tail" -- "$cur"))
 		return 0
 		;;
+	--schema-mode)
+		COMPREPLY=($(compgen -W "native prompt off" -- "$cur"))
+		return 0
+		;;
 	esac
 	case $takes in
 	*" $prev "*)
@@ -117,6 +121,7 @@ zsh)
 				v = $3; gsub(/'"'"'/, "", v)
 				if ($1 == "continuation") val = ":" v ":(prefill user auto)"
 				else if ($1 == "context") val = ":" v ":(full tail)"
+				else if ($1 == "schema-mode") val = ":" v ":(native prompt off)"
 				else if (v ~ /FILE|PATH/) val = ":" v ":_files"
 				else val = ":" v ":"
 			}

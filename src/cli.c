@@ -338,6 +338,11 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 	case CLI_OPT_CONNECT_TIMEOUT:
 		o->connect_timeout_ms = seconds_ms("--connect-timeout", arg);
 		return 1;
+	case 'm':
+		if (*arg == '\0')
+			cli_usage_error("-m: the model name is empty");
+		o->model = arg;
+		return 1;
 	default:
 		return 0;
 	}
@@ -544,6 +549,11 @@ cli_llm_config(const struct cli *o, struct saop_llm_config *cfg)
 
 	if (saop_llm_config_from_env(cfg, &e) != 0)
 		cli_die(&e);
+	if (o->model != NULL) {
+		free(cfg->model);
+		if ((cfg->model = strdup(o->model)) == NULL)
+			cli_die_nomem();
+	}
 	for (i = 0; i < o->nheaders; i++)
 		if (saop_llm_config_add_header(cfg, o->headers[i], &e) != 0) {
 			if (e.code == SAOP_ENOMEM)
@@ -1035,6 +1045,45 @@ handed_on(const struct cli_loop *l)
 }
 
 /*
+ * Open path as l's input in recs: lines handed on to standard output as
+ * they are when records are written, its size for cli_progress().
+ */
+static void
+open_input(const struct cli_loop *l, struct cli_records *recs,
+    const char *path)
+{
+	const struct cli *o = l->o;
+
+	cli_records_open(recs, o, path);
+	cli_progress_input(recs->in, path);
+	if (recs->in != NULL && !o->quiet && !o->raw_out && !l->no_write)
+		saop_reader_pass(recs->in, stdout);
+}
+
+/*
+ * At the end of an input: close it and open l's next file, if any.
+ * Returns 1 when there is one, else 0.
+ */
+static int
+next_input(struct cli_loop *l, struct cli_records *recs)
+{
+	if (l->more == NULL || *l->more == NULL)
+		return 0;
+	cli_progress_input(NULL, NULL);
+	cli_records_close(recs);
+	open_input(l, recs, *l->more++);
+	return 1;
+}
+
+/* See cli.h.  Returns nothing. */
+void
+cli_loop_inputs(struct cli_loop *l, int argc, char *argv[], int first)
+{
+	l->path = first < argc ? argv[first] : "-";
+	l->more = first < argc ? argv + first + 1 : NULL;
+}
+
+/*
  * The record loop every program runs (see cli.h for its rules).  Returns
  * the exit status of the run: the worst of the records' statuses, 65 when a
  * line was not a record, and the status of the first failed model call.
@@ -1050,17 +1099,18 @@ cli_run(struct cli_loop *l)
 	int rc, status = CLI_OK, stopped = 0, on = handed_on(l);
 
 	saop_err_clear(&stop);
-	cli_records_open(&recs, o, l->path);
-	cli_progress_input(recs.in, l->path);
-	if (recs.in != NULL && !o->quiet && !o->raw_out && !l->no_write)
-		saop_reader_pass(recs.in, stdout);
+	open_input(l, &recs, l->path);
 	for (;;) {
 		if (recs.in == NULL) {
-			if ((rec = recs.raw) == NULL)
+			if ((rec = recs.raw) == NULL && next_input(l, &recs))
+				continue;
+			if (rec == NULL)
 				break;
 			recs.raw = NULL;
 			l->line = 1;
 		} else if ((rc = saop_reader_next(recs.in, &rec, &e)) <= 0) {
+			if (rc == 0 && next_input(l, &recs))
+				continue;
 			if (rc == 0)
 				break;
 			if (e.code != SAOP_EDATA && e.code != SAOP_ELIMIT &&

@@ -34,6 +34,7 @@ struct cli {
 	size_t nheaders;
 	long timeout_ms;	/* --timeout SECONDS; 0: $SAOP_TIMEOUT_MS */
 	long connect_timeout_ms;	/* --connect-timeout SECONDS; 0: default */
+	const char *model;	/* -m, --model: over $SAOP_MODEL */
 };
 
 /* Long-only common options; a tool's own start at CLI_OPT_FIRST_OWN. */
@@ -117,6 +118,7 @@ struct cli_option {
 
 /* Of a program that calls a model. */
 #define CLI_OPTS_MODEL \
+	CLI_OPT("model", 'm', 'm', "MODEL", "the model for requests that name none ($SAOP_MODEL)"), \
 	CLI_OPT("dry-run", 0, CLI_OPT_DRY_RUN, NULL, "print the model request instead of sending it"), \
 	CLI_OPT("header", 0, CLI_OPT_HEADER, "'NAME: VALUE'", "add a header to each model call (repeatable)"), \
 	CLI_OPT("timeout", 0, CLI_OPT_TIMEOUT, "SECONDS", "limit of a whole model call ($SAOP_TIMEOUT_MS)"), \
@@ -187,8 +189,10 @@ int cli_getopt(struct cli *o, int argc, char *argv[],
 
 /*
  * Exits 64 saying what is wrong when more than max operands are left
- * after the options (argv[first...]).
+ * after the options (argv[first...]); CLI_FILES: any number of input
+ * files (cli_loop_inputs()).
  */
+#define CLI_FILES	INT_MAX
 void cli_operands(int argc, char *argv[], int first, int max);
 
 /*
@@ -203,8 +207,8 @@ int cli_exit(int status);
 
 /*
  * cfg from the environment (saop_llm_config_from_env()), then o's
- * --header, --timeout and --connect-timeout over it; exits on a bad
- * header (64) or out of memory (70).
+ * --model, --header, --timeout and --connect-timeout over it; exits on a
+ * bad header (64) or out of memory (70).
  */
 void cli_llm_config(const struct cli *o, struct saop_llm_config *cfg);
 
@@ -362,6 +366,9 @@ void cli_progress_input(const struct saop_reader *r, const char *path);
 struct cli_loop {
 	const struct cli *o;
 	const char *path;	/* input file; "-" standard input */
+	char *const *more;	/* further input files, read after path in
+				   turn as cat(1) reads them (each one -R
+				   record); NULL-ended; NULL: none */
 	/*
 	 * The work on one record (modified in place): returns its status
 	 * (CLI_OK, CLI_FLAGGED, CLI_ESCALATE), or -1 with e filled (the
@@ -393,6 +400,12 @@ struct cli_loop {
 
 /* Run the loop; returns the exit status of the run. */
 int cli_run(struct cli_loop *l);
+
+/*
+ * The inputs of l: the operands argv[first...] (cli_operands() bounds
+ * them), path the first of them and more the rest, else standard input.
+ */
+void cli_loop_inputs(struct cli_loop *l, int argc, char *argv[], int first);
 
 /*
  * A raw_out for programs whose result is the record's raw text (-r):

@@ -90,9 +90,9 @@ put_key(enum saop_record_member m, int first)
 }
 
 /*
- * With --db or --log, record PARTIAL_COMPLETION_DETECTED for rec (NULL with
- * -R: the run's task) with detect's length, truncation index, last valid
- * token and expected.  A failure to store it is kept for
+ * With --db, $SAOP_DB or --log, record PARTIAL_COMPLETION_DETECTED for
+ * rec (NULL with -R: the run's task) with detect's length, truncation
+ * index, last valid token and expected.  A failure to store it is kept for
  * saop_store_error(); exits 70 out of memory.
  */
 static void
@@ -101,7 +101,7 @@ event(const struct cli *o, const json_t *rec, const json_t *detect)
 	struct saop_err e;
 	json_t *data;
 
-	if (o->db == NULL && o->log == NULL)
+	if (!saop_config_db_named(o->db) && o->log == NULL)
 		return;
 	data = json_pack("{s:O,s:O,s:O,s:O}",
 	    "length", json_object_get(detect, "length"),
@@ -488,16 +488,24 @@ run(int argc, char *argv[])
 	struct cli_loop loop = { 0 };
 	int first;
 
-	cli_init("saop-detect", options, "[file]",
+	cli_init("saop-detect", options, "[file ...]",
 	    "Say whether the raw output of each record is complete JSON, "
 	    "truncated (and\nwhere), or invalid (and why); add \"detect\" and "
 	    "\"state\" to each record.");
 	first = cli_getopt(&opt, argc, argv, own_opt, NULL);
-	cli_operands(argc, argv, first, 1);
-	if (opt.raw_in)
-		return run_raw(&opt, first < argc ? argv[first] : NULL);
+	cli_operands(argc, argv, first, CLI_FILES);
+	if (opt.raw_in) {
+		int status;
+
+		/* Each file one record, as cli_run() reads them. */
+		if (first >= argc)
+			return run_raw(&opt, NULL);
+		for (status = CLI_OK; first < argc; first++)
+			status = cli_worse(status, run_raw(&opt, argv[first]));
+		return status;
+	}
 	loop.o = &opt;
-	loop.path = first < argc ? argv[first] : "-";
+	cli_loop_inputs(&loop, argc, argv, first);
 	loop.record = detect_record;
 	loop.judged_later = 1;	/* saop-resume, saop-validate */
 	loop.raw_out = raw_out;

@@ -450,7 +450,7 @@ run(int argc, char *argv[])
 	const char *path;
 	int status, first;
 
-	cli_init("saop-prune", options, "[file]\n"
+	cli_init("saop-prune", options, "[file ...]\n"
 	    "--get id | --get-latest tool | --list [task]",
 	    "Store old, large tool outputs of the conversation in state.sqlite"
 	    " and replace\nthem by a summary.");
@@ -464,7 +464,8 @@ run(int argc, char *argv[])
 		    " go alone");
 	if (run_opts.entries && opt.raw_out)
 		cli_usage_error("-r does not apply to --entries");
-	cli_operands(argc, argv, first, run_opts.get_id || run_opts.tool ? 0 : 1);
+	cli_operands(argc, argv, first, run_opts.get_id || run_opts.tool ? 0 :
+	    run_opts.list || run_opts.entries || opt.raw_in ? 1 : CLI_FILES);
 	path = first < argc ? argv[first] : "-";
 	if (run_opts.get_id != 0 || run_opts.tool != NULL)
 		return get(run_opts.get_id, run_opts.tool);
@@ -482,7 +483,7 @@ run(int argc, char *argv[])
 		status = prune_raw(path, &run_opts.po);
 	} else {
 		loop.o = &opt;
-		loop.path = path;
+		cli_loop_inputs(&loop, argc, argv, first);
 		loop.record = prune_one;
 		loop.judged_later = 1;
 		loop.raw_out = raw_out;

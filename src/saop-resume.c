@@ -162,7 +162,7 @@ run(int argc, char *argv[])
 	struct saop_err e;
 	int status, first;
 
-	cli_init("saop-resume", options, "[file]",
+	cli_init("saop-resume", options, "[file ...]",
 	    "Continue truncated JSON output from its last valid token and "
 	    "merge the pieces.");
 	r.ro.max_attempts = SAOP_MAX_RESUME_ATTEMPTS;
@@ -170,7 +170,7 @@ run(int argc, char *argv[])
 	if (saop_suspend_opts_from_env(&r.guard.opts, &e) != 0)
 		cli_die(&e);
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);
-	cli_operands(argc, argv, first, 1);
+	cli_operands(argc, argv, first, CLI_FILES);
 	cli_llm_config(&opt, &r.cfg);
 	r.ro.provider = r.cfg.provider;
 	saop_suspend_opts_for(&r.guard.opts, "saop-resume", &r.cfg);
@@ -180,7 +180,7 @@ run(int argc, char *argv[])
 	r.ro.model = saop_suspend_model(&r.guard);
 	r.ro.task_id = cli_task_id(&opt);
 	loop.o = &opt;
-	loop.path = first < argc ? argv[first] : "-";
+	cli_loop_inputs(&loop, argc, argv, first);
 	loop.record = resume_one;
 	loop.judged_later = 1;	/* saop-validate */
 	loop.raw_out = cli_raw_out;

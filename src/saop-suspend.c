@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -20,7 +21,8 @@ enum {
 	OPT_LIST,
 	OPT_CLEAR,
 	OPT_SCHEMA,
-	OPT_SCHEMA_MODE
+	OPT_SCHEMA_MODE,
+	OPT_JSON
 };
 
 /* The options of saop-suspend: getopt, --help, usage, completion, page. */
@@ -39,6 +41,8 @@ static const struct cli_option options[] = {
 	CLI_OPT("list", 0, OPT_LIST, NULL,
 	    "print the saved turns: task, turn, stage, saved_at, bytes "
 	    "received, claim"),
+	CLI_OPT("json", 0, OPT_JSON, NULL,
+	    "with --list: print the saved turns as one JSON array"),
 	CLI_OPT("clear", 0, OPT_CLEAR, "TASK", "delete TASK's saved turns"),
 	CLI_OPT("schema", 0, OPT_SCHEMA, "FILE",
 	    "send the JSON Schema in FILE (\"envelope\": the SAOP envelope) "
@@ -59,6 +63,7 @@ struct suspend_run {
 	int resumed;		/* --resume: turns done */
 	int answered;		/* the record at hand was answered */
 	int resume, list;	/* --resume, --list */
+	int json;		/* --json */
 	int quiet;		/* -q */
 	const char *clear;	/* --clear TASK */
 	const char *schema_path;	/* --schema, else $SAOP_SCHEMA */
@@ -66,25 +71,82 @@ struct suspend_run {
 	struct saop_schema *schema;
 	char schema_name[65];
 	struct saop_schema_guard sg;	/* the field, dropped once refused */
+	size_t shown;		/* on a terminal: text bytes shown of the
+				   record at hand (show_text()) */
+	char shown_last;	/* the last of them */
 };
 
-/* -R: rec's raw is a bare chat request: make it rec.request.  0 or -1. */
+/*
+ * cfg's on_text when standard output is a terminal: write the piece of
+ * the answer's text that came (n bytes at s) at once.
+ */
+static void
+show_text(void *arg, const char *s, size_t n)
+{
+	struct suspend_run *r = arg;
+
+	if (n == 0)
+		return;
+	fwrite(s, 1, n, stdout);
+	fflush(stdout);
+	r->shown += n;
+	r->shown_last = s[n - 1];
+}
+
+/*
+ * -r, and a terminal: rec's text.  When show_text() showed it as it came,
+ * only the LF it did not end with; else (nothing came as it streamed: a
+ * tool call, an answer in one body) cli_raw_out()'s.
+ */
+static void
+text_out(struct suspend_run *r, const json_t *rec)
+{
+	if (r->shown == 0)
+		cli_raw_out(NULL, rec);
+	else if (r->shown_last != '\n')
+		putchar('\n');
+	r->shown = 0;
+}
+
+/* cli_run()'s raw_out: text_out() of the run. */
+static void
+loop_text_out(const struct cli_loop *l, const json_t *rec)
+{
+	text_out(l->arg, rec);
+}
+
+/*
+ * -R: rec's raw becomes rec.request: a bare chat request when its first
+ * non-blank byte is "{" (an object with messages), else a plain prompt,
+ * as llm(1) takes one: the text, as it is, as one user message.  0 or -1
+ * (65: "{" that is not a JSON object, or nothing but blanks).
+ */
 static int
 raw_request(json_t *rec, struct saop_err *e)
 {
 	json_error_t je;
 	const char *raw;
-	size_t len;
+	size_t len, i = 0;
 	json_t *req;
 
 	raw = saop_record_raw(rec, &len);
-	req = raw != NULL ? json_loadb(raw, len, 0, &je) : NULL;
+	while (raw != NULL && i < len && strchr(" \t\r\n", raw[i]) != NULL)
+		i++;
+	if (raw == NULL || i == len)
+		req = NULL;
+	else if (raw[i] == '{')
+		req = json_loadb(raw, len, 0, &je);
+	else if ((req = json_pack("{s:[{s:s, s:s%}]}", "messages", "role",
+	    "user", "content", raw, len)) == NULL)
+		cli_die_nomem();
 	if (!json_is_object(req)) {
 		json_decref(req);
 		saop_err_clear(e);
 		e->code = SAOP_EDATA;
-		snprintf(e->msg, sizeof(e->msg), "-R: the input is not a "
-		    "chat request (a JSON object with messages)");
+		snprintf(e->msg, sizeof(e->msg), raw == NULL || i == len ?
+		    "-R: the input is empty (a prompt, or a chat request)" :
+		    "-R: the input is not a chat request (a JSON object "
+		    "with messages)");
 		return -1;
 	}
 	saop_record_del(rec, SAOP_RECORD_RAW);
@@ -321,17 +383,73 @@ bad_row(const json_t *row)
 }
 
 /*
- * --list: one line per saved turn (task, turn, stage, saved_at, bytes
- * received, claim), control characters escaped; an unreadable row is
+ * --list --json: rows as one JSON array of {task, turn (null: none),
+ * stage, saved_at, received (null: the row cannot be read, named in
+ * error), claim (null, or {pid, host, live})}.  Returns 0, or -1 out of
+ * memory.
+ */
+static int
+list_json(const json_t *rows)
+{
+	json_t *out = json_array(), *row;
+	size_t i;
+	int bad = out == NULL;
+
+	json_array_foreach(rows, i, row) {
+		json_t *o, *st = json_object_get(row, "state");
+		json_int_t turn;
+
+		if (bad)
+			break;
+		turn = json_integer_value(json_object_get(row, "turn"));
+		o = json_pack("{s:O, s:o, s:O, s:O, s:o, s:o}",
+		    "task", json_object_get(row, "task"),
+		    "turn", turn >= 0 ? json_integer(turn) : json_null(),
+		    "stage", json_object_get(row, "stage"),
+		    "saved_at", json_object_get(row, "saved_at"),
+		    "received", st != NULL ? json_copy(json_object_get(st,
+		    "received")) : json_null(),
+		    "claim", json_string_value(json_object_get(row,
+		    "host")) == NULL ? json_null() : json_pack("{s:O, s:O, "
+		    "s:O}", "pid", json_object_get(row, "pid"), "host",
+		    json_object_get(row, "host"), "live", json_object_get(row,
+		    "live")));
+		if (o == NULL || (st == NULL && json_object_set(o, "error",
+		    json_object_get(row, "error")) != 0))
+			bad = 1;
+		if (o != NULL && json_array_append_new(out, o) != 0)
+			bad = 1;
+	}
+	if (!bad && (json_dumpf(out, stdout, JSON_COMPACT) != 0 ||
+	    putchar('\n') == EOF))
+		bad = 1;
+	json_decref(out);
+	return bad ? -1 : 0;
+}
+
+/*
+ * --list: a header, then one line per saved turn (task, turn, stage,
+ * saved_at, bytes received, claim), control characters escaped; with
+ * --json the same as one JSON array (list_json()).  An unreadable row is
  * listed, named on stderr, and makes the status 65.  Returns it.
  */
 static int
-list_turns(const struct cli *o)
+list_turns(const struct cli *o, int json)
 {
 	json_t *rows = saved_turns(o, NULL), *row;
 	int status = CLI_OK;
 	size_t i;
 
+	json_array_foreach(rows, i, row)
+		if (json_object_get(row, "state") == NULL)
+			status = cli_worse(status, bad_row(row));
+	if (json) {
+		if (list_json(rows) != 0)
+			cli_die_nomem();
+		json_decref(rows);
+		return status;
+	}
+	printf("TASK\tTURN\tSTAGE\tSAVED_AT\tRECEIVED\tCLAIM\n");
 	json_array_foreach(rows, i, row) {
 		json_t *st = json_object_get(row, "state");
 
@@ -351,10 +469,8 @@ list_turns(const struct cli *o)
 		if (st != NULL)
 			printf("%" JSON_INTEGER_FORMAT, json_integer_value(
 			    json_object_get(st, "received")));
-		else {
+		else
 			printf("unreadable");
-			status = cli_worse(status, bad_row(row));
-		}
 		printf("\t");
 		if (json_string_value(json_object_get(row, "host")) == NULL)
 			printf("-");
@@ -407,7 +523,7 @@ deliver(const struct cli *o, struct suspend_run *r, json_t *rec)
 	if (o->quiet)
 		;
 	else if (o->raw_out)
-		cli_raw_out(NULL, rec);
+		text_out(r, rec);
 	else if (saop_record_write(stdout, rec, &e) != 0)
 		cli_die(&e);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -549,6 +665,9 @@ own_opt(void *arg, int ch, const char *val)
 	case OPT_LIST:
 		r->list = 1;
 		return 1;
+	case OPT_JSON:
+		r->json = 1;
+		return 1;
 	case OPT_CLEAR:
 		r->clear = val;
 		return 1;
@@ -572,8 +691,8 @@ run(int argc, char *argv[])
 	struct saop_err e;
 	int status, first;
 
-	cli_init("saop-suspend", options, "[file]\n"
-	    "--resume [task] | --list | --clear task",
+	cli_init("saop-suspend", options, "[file ...]\n"
+	    "--resume [task] | --list [--json] | --clear task",
 	    "Call the model for each record; on a lost network save the "
 	    "turn, wait for the\nendpoint and resume.");
 	cli_settings(options, argc, argv);
@@ -582,12 +701,21 @@ run(int argc, char *argv[])
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);
 	if (r.resume + r.list + (r.clear != NULL) > 1)
 		cli_usage_error("--resume, --list and --clear go alone");
-	cli_operands(argc, argv, first, r.list || r.clear != NULL ? 0 : 1);
+	cli_operands(argc, argv, first, r.list || r.clear != NULL ? 0 :
+	    r.resume ? 1 : CLI_FILES);
+	if (r.json && !r.list)
+		cli_usage_error("--json goes with --list");
 	if (r.list)
-		return list_turns(&opt);
+		return list_turns(&opt, r.json);
 	if (r.clear != NULL)
 		return clear_turn(&opt, r.clear);
 	cli_llm_config(&opt, &r.cfg);
+	/* A terminal is shown the answers' text as it comes (not -o). */
+	if (!opt.quiet && !opt.dry_run && isatty(STDOUT_FILENO)) {
+		r.cfg.on_text = show_text;
+		r.cfg.on_text_arg = &r;
+		opt.raw_out = 1;
+	}
 	load_schema(&r);
 	saop_suspend_opts_for(&r.so, "saop-suspend", &r.cfg);
 	cli_catch_signals(&r.so);
@@ -602,10 +730,10 @@ run(int argc, char *argv[])
 		    NULL);
 	} else {
 		loop.o = &opt;
-		loop.path = first < argc ? argv[first] : "-";
+		cli_loop_inputs(&loop, argc, argv, first);
 		loop.record = suspend_one;
 		loop.judged_later = 1;
-		loop.raw_out = cli_raw_out;
+		loop.raw_out = loop_text_out;
 		loop.written = forget_one;
 		loop.no_write = opt.dry_run;
 		loop.arg = &r;

@@ -239,7 +239,7 @@ run(int argc, char *argv[])
 	size_t i;
 	int status, first;
 
-	cli_init("saop-validate", options, "[file]",
+	cli_init("saop-validate", options, "[file ...]",
 	    "Validate model output against a JSON Schema (the SAOP envelope "
 	    "by default);\nrepair it locally, else ask the model to correct "
 	    "it, else escalate.");
@@ -252,7 +252,7 @@ run(int argc, char *argv[])
 		cli_die(&e);
 	r.vo.max_retries = cli_env_correction_retries(r.vo.max_retries);
 	first = cli_getopt(&opt, argc, argv, own_opt, &r);
-	cli_operands(argc, argv, first, 1);
+	cli_operands(argc, argv, first, CLI_FILES);
 	/* A check that cannot run stops the run before any record. */
 	for (i = 0; i < r.vo.nchecks; i++)
 		if (saop_check_runnable(r.checks[i], &e) != 0)
@@ -286,7 +286,7 @@ run(int argc, char *argv[])
 		cli_warn("no model configured (set SAOP_API_KEY or "
 		    "SAOP_API_BASE): only validating");
 	loop.o = &opt;
-	loop.path = first < argc ? argv[first] : "-";
+	cli_loop_inputs(&loop, argc, argv, first);
 	loop.record = validate_one;
 	loop.raw_out = raw_out;
 	loop.no_write = opt.dry_run && r.model;

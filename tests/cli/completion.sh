@@ -28,6 +28,12 @@ got=$(bash -c '. "$1"; COMP_WORDS=(saop-detect --max-d); COMP_CWORD=1; _saop
 got=$(bash -c '. "$1"; COMP_WORDS=(saop-resume --context ""); COMP_CWORD=2; _saop
     printf "%s " "${COMPREPLY[@]}"' sh "$comp/saop.bash")
 [ "$got" = "full tail " ] || fail "bash: --context <TAB> gave '$got'"
+got=$(bash -c '. "$1"; COMP_WORDS=(saop-suspend --schema-mode ""); COMP_CWORD=2; _saop
+    printf "%s " "${COMPREPLY[@]}"' sh "$comp/saop.bash")
+[ "$got" = "native prompt off " ] || fail "bash: --schema-mode <TAB> gave '$got'"
+sed -n '/^saop-suspend)/,/^	;;/p' "$comp/_saop" |
+    grep -q "'--schema-mode\[.*\]:MODE:(native prompt off)'" ||
+    fail "zsh: --schema-mode's words: $(grep -e --schema-mode "$comp/_saop")"
 # zsh: the file parses, and compinit binds every program to it.
 if command -v zsh >/dev/null 2>&1; then
 	zsh -n "$comp/_saop" || fail "zsh: _saop does not parse"

@@ -1,8 +1,13 @@
 #!/bin/sh
 # saop-detect on records: files and pipes, the detect object and state,
-# unknown fields kept in place, -q, -r and --close.
+# unknown fields kept in place, -q, -r and --close; events only where a
+# database is named (--db, $SAOP_DB) or --log asks.
 . "$top_srcdir/tests/cli/lib.sh"
 in="$data/detect/records.ndjson"
+# No database named (an empty $SAOP_DB is none) until the events' part.
+db=$SAOP_DB
+SAOP_DB=
+cd "$tmp"
 
 # A file and a pipe give the reviewed output, exit 1 (some flagged).
 expect_status 1 saop-detect "$in" >"$tmp/file.out"
@@ -65,11 +70,30 @@ sed -n 2p "$tmp/R.out" >"$tmp/R2"
 [ "$(cat "$tmp/R2")" = '{"a": [1, 2]}' ] || fail "-r --close: $(cat "$tmp/R2")"
 [ "$(wc -l <"$tmp/R.out")" -eq 6 ] || fail "-r: not 6 lines"
 
-# No database is touched without --db or --log.
-[ ! -e "$SAOP_DB" ] || fail "saop-detect created $SAOP_DB"
+# No database is touched without --db, $SAOP_DB or --log.
+[ ! -e "$db" ] && [ ! -e "$tmp/.saop" ] ||
+    fail "saop-detect created a database"
+SAOP_DB=$db
 # With --log, a truncation is an event.
 expect_status 1 saop-detect -q --log "$tmp/events.ndjson" "$in"
 [ "$(grep -c PARTIAL_COMPLETION_DETECTED "$tmp/events.ndjson")" -eq 4 ] ||
     fail "--log: not 4 PARTIAL_COMPLETION_DETECTED events"
 [ "$(sql "SELECT count(*) FROM events WHERE event = 'PARTIAL_COMPLETION_DETECTED' AND task_id = 't1' AND turn = 1")" -eq 1 ] ||
     fail "the event of t1 turn 1 is not in the database"
+
+# $SAOP_DB names a database as --db does: the events go there (the report
+# counts them), and a directory is the same clear error (74) for both.
+mkdir -m 700 "$tmp/priv"
+SAOP_DB="$tmp/priv/named.sqlite" expect_status 1 saop-detect -q "$in"
+[ "$(sqlite3 "$tmp/priv/named.sqlite" "SELECT count(*) FROM events WHERE
+    event = 'PARTIAL_COMPLETION_DETECTED'")" -eq 4 ] ||
+    fail "\$SAOP_DB: not 4 events"
+mkdir -m 700 "$tmp/priv/dir"
+SAOP_DB="$tmp/priv/dir" expect_status 74 saop-detect "$in" >/dev/null \
+    2>"$tmp/err.env"
+expect_status 74 saop-detect --db "$tmp/priv/dir" "$in" >/dev/null \
+    2>"$tmp/err.opt"
+for how in env opt; do
+	grep -q "$tmp/priv/dir is a directory, not a saop state database" \
+	    "$tmp/err.$how" || fail "$how DIR: $(cat "$tmp/err.$how")"
+done

@@ -49,7 +49,6 @@ expect_status 66 saop-detect -R "$tmp/no-such.json" 2>/dev/null
 # Usage errors: 64.
 expect_status 64 saop-detect --max-depth 0 </dev/null 2>/dev/null
 expect_status 64 saop-detect --max-depth x </dev/null 2>/dev/null
-expect_status 64 saop-detect a b </dev/null 2>/dev/null
 expect_status 64 saop-detect --dry-run </dev/null 2>/dev/null
 
 # A write error: 74.

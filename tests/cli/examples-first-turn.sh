@@ -8,6 +8,8 @@
 ex="$top_srcdir/examples/first-turn.sh"
 readme="$top_srcdir/README.md"
 
+# It runs as a program, as the other examples do (issue 34).
+[ -x "$ex" ] || fail "$ex is not executable"
 # The README shows what the example runs.
 record=$(grep '^{"task_id": "first"' "$ex")
 [ -n "$record" ] || fail "no record in $ex"
@@ -24,7 +26,7 @@ at_exit "kill $pid"
 wait_port "$tmp/port" "$pid" "saop-mock --oracle"
 mkdir "$tmp/w"
 SAOP_API_BASE="http://127.0.0.1:$(cat "$tmp/port")/v1" SAOP_MODEL=oracle \
-    sh "$ex" "$tmp/w" >"$tmp/shown" 2>"$tmp/err" ||
+    "$ex" "$tmp/w" >"$tmp/shown" 2>"$tmp/err" ||
     fail "first-turn.sh exited $?: $(cat "$tmp/err")"
 jq -e --argjson a "$answer" '.state == "OK" and .envelope == $a' "$tmp/shown" >/dev/null ||
     fail "shown: $(cat "$tmp/shown")"

@@ -1,14 +1,16 @@
 #!/bin/sh
-# Messages that say what was wrong: too many operands named; a schema
-# file that is not JSON named as the schema file's place, not an input
-# position; curl's text said once in a connection error.
+# Messages that say what was wrong: too many operands named (where one
+# file is all a mode reads); a schema file that is not JSON named as the
+# schema file's place, not an input position; curl's text said once in a
+# connection error.  (Every record program reads several files in turn:
+# tests/cli/records-files.sh.)
 . "$top_srcdir/tests/cli/lib.sh"
 printf '{"raw": "[1]"}\n' >"$tmp/a"
 cp "$tmp/a" "$tmp/b"
-for p in saop-detect saop-resume saop-validate saop-suspend saop-prune; do
-	expect_status 64 "$p" "$tmp/a" "$tmp/b" >/dev/null 2>"$tmp/err"
-	grep -q "^$p: one input file at most: '$tmp/b' is one too many (2 given)" \
-	    "$tmp/err" || fail "$p a b: $(cat "$tmp/err")"
+for mode in -R --entries; do
+	expect_status 64 saop-prune "$mode" "$tmp/a" "$tmp/b" >/dev/null 2>"$tmp/err"
+	grep -q "^saop-prune: one input file at most: '$tmp/b' is one too many (2 given)" \
+	    "$tmp/err" || fail "saop-prune $mode a b: $(cat "$tmp/err")"
 done
 
 printf '{"type": ' >"$tmp/schema.json"

@@ -32,7 +32,7 @@ no_temp "65"
 # A missing input (66) and a usage error after -o (64): no file.
 expect_status 66 saop-detect -o "$tmp/d/out" "$tmp/no-such" 2>/dev/null
 [ ! -e "$tmp/d/out" ] || fail "a failed run (66) left $tmp/d/out"
-expect_status 64 saop-detect -o "$tmp/d/out" "$tmp/in" "$tmp/in" 2>/dev/null
+expect_status 64 saop-detect -o "$tmp/d/out" --max-depth 0 "$tmp/in" 2>/dev/null
 [ ! -e "$tmp/d/out" ] || fail "a usage error left $tmp/d/out"
 no_temp "66 and 64"
 

@@ -30,7 +30,7 @@ sql "SELECT group_concat(event, ',') FROM (SELECT event FROM events
     ORDER BY id)" | grep -Eq '^PARTIAL_COMPLETION_DETECTED(,NETWORK_LOST,NETWORK_RESTORED,TURN_RESUMED)+,RESUME_SUCCEEDED$' ||
     fail "events: $(sql 'SELECT event FROM events')"
 [ "$(sql 'SELECT count(*) FROM agent_turn_states')" -eq 0 ] || fail "row kept"
-[ "$(sql "SELECT status FROM tasks WHERE task_id = 't1'")" = IN_PROGRESS ] ||
+[ "$(sql "SELECT status FROM tasks WHERE task_id = 't1'")" = DONE ] ||
     fail "task: $(sql 'SELECT * FROM tasks')"
 
 # 2. --no-wait: 75 at once, the record written, the turn kept.

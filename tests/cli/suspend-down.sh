@@ -28,6 +28,13 @@ jqf '.state == "PAUSED_FOR_INTERVENTION" and .raw == null and .suspend.limit == 
 saop-suspend --list >"$tmp/list"
 awk -F'\t' '$1 == "t" && $2 == 7 && $3 == "saop-suspend" && $5 == 11 { ok = 1 }
     END { exit !ok }' "$tmp/list" || fail "--list: $(cat "$tmp/list")"
+head -1 "$tmp/list" | grep -qx 'TASK	TURN	STAGE	SAVED_AT	RECEIVED	CLAIM' ||
+    fail "--list header: $(cat "$tmp/list")"
+[ "$(wc -l <"$tmp/list")" -eq 2 ] || fail "--list: $(cat "$tmp/list")"
+saop-suspend --list --json >"$tmp/json"
+jqf 'length == 1 and (.[0] | .task == "t" and .turn == 7 and
+    .stage == "saop-suspend" and .received == 11 and .claim == null and
+    (.saved_at | type) == "string")' "$tmp/json"
 # Still down: --resume --no-wait keeps it saved (75) ...
 expect_status 75 saop-suspend --resume --no-wait >/dev/null 2>&1
 [ "$(sql 'SELECT count(*) FROM agent_turn_states')" -eq 1 ] || fail "row lost"
@@ -40,5 +47,5 @@ last=$(ls "$SRV_SAVE" | tail -1)
 jq -e '.messages[1].content | contains("{\"a\": \"one ")' "$SRV_SAVE/$last" \
     >/dev/null || fail "not continued from the part: $(cat "$SRV_SAVE/$last")"
 [ "$(sql 'SELECT count(*) FROM agent_turn_states')" -eq 0 ] || fail "row kept"
-[ "$(sql 'SELECT status FROM tasks')" = IN_PROGRESS ] || fail "status"
+[ "$(sql 'SELECT status FROM tasks')" = DONE ] || fail "status"
 exit 0

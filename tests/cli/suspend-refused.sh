@@ -2,7 +2,7 @@
 # saop-suspend: the endpoint refuses connections, then listens again: the
 # turn is paused (row saved, task PAUSED_FOR_INTERVENTION, NETWORK_LOST),
 # then resumed by itself (NETWORK_RESTORED, TURN_RESUMED), the row is
-# deleted and the task is IN_PROGRESS again.
+# deleted and the task is IN_PROGRESS again, DONE once the record is out.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/suspend-lib.sh"
 
@@ -27,7 +27,7 @@ srv_resume
 wait $pid || fail "saop-suspend exited $?: $(cat "$tmp/err")"
 jqf '.raw == "{\"ok\": true}" and .suspend.resumes == 1' "$tmp/out"
 [ "$(sql 'SELECT count(*) FROM agent_turn_states')" -eq 0 ] || fail "row kept"
-[ "$(sql 'SELECT status FROM tasks')" = IN_PROGRESS ] || fail "status"
+[ "$(sql 'SELECT status FROM tasks')" = DONE ] || fail "status"
 [ "$(sql 'SELECT group_concat(event) FROM events')" = \
     "NETWORK_LOST,NETWORK_RESTORED,TURN_RESUMED" ] ||
     fail "events: $(sql 'SELECT group_concat(event) FROM events')"

@@ -29,9 +29,13 @@ sql "INSERT INTO agent_turn_states (task_id, turn, stage, turn_state_json,
 
 # --list: every row, the bad one named on stderr (65), never fatal.
 expect_status 65 saop-suspend --list >"$tmp/list" 2>"$tmp/err"
-[ "$(wc -l <"$tmp/list")" -eq 5 ] || fail "--list: $(cat "$tmp/list")"
+[ "$(wc -l <"$tmp/list")" -eq 6 ] || fail "--list: $(cat "$tmp/list")"
 grep -q 'task bad turn 1 (saop-suspend) cannot be read' "$tmp/err" ||
     fail "--list stderr: $(cat "$tmp/err")"
+# --json: the same rows, the bad one with its error and no bytes.
+expect_status 65 saop-suspend --list --json >"$tmp/json" 2>/dev/null
+jqf 'length == 5 and ([.[] | select(.task == "bad")][0] |
+    .received == null and (.error | test("cannot be read")))' "$tmp/json"
 
 # A refusal during --resume: the record with its error, the turn kept.
 expect_status 69 saop-suspend --resume >"$tmp/out1" 2>"$tmp/err"

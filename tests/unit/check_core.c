@@ -509,6 +509,9 @@ START_TEST(task_status_is_upserted)
 	    NULL, &e), 0);
 	ck_assert_int_eq(saop_task_set_status(s, "t1",
 	    SAOP_TASK_USER_ESCALATION, SAOP_REASON_MAX_RETRIES_EXCEEDED, &e), 0);
+	/* DONE replaces only IN_PROGRESS: the escalation stays. */
+	ck_assert_int_eq(saop_task_set_status(s, "t1", SAOP_TASK_DONE, NULL,
+	    &e), 0);
 	ck_assert_int_lt(saop_task_set_status(s, "t1",
 	    (enum saop_task_status)99, NULL, &e), 0);
 	ck_assert_int_eq(e.code, SAOP_EINTERNAL);
@@ -521,6 +524,20 @@ START_TEST(task_status_is_upserted)
 	    "USER_ESCALATION");
 	ck_assert_str_eq((const char *)sqlite3_column_text(q, 2),
 	    "MAX_RETRIES_EXCEEDED");
+	sqlite3_finalize(q);
+	/* An IN_PROGRESS task, or a new one, does become DONE. */
+	ck_assert_int_eq(saop_task_set_status(s, "t2", SAOP_TASK_IN_PROGRESS,
+	    NULL, &e), 0);
+	ck_assert_int_eq(saop_task_set_status(s, "t2", SAOP_TASK_DONE, NULL,
+	    &e), 0);
+	ck_assert_int_eq(saop_task_set_status(s, "t3", SAOP_TASK_DONE, NULL,
+	    &e), 0);
+	ck_assert_int_eq(sqlite3_prepare_v2(saop__store_db(s),
+	    "SELECT group_concat(status, ',') FROM (SELECT status FROM tasks"
+	    " WHERE task_id <> 't1' ORDER BY task_id)", -1, &q, NULL),
+	    SQLITE_OK);
+	ck_assert_int_eq(sqlite3_step(q), SQLITE_ROW);
+	ck_assert_str_eq((const char *)sqlite3_column_text(q, 0), "DONE,DONE");
 	sqlite3_finalize(q);
 	saop_store_close(s);
 }
