@@ -1324,10 +1324,9 @@ es_frame(void *arg, const struct saop__es_frame *f)
 	p->unit_off = f->offset;
 	if (f->payload_len > 0 &&
 	    (o = saop__llm_load(f->payload, f->payload_len, &je)) == NULL) {
+		/* (Not read once the answer ended, as every format's.) */
 		bad_chunk(p, "a payload that is not JSON (%.120s)", je.text);
-		return 1;
-	}
-	if (saop__es_header_is(f, ":message-type", "exception") ||
+	} else if (saop__es_header_is(f, ":message-type", "exception") ||
 	    saop__es_header_is(f, ":message-type", "error")) {
 		bedrock_exception(p, f, o);
 	} else if (!saop__es_header_is(f, ":message-type", "event") ||
