@@ -378,7 +378,12 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		    cfg->provider == SAOP_PROVIDER_BEDROCK ?
 		    "Accept: application/vnd.amazon.eventstream" :
 		    "Accept: text/event-stream";
-		own[k++] = "Expect:";
+		/*
+		 * No "Expect:" to a signed call: libcurl would sign the
+		 * header it removes, and AWS would not see it.
+		 */
+		if (!sigv4(cfg))
+			own[k++] = "Expect:";
 		if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
 			own[k++] = "anthropic-version: " ANTHROPIC_VERSION;
 		/* A header of the user's replaces saop's own of that name. */
