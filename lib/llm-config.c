@@ -147,7 +147,7 @@ env_headers(struct saop_llm_config *cfg)
 static char *
 ini_get(const char *path, const char *sect, const char *key)
 {
-	char line[1024], *v = NULL, *s, *e;
+	char line[1024], *v = NULL, *s;
 	size_t sl = strlen(sect), kl = strlen(key);
 	int in = 0;
 	FILE *f;
@@ -155,6 +155,8 @@ ini_get(const char *path, const char *sect, const char *key)
 	if (path == NULL || (f = fopen(path, "r")) == NULL)
 		return NULL;
 	while (v == NULL && fgets(line, sizeof(line), f) != NULL) {
+		char *e;
+
 		for (s = line; *s == ' ' || *s == '\t'; s++)
 			;
 		e = s + strlen(s);

@@ -34,13 +34,13 @@ saop__crc32(uint32_t crc, const void *s, size_t n)
 	static uint32_t table[256];
 	static int made;
 	const unsigned char *b = s;
-	uint32_t c;
 	size_t i;
-	int k;
 
 	if (!made) {
 		for (i = 0; i < 256; i++) {
-			c = (uint32_t)i;
+			uint32_t c = (uint32_t)i;
+			int k;
+
 			for (k = 0; k < 8; k++)
 				c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
 			table[i] = c;
@@ -90,11 +90,12 @@ value_size(unsigned t, const unsigned char *s, size_t n)
 static int
 check_headers(const unsigned char *s, size_t n, char *why, size_t whysz)
 {
-	size_t i = 0, nl;
-	long vs;
+	size_t i = 0;
 
 	while (i < n) {
-		nl = s[i];
+		size_t nl = s[i];
+		long vs;
+
 		if (nl == 0 || i + 1 + nl + 1 > n) {
 			snprintf(why, whysz, "a header cut short at byte %zu "
 			    "of the headers", i);
@@ -118,10 +119,11 @@ saop__es_header(const struct saop__es_frame *f, const char *name,
     size_t *len)
 {
 	const unsigned char *s = f->headers;
-	size_t i = 0, nl, want = strlen(name);
+	size_t i = 0, want = strlen(name);
 
 	while (i < f->headers_len) {
-		nl = s[i];
+		size_t nl = s[i];
+
 		i++;
 		if (nl == want && memcmp(s + i, name, nl) == 0 &&
 		    s[i + nl] == 7) {
@@ -209,7 +211,7 @@ saop__es_feed(struct saop__es *d, const char *s, size_t n,
 {
 	struct saop__es_frame f;
 	const unsigned char *at;
-	size_t have, used = 0;
+	size_t used = 0;
 	long total;
 	int r;
 
@@ -241,8 +243,9 @@ saop__es_feed(struct saop__es *d, const char *s, size_t n,
 	    d->limit + ES_MIN)) != 0)
 		return r;
 	for (;;) {
+		size_t have = d->buf.len;
+
 		at = (const unsigned char *)d->buf.data;
-		have = d->buf.len;
 		if ((total = frame_len(d, at, have)) < 0) {
 			d->bad = 1;
 			return -1;

@@ -913,7 +913,6 @@ nomem:
 static int
 blocks_bedrock(json_t *blocks, const json_t *c)
 {
-	const json_t *t;
 	json_t *x;
 	size_t i;
 
@@ -922,7 +921,8 @@ blocks_bedrock(json_t *blocks, const json_t *c)
 		    json_array_append_new(blocks, json_pack("{s:O}", "text",
 		    c));
 	json_array_foreach(c, i, x) {
-		t = json_object_get(x, "text");
+		const json_t *t = json_object_get(x, "text");
+
 		if (json_is_string(t) && json_string_length(t) > 0 &&
 		    json_array_append_new(blocks, json_pack("{s:O}", "text",
 		    t)) != 0)
@@ -941,16 +941,17 @@ static json_t *
 message_bedrock(const json_t *m, const char **role)
 {
 	const char *r = json_string_value(json_object_get(m, "role"));
-	const json_t *c = json_object_get(m, "content"), *call, *f;
-	json_t *blocks = json_array(), *tc, *in;
+	const json_t *c = json_object_get(m, "content"), *call;
+	json_t *blocks = json_array();
 	size_t i;
-	const char *a;
 
 	*role = r != NULL && strcmp(r, "assistant") == 0 ? "assistant" :
 	    "user";
 	if (blocks == NULL)
 		return NULL;
 	if (r != NULL && strcmp(r, "tool") == 0) {
+		json_t *tc;
+
 		if ((tc = json_array()) == NULL || blocks_bedrock(tc, c) != 0 ||
 		    json_array_append_new(blocks, json_pack("{s:{s:O?, s:o}}",
 		    "toolResult", "toolUseId", json_object_get(m,
@@ -965,8 +966,11 @@ message_bedrock(const json_t *m, const char **role)
 		return NULL;
 	}
 	json_array_foreach(json_object_get(m, "tool_calls"), i, call) {
-		f = json_object_get(call, "function");
-		a = json_string_value(json_object_get(f, "arguments"));
+		const json_t *f = json_object_get(call, "function");
+		const char *a = json_string_value(json_object_get(f,
+		    "arguments"));
+		json_t *in;
+
 		in = a != NULL ? json_loads(a, 0, NULL) : NULL;
 		if (!json_is_object(in)) {
 			json_decref(in);
