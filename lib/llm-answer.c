@@ -138,7 +138,7 @@ normal_finish(const char *w)
 	static const char *const tools[] = { "tool_calls", "tool_use",
 	    "function_call", NULL };
 	static const char *const refusal[] = { "refusal", "content_filter",
-	    "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
+	    "guardrail_intervened", "content_filtered", "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII",
 	    "IMAGE_SAFETY", "LANGUAGE", NULL };
 	int i;
 
@@ -220,9 +220,10 @@ stream_error(struct saop__llm_parser *p, const json_t *err)
 static void
 where(const struct saop__llm_parser *p, char *out, size_t outsz)
 {
-	if (p->mode == M_SSE || p->mode == M_NDJSON)
+	if (p->mode == M_SSE || p->mode == M_NDJSON || p->mode == M_EVENTS)
 		snprintf(out, outsz, "%s %lu (byte %zu of the answer)",
-		    p->mode == M_SSE ? "SSE event" : "NDJSON line", p->units,
+		    p->mode == M_SSE ? "SSE event" : p->mode == M_EVENTS ?
+		    "event-stream frame" : "NDJSON line", p->units,
 		    p->unit_off);
 	else
 		snprintf(out, outsz, "the JSON body");
@@ -1121,6 +1122,227 @@ ollama_obj(struct saop__llm_parser *p, const json_t *o)
 	}
 }
 
+/* ---- Amazon Bedrock Converse ---- */
+
+/* Take the token counts of a Bedrock usage object (inputTokens...). */
+static void
+bedrock_usage(struct saop__llm_parser *p, const json_t *u)
+{
+	if (!json_is_object(u))
+		return;
+	num(json_object_get(u, "inputTokens"), &p->prompt);
+	num(json_object_get(u, "outputTokens"), &p->completion);
+}
+
+/*
+ * A whole Converse answer: output.message.content's text and toolUse
+ * blocks (reasoningContent and others carry no part of the answer),
+ * stopReason, usage.
+ */
+static void
+bedrock_whole(struct saop__llm_parser *p, const json_t *o)
+{
+	const json_t *c = json_object_get(json_object_get(json_object_get(o,
+	    "output"), "message"), "content");
+	json_t *b, *u, *in;
+	struct tool *t;
+	size_t i;
+	char *s;
+
+	if (!json_is_array(c) ||
+	    !json_is_string(json_object_get(o, "stopReason"))) {
+		bad_chunk(p, "a Converse answer without output.message."
+		    "content or stopReason");
+		return;
+	}
+	bedrock_usage(p, json_object_get(o, "usage"));
+	json_array_foreach(c, i, b) {
+		if (json_object_get(b, "text") != NULL) {
+			add_text(p, json_object_get(b, "text"));
+		} else if (json_is_object(u = json_object_get(b, "toolUse")) &&
+		    (t = tool_at(p, (long)i, 1)) != NULL) {
+			tool_str(&t->id, json_object_get(u, "toolUseId"));
+			tool_str(&t->name, json_object_get(u, "name"));
+			t->closed = 1;
+			in = json_object_get(u, "input");
+			s = in != NULL ? json_dumps(in, JSON_COMPACT |
+			    JSON_ENCODE_ANY) : NULL;
+			if (s != NULL && saop__buf_append_max(&t->args, s,
+			    strlen(s), p->limit) != 0)
+				p->fail = SAOP_ELIMIT;
+			free(s);
+		}
+	}
+	set_finish(p, json_string_value(json_object_get(o, "stopReason")));
+	p->done = 1;
+}
+
+/*
+ * One ConverseStream event of type type, its payload o: contentBlockStart
+ * opens a tool call, contentBlockDelta adds text or a call's input
+ * (reasoningContent, citations: no part of the answer), contentBlockStop
+ * closes a call, messageStop gives the finish, metadata the usage and the
+ * end.  An event of unknown type is left unless it could hold part of
+ * the answer.
+ */
+static void
+bedrock_event(struct saop__llm_parser *p, const char *type, const json_t *o)
+{
+	json_t *d, *u;
+	long ix = 0;
+	struct tool *t;
+
+	num(json_object_get(o, "contentBlockIndex"), &ix);
+	if (strcmp(type, "contentBlockStart") == 0) {
+		u = json_object_get(json_object_get(o, "start"), "toolUse");
+		if (json_is_object(u) && (t = tool_at(p, ix, 1)) != NULL) {
+			tool_str(&t->id, json_object_get(u, "toolUseId"));
+			tool_str(&t->name, json_object_get(u, "name"));
+		}
+	} else if (strcmp(type, "contentBlockDelta") == 0) {
+		if (!json_is_object(d = json_object_get(o, "delta"))) {
+			bad_chunk(p, "a contentBlockDelta without its delta");
+			return;
+		}
+		if (json_object_get(d, "text") != NULL) {
+			if (!json_is_string(json_object_get(d, "text")))
+				bad_chunk(p, "a text delta that is not a "
+				    "string");
+			add_text(p, json_object_get(d, "text"));
+		} else if ((u = json_object_get(d, "toolUse")) != NULL) {
+			if (!json_is_string(json_object_get(u, "input")))
+				bad_chunk(p, "a toolUse delta without its "
+				    "input");
+			tool_args(p, tool_at(p, ix, 1),
+			    json_object_get(u, "input"));
+		}
+	} else if (strcmp(type, "contentBlockStop") == 0) {
+		if ((t = tool_at(p, ix, 0)) != NULL)
+			t->closed = 1;
+	} else if (strcmp(type, "messageStop") == 0) {
+		if (!json_is_string(json_object_get(o, "stopReason")))
+			bad_chunk(p, "a messageStop without its stopReason");
+		set_finish(p, json_string_value(json_object_get(o,
+		    "stopReason")));
+	} else if (strcmp(type, "metadata") == 0) {
+		bedrock_usage(p, json_object_get(o, "usage"));
+		/* The last event: the answer is whole if it had its finish. */
+		if (ended(p))
+			p->done = 1;
+	} else if (strcmp(type, "messageStart") != 0 &&
+	    (json_object_get(o, "delta") != NULL ||
+	    json_object_get(o, "start") != NULL)) {
+		bad_chunk(p, "an event of unknown type '%.40s'", type);
+	}
+}
+
+/*
+ * The HTTP status an AWS exception's name stands for, as the Bedrock
+ * Runtime API reference gives it (throttling 429, validation 400, the
+ * model's stream failing 424, unavailable 503...); 500 for a name it does
+ * not know: the server failed.
+ */
+static int
+aws_exception_status(const char *name, size_t n)
+{
+	static const struct {
+		const char *name;
+		int status;
+	} map[] = {
+		{ "throttlingException", 429 },
+		{ "serviceQuotaExceededException", 429 },
+		{ "modelNotReadyException", 429 },
+		{ "validationException", 400 },
+		{ "accessDeniedException", 403 },
+		{ "resourceNotFoundException", 404 },
+		{ "modelTimeoutException", 408 },
+		{ "modelStreamErrorException", 502 },
+		{ "modelErrorException", 502 },
+		{ "internalServerException", 500 },
+		{ "serviceUnavailableException", 503 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (strlen(map[i].name) == n &&
+		    strncasecmp(map[i].name, name, n) == 0)
+			return map[i].status;
+	return 500;
+}
+
+/*
+ * An exception (or error) frame inside the stream: its kind from its
+ * :exception-type (or :error-code) header, its message from the payload's
+ * "message" (or :error-message), classified as an error body of the
+ * status the kind stands for.
+ */
+static void
+bedrock_exception(struct saop__llm_parser *p, const struct saop__es_frame *f,
+    const json_t *o)
+{
+	const char *kind, *m;
+	size_t kn, mn = 0;
+	json_t *err;
+
+	if ((kind = saop__es_header(f, ":exception-type", &kn)) == NULL &&
+	    (kind = saop__es_header(f, ":error-code", &kn)) == NULL) {
+		kind = "";
+		kn = 0;
+	}
+	if ((m = json_string_value(json_object_get(o, "message"))) != NULL)
+		mn = strlen(m);
+	else if ((m = saop__es_header(f, ":error-message", &mn)) == NULL) {
+		m = kind;
+		mn = kn;
+	}
+	err = json_pack("{s:s%, s:s%, s:i}", "message", m, mn, "aws", kind,
+	    kn, "code", aws_exception_status(kind, kn));
+	if (err == NULL) {
+		p->fail = SAOP_ENOMEM;
+		return;
+	}
+	stream_error(p, err);
+	json_decref(err);
+}
+
+/*
+ * One whole, checked event-stream frame (saop__es_fn): an event's payload
+ * to bedrock_event(), an exception to bedrock_exception().  Returns 1 once
+ * nothing more is wanted (the end came, an error, a failure), else 0.
+ */
+static int
+es_frame(void *arg, const struct saop__es_frame *f)
+{
+	struct saop__llm_parser *p = arg;
+	const char *et;
+	size_t etn;
+	json_error_t je;
+	json_t *o = NULL;
+	char type[64];
+
+	p->units++;
+	p->unit_off = f->offset;
+	if (f->payload_len > 0 &&
+	    (o = saop__llm_load(f->payload, f->payload_len, &je)) == NULL) {
+		/* (Not read once the answer ended, as every format's.) */
+		bad_chunk(p, "a payload that is not JSON (%.120s)", je.text);
+	} else if (saop__es_header_is(f, ":message-type", "exception") ||
+	    saop__es_header_is(f, ":message-type", "error")) {
+		bedrock_exception(p, f, o);
+	} else if (!saop__es_header_is(f, ":message-type", "event") ||
+	    (et = saop__es_header(f, ":event-type", &etn)) == NULL) {
+		bad_chunk(p, "a frame that is not an event");
+	} else if (!json_is_object(o)) {
+		bad_chunk(p, "an event whose payload is not a JSON object");
+	} else if (etn < sizeof(type)) {
+		memcpy(type, et, etn);
+		type[etn] = '\0';
+		bedrock_event(p, type, o);
+	}
+	json_decref(o);
+	return p->done || p->err != 0 || p->fail;
+}
+
 /*
  * One JSON value of any of the wire formats: an SSE event's data, an
  * NDJSON line, or (whole set) the whole body.  A value of no known shape
@@ -1160,6 +1382,10 @@ handle_obj(struct saop__llm_parser *p, const json_t *o, int whole)
 	    json_object_get(o, "usageMetadata") != NULL ||
 	    json_object_get(o, "promptFeedback") != NULL) {
 		gemini_obj(p, o);
+	} else if (whole && obj == NULL &&
+	    (json_object_get(o, "stopReason") != NULL ||
+	    json_is_object(json_object_get(o, "output")))) {
+		bedrock_whole(p, o);
 	} else if (whole && obj != NULL && strcmp(obj, "response") == 0) {
 		responses_whole(p, o);
 	} else if (type != NULL && strncmp(type, "response.", 9) == 0) {
@@ -1339,6 +1565,10 @@ sniff(struct saop__llm_parser *p, const char *s, size_t n)
 		p->mode = M_OTHER;
 		return;
 	}
+	if (strcasestr(p->ctype, "vnd.amazon.eventstream") != NULL) {
+		p->mode = M_EVENTS;
+		return;
+	}
 	if (strcasestr(p->ctype, "event-stream") != NULL) {
 		p->mode = M_SSE;
 		return;
@@ -1468,6 +1698,15 @@ saop__llm_parser_feed(struct saop__llm_parser *p, const char *s, size_t n)
 			if (r != 0)
 				return r;
 		}
+	}
+	if (p->mode == M_EVENTS) {
+		if (p->done || p->err != 0)
+			return 0;
+		p->es.limit = p->limit;
+		r = saop__es_feed(&p->es, s, n, es_frame, p);
+		if (r < -1)
+			p->fail = -r;
+		return -p->fail;
 	}
 	if (p->mode == M_UNKNOWN || p->mode == M_JSON || p->mode == M_OTHER) {
 		size_t lim = p->mode == M_OTHER ? MAX_ERROR_BODY : p->limit;
@@ -1674,7 +1913,27 @@ saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 					    p->line_start);
 			} else
 				handle_json(p, p->body.data, p->body.len, 1);
+		} else if (p->mode == M_EVENTS && !p->done && p->err == 0 &&
+		    !p->es.bad && p->es.buf.len > 0) {
+			/* A frame cut short by the server's close. */
+			p->tail_cut = 1;
 		}
+	}
+	if (p->es.bad && !p->done && p->err == 0 && !p->fail) {
+		/*
+		 * A frame that failed its CRC or its framing: the answer
+		 * stops before it, as if the network had broken there; the
+		 * frame is never read.
+		 */
+		if (saop__llm_fill_answer(p, a) != 0)
+			return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+			    "out of memory");
+		a->broken = 1;
+		a->finish_reason[0] = '\0';
+		return saop__fail(e, SAOP_ENETWORK, 0, "a damaged event-"
+		    "stream frame at byte %zu of the answer (%s): the answer "
+		    "stops before it (%zu bytes of text kept)", p->es.offset,
+		    p->es.why, a->raw_len);
 	}
 	if (saop__llm_fill_answer(p, a) != 0)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
@@ -1754,6 +2013,7 @@ saop__llm_parser_free(struct saop__llm_parser *p)
 	saop__buf_free(&p->data);
 	saop__buf_free(&p->body);
 	saop__buf_free(&p->text);
+	saop__es_free(&p->es);
 	for (i = 0; i < p->ntools; i++) {
 		free(p->tools[i].id);
 		free(p->tools[i].name);

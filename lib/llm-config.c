@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -161,6 +162,135 @@ env_headers(struct saop_llm_config *cfg)
 	return 0;
 }
 
+/* ---- Amazon Bedrock: the region and the AWS credentials ---- */
+
+/*
+ * The value of key in section sect of the INI file at path (AWS's shared
+ * credentials and config files: "[name]" sections, "key = value" lines,
+ * '#' and ';' comments), leading and trailing blanks dropped.  Returns a
+ * new string (free(), wipe first: it may be a secret), or NULL when the
+ * file, the section or the key is not there, or on ENOMEM.
+ */
+static char *
+ini_get(const char *path, const char *sect, const char *key)
+{
+	char line[1024], *v = NULL, *s;
+	size_t sl = strlen(sect), kl = strlen(key);
+	int in = 0;
+	FILE *f;
+
+	if (path == NULL || (f = fopen(path, "r")) == NULL)
+		return NULL;
+	while (v == NULL && fgets(line, sizeof(line), f) != NULL) {
+		char *e;
+
+		for (s = line; *s == ' ' || *s == '\t'; s++)
+			;
+		e = s + strlen(s);
+		while (e > s && strchr(" \t\r\n", e[-1]) != NULL)
+			*--e = '\0';
+		if (*s == '[') {
+			in = (size_t)(e - s) == sl + 2 && e[-1] == ']' &&
+			    strncmp(s + 1, sect, sl) == 0;
+			continue;
+		}
+		if (!in || *s == '#' || *s == ';' || strncmp(s, key, kl) != 0)
+			continue;
+		for (s += kl; *s == ' ' || *s == '\t'; s++)
+			;
+		if (*s++ != '=')
+			continue;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s != '\0')
+			v = strdup(s);
+	}
+	explicit_bzero(line, sizeof(line));
+	fclose(f);
+	return v;
+}
+
+/*
+ * The path of one of AWS's shared files: the environment variable env
+ * when set, else ~/.aws/name.  Returns a new string, or NULL.
+ */
+static char *
+aws_file(const char *env, const char *name)
+{
+	const char *home = getenv("HOME");
+	char *p;
+	size_t n;
+
+	if ((p = env_dup(env)) != NULL || home == NULL || *home == '\0')
+		return p;
+	n = strlen(home) + strlen(name) + 8;
+	if ((p = malloc(n)) != NULL)
+		snprintf(p, n, "%s/.aws/%s", home, name);
+	return p;
+}
+
+/*
+ * Fill cfg's Bedrock settings: the key (a Bedrock API key,
+ * AWS_BEARER_TOKEN_BEDROCK, unless SAOP_API_KEY is set), the region
+ * (AWS_REGION, AWS_DEFAULT_REGION, the profile's), the credentials
+ * (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, else
+ * those of the profile AWS_PROFILE, or "default", in ~/.aws/credentials
+ * and ~/.aws/config) and the base URL when SAOP_API_BASE gives none.
+ * Returns 0, or nonzero on ENOMEM.
+ */
+static int
+bedrock_env(struct saop_llm_config *cfg)
+{
+	char *cred, *conf, sect[160];
+	const char *prof = getenv("AWS_PROFILE");
+	int bad = 0;
+
+	if (prof == NULL || *prof == '\0')
+		prof = "default";
+	cred = aws_file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+	conf = aws_file("AWS_CONFIG_FILE", "config");
+	/* ~/.aws/config names a profile "[profile NAME]", but default. */
+	snprintf(sect, sizeof(sect), "%s%.140s", strcmp(prof, "default") ==
+	    0 ? "" : "profile ", prof);
+	if (cfg->key == NULL)
+		cfg->key = env_dup("AWS_BEARER_TOKEN_BEDROCK");
+	if ((cfg->aws_region = env_dup("AWS_REGION")) == NULL &&
+	    (cfg->aws_region = env_dup("AWS_DEFAULT_REGION")) == NULL)
+		cfg->aws_region = ini_get(conf, sect, "region");
+	if ((cfg->aws_id = env_dup("AWS_ACCESS_KEY_ID")) != NULL) {
+		cfg->aws_secret = env_dup("AWS_SECRET_ACCESS_KEY");
+		cfg->aws_token = env_dup("AWS_SESSION_TOKEN");
+	} else if ((cfg->aws_id = ini_get(cred, prof,
+	    "aws_access_key_id")) != NULL) {
+		cfg->aws_secret = ini_get(cred, prof, "aws_secret_access_key");
+		cfg->aws_token = ini_get(cred, prof, "aws_session_token");
+	} else if ((cfg->aws_id = ini_get(conf, sect,
+	    "aws_access_key_id")) != NULL) {
+		cfg->aws_secret = ini_get(conf, sect, "aws_secret_access_key");
+		cfg->aws_token = ini_get(conf, sect, "aws_session_token");
+	}
+	free(cred);
+	free(conf);
+	if (cfg->aws_region == NULL)
+		bad |= config_problem(cfg, "bedrock: no region: set "
+		    "AWS_REGION (or a region in the profile's ~/.aws/config)");
+	else if (strspn(cfg->aws_region, "abcdefghijklmnopqrstuvwxyz"
+	    "0123456789-") != strlen(cfg->aws_region))
+		bad |= config_problem(cfg, "AWS_REGION: '%.64s' is not a "
+		    "region name", cfg->aws_region);
+	if (cfg->aws_id != NULL && cfg->aws_secret == NULL)
+		bad |= config_problem(cfg, "bedrock: an access key id without "
+		    "its secret (AWS_SECRET_ACCESS_KEY)");
+	if (cfg->base == NULL && cfg->aws_region != NULL) {
+		size_t n = strlen(cfg->aws_region) + 48;
+
+		if ((cfg->base = malloc(n)) != NULL)
+			snprintf(cfg->base, n, "https://bedrock-runtime.%s."
+			    "amazonaws.com", cfg->aws_region);
+	}
+	return bad;
+}
+
 /*
  * Fill cfg from the environment (see saop.h and DESIGN.md).  Returns 0 or
  * -SAOP_ENOMEM.  An unknown provider or a bad SAOP_TIMEOUT_MS is kept in
@@ -188,11 +318,13 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 		cfg->provider = SAOP_PROVIDER_RESPONSES;
 	} else if (strcmp(v, "gemini") == 0) {
 		cfg->provider = SAOP_PROVIDER_GEMINI;
+	} else if (strcmp(v, "bedrock") == 0) {
+		cfg->provider = SAOP_PROVIDER_BEDROCK;
 	} else {
 		cfg->provider = SAOP_PROVIDER_OPENAI;
 		known = 0;
 		bad |= config_problem(cfg, "%s: unknown provider '%.64s' "
-		    "(openai, anthropic, openai-responses or gemini)",
+		    "(openai, anthropic, openai-responses, gemini or bedrock)",
 		    saop__setting_name("provider", name, sizeof(name)), v);
 	}
 	if ((v = setting("timeout_ms")) != NULL) {
@@ -211,7 +343,8 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 	}
 	if (cfg->connect_timeout_ms > cfg->timeout_ms)
 		cfg->connect_timeout_ms = cfg->timeout_ms;
-	if ((cfg->base = setting_dup("api_base")) == NULL)
+	cfg->base = setting_dup("api_base");
+	if (cfg->base == NULL && cfg->provider != SAOP_PROVIDER_BEDROCK)
 		cfg->base = strdup(default_base(cfg->provider));
 	/*
 	 * With an unknown provider either provider's key will do: a key
@@ -226,7 +359,8 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 		bad = 1;
 	if (cfg->key == NULL && !bad &&
 	    ((cfg->provider != SAOP_PROVIDER_ANTHROPIC &&
-	    cfg->provider != SAOP_PROVIDER_GEMINI) || !known))
+	    cfg->provider != SAOP_PROVIDER_GEMINI &&
+	    cfg->provider != SAOP_PROVIDER_BEDROCK) || !known))
 		cfg->key = env_dup("OPENAI_API_KEY");
 	if (cfg->key == NULL && (cfg->provider == SAOP_PROVIDER_ANTHROPIC ||
 	    !known))
@@ -235,6 +369,12 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 	    (cfg->key = env_dup("GEMINI_API_KEY")) == NULL)
 		cfg->key = env_dup("GOOGLE_API_KEY");
 	cfg->model = setting_dup("model");
+	if (cfg->provider == SAOP_PROVIDER_BEDROCK) {
+		bad |= bedrock_env(cfg);
+		/* Without a region: a base to keep, the call fails. */
+		if (cfg->base == NULL)
+			cfg->base = strdup(default_base(cfg->provider));
+	}
 	if ((v = setting("auth_header")) != NULL) {
 		if (token_len(v) != strlen(v))
 			bad |= config_problem(cfg, "%s: '%.64s' is not a "
@@ -262,6 +402,8 @@ saop_llm_configured(const struct saop_llm_config *cfg)
 		return 0;
 	if (cfg->key != NULL && *cfg->key != '\0')
 		return 1;
+	if (cfg->aws_id != NULL && cfg->aws_secret != NULL)
+		return 1;
 	return cfg->base != NULL &&
 	    strcmp(cfg->base, default_base(cfg->provider)) != 0;
 }
@@ -273,6 +415,15 @@ saop_llm_config_free(struct saop_llm_config *cfg)
 	if (cfg == NULL)
 		return;
 	saop__wipe(cfg->key);
+	saop__wipe(cfg->aws_secret);
+	saop__wipe(cfg->aws_token);
+	saop__wipe(cfg->aws_id);
+	free(cfg->aws_secret);
+	free(cfg->aws_token);
+	free(cfg->aws_id);
+	free(cfg->aws_region);
+	cfg->aws_secret = cfg->aws_token = cfg->aws_id = NULL;
+	cfg->aws_region = NULL;
 	free(cfg->base);
 	free(cfg->key);
 	free(cfg->model);
@@ -338,6 +489,32 @@ saop__llm_endpoint(const struct saop_llm_config *cfg, const char *model)
 	size_t n;
 	char *u, *gp = NULL;
 
+	if (cfg->provider == SAOP_PROVIDER_BEDROCK) {
+		/*
+		 * /model/ID/converse-stream (or /converse), the ID
+		 * percent-encoded: its ':' (anthropic.claude-...-v1:0) and
+		 * the '/' of an ARN are data in the path.
+		 */
+		static const char hex[] = "0123456789ABCDEF";
+		const unsigned char *m = (const unsigned char *)(model != NULL ?
+		    model : "");
+		char *q;
+
+		if ((gp = malloc(3 * strlen((const char *)m) + 40)) == NULL)
+			return NULL;
+		q = gp + sprintf(gp, "/model/");
+		for (; *m != '\0'; m++)
+			if (strchr("-._~", *m) != NULL ||
+			    (*m < 128 && isalnum(*m)))
+				*q++ = (char)*m;
+			else {
+				*q++ = '%';
+				*q++ = hex[*m >> 4];
+				*q++ = hex[*m & 15];
+			}
+		strcpy(q, cfg->stream ? "/converse-stream" : "/converse");
+		path = gp;
+	}
 	if (cfg->provider == SAOP_PROVIDER_GEMINI) {
 		size_t plen;
 

@@ -1,15 +1,18 @@
 /*
- * llm-int.h: what the five files of the model client share, and nothing
+ * llm-int.h: what the six files of the model client share, and nothing
  * else includes.  Bottom up (each calls only those above it in this
  * list): lib/llm-shown.c (what of a failure may be shown: the key masked,
  * messages clipped, URLs redacted; the kind of failure an error object
- * names), lib/llm-config.c (configuration, the endpoint),
+ * names), lib/llm-eventstream.c (AWS's binary event-stream frames),
+ * lib/llm-config.c (configuration, the endpoint),
  * lib/llm-request.c (the wire body), lib/llm-answer.c (the answer parser)
  * and lib/llm.c (the transfer over libcurl, which uses them all).  Their
  * growable buffers are lib/buf.c's struct saop__buf.  Never installed.
  */
 #ifndef SAOP_LLM_INT_H
 #define SAOP_LLM_INT_H
+
+#include <stdint.h>
 
 #include "saop-private.h"
 
@@ -33,8 +36,32 @@
 /* A run of this many bytes of the key is masked wherever it is. */
 #define KEY_RUN_MIN		8
 
-/* What kind of body the answer is: decided by sniffing its first bytes. */
-enum mode { M_UNKNOWN, M_SSE, M_JSON, M_NDJSON, M_OTHER };
+/*
+ * What kind of body the answer is: decided by sniffing its first bytes
+ * (AWS's binary event stream, M_EVENTS, by its Content-Type alone).
+ */
+enum mode { M_UNKNOWN, M_SSE, M_JSON, M_NDJSON, M_EVENTS, M_OTHER };
+
+/* One whole AWS event-stream frame, its CRCs verified (borrowed). */
+struct saop__es_frame {
+	const unsigned char *headers;
+	size_t headers_len;
+	const char *payload;
+	size_t payload_len;
+	size_t offset;		/* where it starts in the stream */
+};
+
+/* An AWS event-stream decoder: zero it to start. */
+struct saop__es {
+	struct saop__buf buf;	/* a frame not whole yet */
+	size_t offset;		/* bytes of the frames handed on */
+	size_t limit;		/* the largest frame (0: 16 MiB) */
+	int bad;		/* a frame failed a check: nothing more */
+	char why[96];		/* what was wrong with it */
+};
+
+/* What is handed each frame; nonzero: no more frames are wanted. */
+typedef int (*saop__es_fn)(void *arg, const struct saop__es_frame *f);
 
 /* What a content block (by its index) of an Anthropic answer is. */
 enum blk_kind { B_TEXT, B_CALL, B_SERVER, B_OTHER };
@@ -104,6 +131,7 @@ struct saop__llm_parser {
 				   line */
 	unsigned long units;	/* SSE data events or NDJSON lines so far */
 	int in_event;		/* a line of the current SSE event came */
+	struct saop__es es;	/* M_EVENTS: the frame decoder */
 };
 
 /*
@@ -146,6 +174,38 @@ int saop__llm_classify_error(const json_t *err, int status, char *msg,
  * retryDelay) in milliseconds, or -1 when it names none.
  */
 long saop__llm_retry_delay_ms(const json_t *err);
+
+/* ---- lib/llm-eventstream.c: AWS's binary event stream ---- */
+
+/*
+ * The CRC-32 (as zlib's crc32()) of the n bytes at s, continued from crc
+ * (0 to start).
+ */
+uint32_t saop__crc32(uint32_t crc, const void *s, size_t n);
+
+/*
+ * Feed n more bytes of an event stream to d: every whole frame whose CRCs
+ * and headers are sound goes to fn(arg, frame), in order, until fn
+ * returns nonzero.  Returns 0; -1 once a frame failed a check (d->why
+ * says how; d->offset is where it starts; nothing of it or after it is
+ * handed on, now or later); or -SAOP_ENOMEM / -SAOP_ELIMIT.
+ */
+int saop__es_feed(struct saop__es *d, const char *s, size_t n,
+    saop__es_fn fn, void *arg);
+
+/* Free what d holds and zero it. */
+void saop__es_free(struct saop__es *d);
+
+/*
+ * The value of f's string header name (":event-type"...) and its length
+ * in *len, or NULL when f has none (borrowed: not NUL-terminated).
+ */
+const char *saop__es_header(const struct saop__es_frame *f,
+    const char *name, size_t *len);
+
+/* 1 when f's string header name is v, else 0. */
+int saop__es_header_is(const struct saop__es_frame *f, const char *name,
+    const char *v);
 
 /* ---- lib/llm-config.c: the endpoint ---- */
 

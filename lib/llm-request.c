@@ -1,7 +1,8 @@
 /*
  * llm-request.c: request translation: a record's provider-neutral chat
  * request into the wire body of OpenAI chat completions, Anthropic
- * Messages, OpenAI Responses or Gemini generateContent (one body_*()
+ * Messages, OpenAI Responses, Gemini generateContent or Amazon Bedrock
+ * Converse (one body_*()
  * function per wire format), and --dry-run's view of it.
  */
 #include "config.h"
@@ -901,6 +902,209 @@ nomem:
 	    "out of memory building the request");
 }
 
+/* ---- Amazon Bedrock Converse ---- */
+
+/*
+ * Append to blocks the content c of a message as Converse content blocks:
+ * a string as one text block, an array's text parts as text blocks (empty
+ * text dropped: Converse refuses blank blocks; other parts have no
+ * reading and are dropped).  Returns 0, or -1 on ENOMEM.
+ */
+static int
+blocks_bedrock(json_t *blocks, const json_t *c)
+{
+	json_t *x;
+	size_t i;
+
+	if (json_is_string(c))
+		return json_string_length(c) == 0 ? 0 :
+		    json_array_append_new(blocks, json_pack("{s:O}", "text",
+		    c));
+	json_array_foreach(c, i, x) {
+		const json_t *t = json_object_get(x, "text");
+
+		if (json_is_string(t) && json_string_length(t) > 0 &&
+		    json_array_append_new(blocks, json_pack("{s:O}", "text",
+		    t)) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * The content blocks of the message m (not a system one) in Converse's
+ * form, with its role in *role: a tool result (role tool) a user
+ * toolResult block, an assistant's tool_calls toolUse blocks after its
+ * text.  Returns a new reference, or NULL on ENOMEM.
+ */
+static json_t *
+message_bedrock(const json_t *m, const char **role)
+{
+	const char *r = json_string_value(json_object_get(m, "role"));
+	const json_t *c = json_object_get(m, "content"), *call;
+	json_t *blocks = json_array();
+	size_t i;
+
+	*role = r != NULL && strcmp(r, "assistant") == 0 ? "assistant" :
+	    "user";
+	if (blocks == NULL)
+		return NULL;
+	if (r != NULL && strcmp(r, "tool") == 0) {
+		json_t *tc;
+
+		if ((tc = json_array()) == NULL || blocks_bedrock(tc, c) != 0 ||
+		    json_array_append_new(blocks, json_pack("{s:{s:O?, s:o}}",
+		    "toolResult", "toolUseId", json_object_get(m,
+		    "tool_call_id"), "content", tc)) != 0) {
+			json_decref(blocks);
+			return NULL;
+		}
+		return blocks;
+	}
+	if (blocks_bedrock(blocks, c) != 0) {
+		json_decref(blocks);
+		return NULL;
+	}
+	json_array_foreach(json_object_get(m, "tool_calls"), i, call) {
+		const json_t *f = json_object_get(call, "function");
+		const char *a = json_string_value(json_object_get(f,
+		    "arguments"));
+		json_t *in;
+
+		in = a != NULL ? json_loads(a, 0, NULL) : NULL;
+		if (!json_is_object(in)) {
+			json_decref(in);
+			in = json_object();
+		}
+		if (json_array_append_new(blocks, json_pack("{s:{s:O?, s:O?, "
+		    "s:o}}", "toolUse", "toolUseId", json_object_get(call,
+		    "id"), "name", json_object_get(f, "name"), "input",
+		    in)) != 0) {
+			json_decref(blocks);
+			return NULL;
+		}
+	}
+	return blocks;
+}
+
+/*
+ * Fill out with req as a Converse body: system and developer messages
+ * (and req's "system") as system text blocks; the other messages as
+ * Converse messages, those of one role in a row joined (tool results
+ * after one another are one user turn, as Converse wants); max_tokens,
+ * temperature, top_p and stop as inferenceConfig; tools and tool_choice
+ * as toolConfig (tool_choice none: the tools with no toolChoice, for
+ * Converse has no "none").  A continuation's last assistant turn is the
+ * prefill Bedrock's Claude models continue.  Returns 0, -SAOP_EDATA (a
+ * function tool without a name, e naming it) or -SAOP_ENOMEM.
+ */
+static int
+body_bedrock(json_t *out, const json_t *req, struct saop_err *e)
+{
+	json_t *msgs, *sys, *m, *b, *ic, *x, *last = NULL, *tools = NULL;
+	const char *role, *last_role = NULL;
+	struct ftool f;
+	struct choice ch;
+	size_t i;
+	int r;
+
+	if ((sys = json_array()) == NULL || set(out, "system", sys) != 0 ||
+	    (msgs = json_array()) == NULL || set(out, "messages", msgs) != 0 ||
+	    blocks_bedrock(sys, json_object_get(req, "system")) != 0)
+		goto nomem;
+	json_array_foreach(json_object_get(req, "messages"), i, m) {
+		if (system_text(m)) {
+			if (blocks_bedrock(sys, json_object_get(m, "content"))
+			    != 0)
+				goto nomem;
+			continue;
+		}
+		if ((b = message_bedrock(m, &role)) == NULL)
+			goto nomem;
+		if (last != NULL && strcmp(role, last_role) == 0) {
+			r = json_array_extend(json_object_get(last, "content"),
+			    b);
+			json_decref(b);
+			if (r != 0)
+				goto nomem;
+			continue;
+		}
+		if ((last = json_pack("{s:s, s:o}", "role", role, "content",
+		    b)) == NULL || json_array_append_new(msgs, last) != 0)
+			goto nomem;
+		last_role = role;
+	}
+	if (json_array_size(sys) == 0)
+		json_object_del(out, "system");
+	if ((ic = json_object()) == NULL || set(out, "inferenceConfig", ic) !=
+	    0)
+		goto nomem;
+	if ((x = json_object_get(req, "max_tokens")) != NULL ||
+	    (x = json_object_get(req, "max_completion_tokens")) != NULL)
+		json_object_set(ic, "maxTokens", x);
+	if ((x = json_object_get(req, "temperature")) != NULL)
+		json_object_set(ic, "temperature", x);
+	if ((x = json_object_get(req, "top_p")) != NULL)
+		json_object_set(ic, "topP", x);
+	if ((x = json_object_get(req, "stop_sequences")) == NULL)
+		x = json_object_get(req, "stop");
+	if (json_is_string(x))
+		json_object_set_new(ic, "stopSequences", json_pack("[O]", x));
+	else if (json_is_array(x))
+		json_object_set(ic, "stopSequences", x);
+	if (json_object_size(ic) == 0)
+		json_object_del(out, "inferenceConfig");
+	json_array_foreach(json_object_get(req, "tools"), i, x) {
+		char field[64];
+
+		snprintf(field, sizeof(field), "/request/tools/%zu", i);
+		if (!ftool_read(x, &f))
+			return refuse(e, field, "not a tool Bedrock takes: "
+			    "a function tool");
+		if (!json_is_string(f.name))
+			return refuse(e, field, "a function tool without a "
+			    "name");
+		if (tools == NULL && ((tools = json_array()) == NULL ||
+		    set(out, "toolConfig", json_pack("{s:o}", "tools",
+		    tools)) != 0))
+			goto nomem;
+		ic = f.schema != NULL ? json_incref(f.schema) :
+		    json_pack("{s:s}", "type", "object");
+		b = json_pack("{s:{s:O, s:{s:o}}}", "toolSpec", "name", f.name,
+		    "inputSchema", "json", ic);
+		if (b == NULL)
+			goto nomem;
+		if (f.desc != NULL)
+			json_object_set(json_object_get(b, "toolSpec"),
+			    "description", f.desc);
+		if (json_array_append_new(tools, b) != 0)
+			goto nomem;
+	}
+	x = json_object_get(req, "tool_choice");
+	if (tools == NULL || x == NULL || json_is_null(x))
+		return 0;
+	if ((r = choice_read(x, &ch, e)) != 0)
+		return r;
+	if (ch.name != NULL)
+		b = json_pack("{s:{s:O}}", "tool", "name", ch.name);
+	else if (ch.word != NULL && strcmp(ch.word, "required") == 0)
+		b = json_pack("{s:{}}", "any");
+	else if (ch.word != NULL && strcmp(ch.word, "auto") == 0)
+		b = json_pack("{s:{}}", "auto");
+	else if (ch.word != NULL)
+		return 0;	/* none */
+	else
+		return refuse(e, "/request/tool_choice", "a tool_choice "
+		    "Bedrock has no reading for (auto, required, or one "
+		    "function named)");
+	if (set(json_object_get(out, "toolConfig"), "toolChoice", b) != 0)
+		goto nomem;
+	return 0;
+nomem:
+	return saop__fail(e, SAOP_ENOMEM, ENOMEM,
+	    "out of memory building the request");
+}
+
 /*
  * The wire body for request in cfg's provider format, with "stream" set
  * from cfg->stream.  Returns a new reference, or NULL and SAOP_EDATA (no
@@ -946,11 +1150,22 @@ saop__llm_body(const struct saop_llm_config *cfg, const json_t *request,
 	case SAOP_PROVIDER_GEMINI:
 		r = body_gemini(out, request);
 		break;
+	case SAOP_PROVIDER_BEDROCK:
+		/* The model is in the URL; the tools its own way. */
+		json_object_del(out, "model");
+		if ((r = body_bedrock(out, request, e)) == -SAOP_ENOMEM)
+			break;
+		if (r != 0) {
+			json_decref(out);
+			return NULL;
+		}
+		break;
 	default:
 		r = body_openai(out, request, cfg->stream);
 		break;
 	}
-	if (r == 0 && (r = set_tools(out, request, cfg->provider, e)) != 0) {
+	if (r == 0 && cfg->provider != SAOP_PROVIDER_BEDROCK &&
+	    (r = set_tools(out, request, cfg->provider, e)) != 0) {
 		json_decref(out);
 		return NULL;
 	}
@@ -1053,8 +1268,10 @@ saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 	}
 	fprintf(f, "POST %s\n", shown);
 	print_header(f, cfg, "Content-Type: application/json");
-	print_header(f, cfg, cfg->stream ? "Accept: text/event-stream" :
-	    "Accept: application/json");
+	print_header(f, cfg, !cfg->stream ? "Accept: application/json" :
+	    cfg->provider == SAOP_PROVIDER_BEDROCK ?
+	    "Accept: application/vnd.amazon.eventstream" :
+	    "Accept: text/event-stream");
 	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
 		print_header(f, cfg, "anthropic-version: " ANTHROPIC_VERSION);
 	for (i = 0; i < cfg->nheaders; i++)
@@ -1067,6 +1284,16 @@ saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 		}
 		print_header(f, cfg, auth);
 		free(auth);
+	} else if (cfg->provider == SAOP_PROVIDER_BEDROCK &&
+	    cfg->aws_id != NULL && cfg->aws_secret != NULL) {
+		/* libcurl signs at the call: its form, the secrets masked. */
+		mask_key(cfg->aws_id, masked);
+		fprintf(f, "Authorization: AWS4-HMAC-SHA256 Credential=%s/"
+		    "YYYYMMDD/%s/bedrock/aws4_request, SignedHeaders=..., "
+		    "Signature=****\n", masked, cfg->aws_region != NULL ?
+		    cfg->aws_region : "?");
+		if (cfg->aws_token != NULL)
+			fprintf(f, "x-amz-security-token: ****\n");
 	}
 	fprintf(f, "\n%s\n", text);
 	if (ferror(f) || fflush(f) != 0)

@@ -95,6 +95,8 @@ saop_schema_field(const struct saop_llm_config *cfg)
 		return "text.format";
 	case SAOP_PROVIDER_GEMINI:
 		return "generationConfig.responseJsonSchema";
+	case SAOP_PROVIDER_BEDROCK:
+		return "system";
 	default:
 		return "response_format";
 	}
@@ -350,6 +352,15 @@ add_prompt(json_t *body, const struct saop_llm_config *cfg)
 		    json_stringn(b.data, b.len));
 		goto out;
 	}
+	if (cfg->provider == SAOP_PROVIDER_BEDROCK) {
+		/* One more text block of Converse's system. */
+		if (!json_is_array(sys) && json_object_set_new(body, "system",
+		    json_array()) != 0)
+			goto out;
+		r = json_array_append_new(json_object_get(body, "system"),
+		    json_pack("{s:s%}", "text", b.data, b.len));
+		goto out;
+	}
 	if (cfg->provider == SAOP_PROVIDER_GEMINI) {
 		/* One more part of systemInstruction. */
 		json_t *si = json_object_get(body, "systemInstruction");
@@ -508,6 +519,9 @@ saop__llm_schema_apply(json_t *body, const struct saop_llm_config *cfg,
 		return 0;
 	switch (cfg->schema_mode) {
 	case SAOP_SCHEMA_NATIVE:
+		/* Bedrock's Converse: no field saop sends; the prompt. */
+		if (cfg->provider == SAOP_PROVIDER_BEDROCK)
+			return add_prompt(body, cfg);
 		return cfg->schema_refused ? 0 : add_native(body, cfg);
 	case SAOP_SCHEMA_PROMPT:
 		return add_prompt(body, cfg);

@@ -338,6 +338,19 @@ http_error(struct call *c, const char *shown, const char *key,
 }
 
 /*
+ * 1 when a call of cfg is signed with AWS Signature Version 4 (Bedrock
+ * with AWS credentials and no bearer token), else 0.
+ */
+static int
+sigv4(const struct saop_llm_config *cfg)
+{
+	return cfg->provider == SAOP_PROVIDER_BEDROCK &&
+	    (cfg->key == NULL || *cfg->key == '\0') &&
+	    cfg->aws_id != NULL && cfg->aws_secret != NULL &&
+	    cfg->aws_region != NULL;
+}
+
+/*
  * POST body to url once and fill a (see saop_llm_call()); shown is the
  * URL as messages may show it.  Returns 0 or a negative code, e filled
  * and masked of the key.
@@ -370,9 +383,16 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		int oom = 0;
 
 		own[k++] = "Content-Type: application/json";
-		own[k++] = cfg->stream ? "Accept: text/event-stream" :
-		    "Accept: application/json";
-		own[k++] = "Expect:";
+		own[k++] = !cfg->stream ? "Accept: application/json" :
+		    cfg->provider == SAOP_PROVIDER_BEDROCK ?
+		    "Accept: application/vnd.amazon.eventstream" :
+		    "Accept: text/event-stream";
+		/*
+		 * No "Expect:" to a signed call: libcurl would sign the
+		 * header it removes, and AWS would not see it.
+		 */
+		if (!sigv4(cfg))
+			own[k++] = "Expect:";
 		if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
 			own[k++] = "anthropic-version: " ANTHROPIC_VERSION;
 		/* A header of the user's replaces saop's own of that name. */
@@ -407,11 +427,44 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 			goto out;
 		}
 	}
+	if (sigv4(cfg) && cfg->aws_token != NULL) {
+		/* The session token, signed with the rest (SigV4). */
+		size_t n = strlen(cfg->aws_token) + 32;
+
+		x = NULL;
+		if ((auth = malloc(n)) != NULL) {
+			snprintf(auth, n, "x-amz-security-token: %s",
+			    cfg->aws_token);
+			x = C.slist_append(hd, auth);
+			explicit_bzero(auth, strlen(auth));
+			free(auth);
+			auth = NULL;
+		}
+		if (x == NULL) {
+			r = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+			goto out;
+		}
+		hd = x;
+	}
 	if (hd == NULL) {
 		r = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 		goto out;
 	}
 	errbuf[0] = '\0';
+	if (sigv4(cfg)) {
+		char prov[128];
+
+		snprintf(prov, sizeof(prov), "aws:amz:%s:bedrock",
+		    cfg->aws_region);
+		if (C.easy_setopt(c.h, CURLOPT_AWS_SIGV4, prov) != CURLE_OK) {
+			r = saop__fail(e, SAOP_ECONFIG, 0, "this libcurl "
+			    "cannot sign AWS requests (CURLOPT_AWS_SIGV4: "
+			    "libcurl 7.75 or later)");
+			goto out;
+		}
+		C.easy_setopt(c.h, CURLOPT_USERNAME, cfg->aws_id);
+		C.easy_setopt(c.h, CURLOPT_PASSWORD, cfg->aws_secret);
+	}
 	C.easy_setopt(c.h, CURLOPT_URL, url);
 	C.easy_setopt(c.h, CURLOPT_PROTOCOLS_STR, "http,https");
 	C.easy_setopt(c.h, CURLOPT_HTTPHEADER, hd);
@@ -513,6 +566,11 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	if (cfg->problem != NULL)
 		return saop__fail(e, SAOP_ECONFIG, 0, "%s", cfg->problem);
+	if (!saop_llm_configured(cfg) &&
+	    cfg->provider == SAOP_PROVIDER_BEDROCK)
+		return saop__fail(e, SAOP_ECONFIG, 0, "no AWS credentials: "
+		    "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
+		    "AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK");
 	if (!saop_llm_configured(cfg))
 		return saop__fail(e, SAOP_ECONFIG, 0, "no API key: set "
 		    "SAOP_API_KEY (or %s), or SAOP_API_BASE for a local "

@@ -726,7 +726,8 @@ enum saop_provider {
 	SAOP_PROVIDER_OPENAI = 0,	/* OpenAI-compatible chat completions */
 	SAOP_PROVIDER_ANTHROPIC = 1,	/* Anthropic Messages */
 	SAOP_PROVIDER_RESPONSES = 2,	/* OpenAI Responses (openai-responses) */
-	SAOP_PROVIDER_GEMINI = 3	/* Google Gemini generateContent */
+	SAOP_PROVIDER_GEMINI = 3,	/* Google Gemini generateContent */
+	SAOP_PROVIDER_BEDROCK = 4	/* Amazon Bedrock Converse(Stream) */
 };
 
 /*
@@ -741,6 +742,13 @@ struct saop_llm_config {
 	long timeout_ms;	/* whole call ($SAOP_TIMEOUT_MS, 600000) */
 	long connect_timeout_ms;
 	int stream;		/* 1: SSE (the default); 0: one JSON body */
+	/*
+	 * Amazon Bedrock (lib/llm-config.c): the region, and the AWS
+	 * credentials libcurl signs with (SigV4) when no key (a Bedrock API
+	 * key, a bearer token) is set.  Secrets: never printed, logged or
+	 * stored; wiped by saop_llm_config_free().  Owned; NULL when unset.
+	 */
+	char *aws_region, *aws_id, *aws_secret, *aws_token;
 	/*
 	 * Headers sent with every call, "Name: value" each ($SAOP_HEADERS,
 	 * one a line, then saop_llm_config_add_header()); one named as a

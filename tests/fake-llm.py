@@ -92,9 +92,10 @@ not KEY gets a 401 in the provider's format (unless the step says
 The log (--log): one JSON line per request, in order:
   {"n": 1, "method": "POST", "path": "/v1/messages",
    "headers": {lower-cased names; authorization / x-api-key /
-               x-goog-api-key replaced by
+               x-goog-api-key / x-amz-security-token replaced by
                "<sha256:first 12 hex of the key>", after "Bearer "
-               for authorization},
+               for authorization (an AWS SigV4 authorization keeps
+               its form: only the Signature= value is hashed)},
    "key": "ok" | "wrong" | "missing" | "unchecked",
    "body": the parsed JSON body (or the text when it is not JSON),
    "step": the step number served (from 1; 0 when exhausted)}
@@ -127,7 +128,8 @@ GEMINI_FINISH = {"stop": "STOP", "length": "MAX_TOKENS",
 RESPONSES_INCOMPLETE = {"length": "max_output_tokens",
                         "refusal": "content_filter"}
 CTYPES = {".sse": "text/event-stream", ".ndjson": "application/x-ndjson",
-          ".json": "application/json", ".html": "text/html"}
+          ".json": "application/json", ".html": "text/html",
+          ".es": "application/vnd.amazon.eventstream"}
 
 
 class Script:
@@ -319,7 +321,12 @@ class Handler(BaseHTTPRequestHandler):
             k = k.lower()
             if k == "authorization" and v.startswith("Bearer "):
                 v = "Bearer " + key_hash(v[7:])
-            elif k in ("authorization", "x-api-key", "x-goog-api-key"):
+            elif k == "authorization" and v.startswith("AWS4-HMAC-SHA256 "):
+                # AWS SigV4: its form kept, the signature hashed.
+                head, sep, sig = v.partition("Signature=")
+                v = head + sep + key_hash(sig) if sep else key_hash(v)
+            elif k in ("authorization", "x-api-key", "x-goog-api-key",
+                       "x-amz-security-token"):
                 v = key_hash(v)
             headers[k] = v
         self.server.record({"n": num, "method": self.command,

@@ -27,7 +27,7 @@ replay() {
 }
 
 for t in detect record repair schema llm-answer resume-merge turn-state wrapper \
-    resume-protocol; do
+    resume-protocol eventstream; do
 	set -- "$fz/$t"
 	[ -d "$fz/regressions/$t" ] && set -- "$@" "$fz/regressions/$t"
 	replay "$t" "$@"
