@@ -17,6 +17,7 @@
 #include <microhttpd.h>
 
 #include "cli.h"
+#include "mock-replay.h"
 
 /*
  * One process, libmicrohttpd's thread per connection: a reply's delays
@@ -35,6 +36,9 @@ enum {
 };
 
 static const char *script_path;		/* --script */
+static const char *replay_path;		/* --replay */
+static const char *match_arg;		/* --match */
+static int by_model;			/* --match model */
 static const char *exhausted_arg;	/* --exhausted */
 static const char *port_file;		/* --port-file */
 static const char *host = "127.0.0.1";	/* --host */
@@ -48,6 +52,11 @@ static long max_seconds;		/* --max-seconds, 0: none */
 static const struct cli_option options[] = {
 	CLI_VALUE("script", "FILE", &script_path,
 	    "the replies, one JSON object a line, served in order"),
+	CLI_VALUE("replay", "DIR", &replay_path,
+	    "answer with the recorded answers of DIR (or one file), raw"),
+	CLI_VALUE("match", "WHAT", &match_arg,
+	    "with --replay: order (default, by name) or model (the "
+	    "request's)"),
 	CLI_OPT("exhausted", 0, OPT_EXHAUSTED, "STATUS",
 	    "after the last reply answer this HTTP status (default: the "
 	    "last reply again)"),
@@ -1007,13 +1016,14 @@ see_value(void *cls, enum MHD_ValueKind kind, const char *key,
 }
 
 /*
- * Append the log line of request n (its reply's script line, 0 when
- * none) to --log: method, path, query, headers but the key, whether a
- * key came, the body (as JSON when it is).  Under lock.
+ * Append the log line of request n (its reply's script line, or the
+ * number of its recording, 0 when none) to --log: method, path, query,
+ * headers but the key, whether a key came, the body (as JSON when it
+ * is), and with --replay the recording's file name.  Under lock.
  */
 static void
 log_request(struct MHD_Connection *c, long n, const char *method,
-    const char *url, const struct call *k, long line)
+    const char *url, const struct call *k, long line, const char *fixture)
 {
 	struct seen h = { json_object(), 0, 0 }, q = { json_object(), 0, 1 };
 	json_t *body, *o;
@@ -1029,6 +1039,8 @@ log_request(struct MHD_Connection *c, long n, const char *method,
 	    (json_int_t)n, "method", method, "path", url, "query", q.obj,
 	    "headers", h.obj, "key", h.key || q.key, "body", body, "reply",
 	    (json_int_t)line);
+	if (o != NULL && fixture != NULL)
+		json_object_set_new(o, "replay", json_string(fixture));
 	if (o == NULL || (text = json_dumps(o, JSON_COMPACT)) == NULL) {
 		json_decref(o);
 		return;
@@ -1097,6 +1109,68 @@ queue(struct MHD_Connection *c, struct answer *a, int st, const char *ctype,
 }
 
 /*
+ * Answer a request of --replay whose body is all in k: take its
+ * recording (the next one, or the next of the request's model), log the
+ * request, and queue the recording raw; a 404 in the path's format when
+ * no recording is for its model, --exhausted's status when they are all
+ * served.  a (taken) holds an error's body.  Returns MHD's result.
+ */
+static enum MHD_Result
+respond_replay(struct MHD_Connection *c, const char *url, const char *method,
+    struct call *k, struct answer *a)
+{
+	json_t *body = json_loadb(k->body != NULL ? k->body : "", k->len, 0,
+	    NULL);
+	const struct recorded *rec = NULL;
+	char mbuf[128], *msg = NULL;
+	const char *model;
+	int gemini_stream, w = wire_of(url, &gemini_stream), matched = 1;
+	unsigned st;
+	long n;
+	enum MHD_Result rc;
+
+	model = model_of(body, url, mbuf, sizeof(mbuf));
+	pthread_mutex_lock(&lock);
+	n = ++requests;
+	if (w >= 0 && strcmp(method, "POST") == 0)
+		rec = replay_pick(model, by_model, exhausted_status == 0,
+		    &matched);
+	if (log_file != NULL)
+		log_request(c, n, method, url, k, rec != NULL ?
+		    replay_number(rec) : 0, rec != NULL ? replay_name(rec) :
+		    NULL);
+	pthread_mutex_unlock(&lock);
+	if (cli_opts.verbose > 0)
+		cli_warn("%s %s: %s", method, url, rec != NULL ?
+		    replay_name(rec) : "error");
+	if (rec != NULL) {
+		struct MHD_Response *resp;
+
+		json_decref(body);
+		answer_free(a);
+		if ((resp = replay_response(rec, &st)) == NULL)
+			return MHD_NO;
+		rc = MHD_queue_response(c, st, resp);
+		MHD_destroy_response(resp);
+		return rc;
+	}
+	if (w < 0 || strcmp(method, "POST") != 0)
+		st = w < 0 ? 404 : 405;
+	else
+		st = matched ? (unsigned)exhausted_status : 404;
+	if (st == 404 && w >= 0 && asprintf(&msg, "saop-mock: no recorded "
+	    "answer for model %s", model) < 0)
+		msg = NULL;
+	write_error(a, w < 0 ? W_OPENAI : (enum wire)w, (int)st,
+	    msg != NULL ? msg : st == 404 ? "saop-mock: no model at this "
+	    "path" : st == 405 ? "saop-mock: only POST" :
+	    "saop-mock: the recordings are exhausted");
+	free(msg);
+	json_decref(body);
+	return queue(c, a, (int)st, "application/json", -1, 0);
+}
+
+/*
  * Answer a request whose body is all in k: take the next reply, log the
  * request, wait delay_ms, and queue the reply in the format of the path.
  * Returns MHD's result.
@@ -1121,6 +1195,10 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		return MHD_NO;
 	}
 	a->drop_after = -1;
+	if (replay_path != NULL) {
+		json_decref(body);
+		return respond_replay(c, url, method, k, a);
+	}
 	pthread_mutex_lock(&lock);
 	n = ++requests;
 	if (w >= 0 && strcmp(method, "POST") == 0) {
@@ -1130,7 +1208,8 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 			r = &replies[nreplies - 1];
 	}
 	if (log_file != NULL)
-		log_request(c, n, method, url, k, r != NULL ? r->line : 0);
+		log_request(c, n, method, url, k, r != NULL ? r->line : 0,
+		    NULL);
 	pthread_mutex_unlock(&lock);
 	if (cli_opts.verbose > 0)
 		cli_warn("%s %s: %s", method, url, r != NULL ? "reply" :
@@ -1369,14 +1448,25 @@ main(int argc, char *argv[])
 	    "Answer as a model would, in the four wire formats saop speaks\n"
 	    "(OpenAI chat completions and Responses, Anthropic Messages,\n"
 	    "Gemini), from a script of replies: text, finish reasons, tool\n"
-	    "calls, refusals, HTTP errors, delays and dropped connections.");
+	    "calls, refusals, HTTP errors, delays and dropped connections;\n"
+	    "or with recorded answers, raw (--replay).");
 	cli_help_exits("Exit status: 0 stopped (signal, --max-requests, "
 	    "--max-seconds), 1 --max-seconds\nbefore --max-requests, "
-	    "65 a bad script;");
+	    "65 a bad script or recording;");
 	first = cli_getopt(&cli_opts, argc, argv, own_opt, NULL);
 	cli_operands(argc, argv, first, 0);
-	if (script_path == NULL)
-		cli_usage_error("--script FILE is needed");
+	if ((script_path == NULL) == (replay_path == NULL))
+		cli_usage_error("one of --script FILE and --replay DIR is "
+		    "needed");
+	if (match_arg != NULL) {
+		if (replay_path == NULL)
+			cli_usage_error("--match is for --replay");
+		if (strcmp(match_arg, "model") == 0)
+			by_model = 1;
+		else if (strcmp(match_arg, "order") != 0)
+			cli_usage_error("--match: \"%s\" is neither \"order\" "
+			    "nor \"model\"", match_arg);
+	}
 	if (exhausted_arg != NULL) {
 		exhausted_status = (int)cli_count("--exhausted", exhausted_arg,
 		    599);
@@ -1384,7 +1474,10 @@ main(int argc, char *argv[])
 			cli_usage_error("--exhausted: %d is not an error "
 			    "status (400 to 599)", exhausted_status);
 	}
-	load_script(script_path);
+	if (replay_path != NULL)
+		replay_load(replay_path);
+	else
+		load_script(script_path);
 	if (log_path != NULL && (log_file = fopen(log_path, "a")) == NULL) {
 		cli_warn("cannot write %s: %s", log_path, strerror(errno));
 		exit(EX_CANTCREAT);
@@ -1436,5 +1529,6 @@ main(int argc, char *argv[])
 		free(replies[i].tool_args);
 	free(replies);
 	json_decref(script_json);
+	replay_free();
 	return cli_exit(status);
 }
