@@ -39,6 +39,8 @@ struct recorded {
 static struct recorded *recs;
 static size_t nrecs;
 static const struct recorded *last_served;
+static struct recorded **singles;	/* replay_load_file()'s */
+static size_t nsingles;
 
 /*
  * The contents of the file path (malloc, NUL after its *len bytes), or
@@ -341,6 +343,22 @@ model_matches(const char *rec, const char *model)
 
 /* See mock-replay.h. */
 const struct recorded *
+replay_load_file(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	struct recorded **nl;
+
+	if ((nl = realloc(singles, (nsingles + 1) * sizeof(*nl))) == NULL ||
+	    (nl[nsingles] = malloc(sizeof(**nl))) == NULL)
+		cli_die_nomem();
+	singles = nl;
+	load_one(singles[nsingles], path, base != NULL ? base + 1 : path);
+	singles[nsingles]->number = 1;
+	return singles[nsingles++];
+}
+
+/* See mock-replay.h. */
+const struct recorded *
 replay_pick(const char *model, int by_model, int repeat, int *matched)
 {
 	const struct recorded *last = NULL;
@@ -439,18 +457,31 @@ replay_response(const struct recorded *rec, unsigned *status)
 	return resp;
 }
 
+/* Free what rec holds (not rec). */
+static void
+recorded_free(struct recorded *rec)
+{
+	free(rec->name);
+	free(rec->body);
+	free(rec->model);
+	json_decref(rec->headers);
+}
+
 /* See mock-replay.h. */
 void
 replay_free(void)
 {
 	size_t i;
 
-	for (i = 0; i < nrecs; i++) {
-		free(recs[i].name);
-		free(recs[i].body);
-		free(recs[i].model);
-		json_decref(recs[i].headers);
+	for (i = 0; i < nrecs; i++)
+		recorded_free(&recs[i]);
+	for (i = 0; i < nsingles; i++) {
+		recorded_free(singles[i]);
+		free(singles[i]);
 	}
+	free(singles);
+	singles = NULL;
+	nsingles = 0;
 	free(recs);
 	recs = NULL;
 	nrecs = 0;

@@ -25,6 +25,13 @@ void replay_load(const char *path);
 const struct recorded *replay_pick(const char *model, int by_model,
     int repeat, int *matched);
 
+/*
+ * The recording of the body file path (its headers and request files
+ * beside it), as replay_load() reads one, kept until replay_free().
+ * Exits 66 when it cannot be read, 65 when its headers file is bad.
+ */
+const struct recorded *replay_load_file(const char *path);
+
 /* The file name of rec (no directory). */
 const char *replay_name(const struct recorded *rec);
 
