@@ -348,13 +348,19 @@ replay_load_file(const char *path)
 	const char *base = strrchr(path, '/');
 	struct recorded **nl;
 
-	if ((nl = realloc(singles, (nsingles + 1) * sizeof(*nl))) == NULL ||
-	    (nl[nsingles] = malloc(sizeof(**nl))) == NULL)
+	struct recorded *rec = malloc(sizeof(*rec));
+
+	if (rec == NULL || (nl = realloc(singles, (nsingles + 1) *
+	    sizeof(*nl))) == NULL) {
+		free(rec);
 		cli_die_nomem();
+		return NULL;	/* not reached: for cppcheck */
+	}
 	singles = nl;
-	load_one(singles[nsingles], path, base != NULL ? base + 1 : path);
-	singles[nsingles]->number = 1;
-	return singles[nsingles++];
+	load_one(rec, path, base != NULL ? base + 1 : path);
+	rec->number = 1;
+	singles[nsingles++] = rec;
+	return rec;
 }
 
 /* See mock-replay.h. */

@@ -197,8 +197,7 @@ parse_raw(struct reply *r, const json_t *o, long line)
 {
 	static const char *const not_raw[] = { "text", "tool_call",
 	    "refusal", "finish", "usage", NULL };
-	const char *key;
-	const json_t *v, *h;
+	const json_t *v;
 	size_t i;
 
 	if ((v = json_object_get(o, "body")) != NULL) {
@@ -215,6 +214,9 @@ parse_raw(struct reply *r, const json_t *o, long line)
 		r->type = json_string_value(v);
 	}
 	if ((v = json_object_get(o, "headers")) != NULL) {
+		const char *key;
+		const json_t *h;
+
 		json_object_foreach((json_t *)v, key, h)
 			if (!json_is_string(h))
 				script_error(line, "headers", "\"%s\" is not "
@@ -242,12 +244,9 @@ parse_raw(struct reply *r, const json_t *o, long line)
 		if (r->body != NULL || r->status != 0 || r->drop_after >= 0)
 			script_error(line, "recording", "not with \"body\", "
 			    "\"status\" nor \"drop_after\"");
-		if (json_string_value(v)[0] == '/' || slash == NULL)
-			path = strdup(json_string_value(v));
-		else if (asprintf(&path, "%.*s/%s", (int)(slash -
-		    script_path), script_path, json_string_value(v)) < 0)
-			path = NULL;
-		if (path == NULL)
+		if (asprintf(&path, "%.*s%s", json_string_value(v)[0] ==
+		    '/' || slash == NULL ? 0 : (int)(slash - script_path + 1),
+		    script_path, json_string_value(v)) < 0)
 			cli_die_nomem();
 		r->rec = replay_load_file(path);
 		free(path);
