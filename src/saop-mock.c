@@ -1,6 +1,7 @@
 /* saop-mock: a stand-in model for tests, its answers and faults scripted. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -18,6 +19,7 @@
 
 #include "cli.h"
 #include "mock-oracle.h"
+#include "mock-replay.h"
 
 /*
  * One process, libmicrohttpd's thread per connection: a reply's delays
@@ -40,11 +42,16 @@ static const char *oracle_path;		/* --oracle */
 static const char *manner_arg;		/* --manner */
 static long max_chars = -1;		/* --max-chars, -1: not given */
 static int no_usage;			/* --no-usage */
+static const char *replay_path;		/* --replay */
+static const char *match_arg;		/* --match */
+static int by_model;			/* --match model */
 static const char *exhausted_arg;	/* --exhausted */
 static const char *port_file;		/* --port-file */
 static const char *host = "127.0.0.1";	/* --host */
 static const char *log_path;		/* --log */
 static const char *key_header;		/* --key-header */
+static const char *key_env;		/* --key-env */
+static const char *want_key;		/* its variable's value */
 static long port;			/* --port */
 static long max_requests;		/* --max-requests, 0: none */
 static long max_seconds;		/* --max-seconds, 0: none */
@@ -63,6 +70,11 @@ static const struct cli_option options[] = {
 	    "--oracle answers at most N characters a call (default 400, "
 	    "0: all)"),
 	CLI_FLAG("no-usage", &no_usage, "report no token usage"),
+	CLI_VALUE("replay", "DIR", &replay_path,
+	    "answer with the recorded answers of DIR (or one file), raw"),
+	CLI_VALUE("match", "WHAT", &match_arg,
+	    "with --replay: order (default, by name) or model (the "
+	    "request's)"),
 	CLI_OPT("exhausted", 0, OPT_EXHAUSTED, "STATUS",
 	    "after the last reply answer this HTTP status (default: the "
 	    "last reply again)"),
@@ -77,6 +89,8 @@ static const struct cli_option options[] = {
 	CLI_VALUE("key-header", "NAME", &key_header,
 	    "a header that carries the key (as $SAOP_AUTH_HEADER): not "
 	    "logged"),
+	CLI_VALUE("key-env", "VAR", &key_env,
+	    "answer 401 to a request whose key is not $VAR's"),
 	CLI_COUNT("max-requests", "N", &max_requests, LONG_MAX,
 	    "end once N requests are answered (0: no limit)"),
 	CLI_COUNT("max-seconds", "N", &max_seconds, 31536000,
@@ -103,6 +117,13 @@ struct reply {
 	long chunk_delay_ms;	/* between the pieces of the body */
 	const char *refusal;	/* refusal text, or NULL */
 	long usage_in, usage_out;	/* -1: estimated */
+	char *body;		/* "body": sent as it is (malloc), or NULL */
+	const char *type;	/* its Content-Type */
+	const json_t *headers;	/* more response headers, or NULL */
+	const struct recorded *rec;	/* "recording", or NULL */
+	const char *match;	/* only for a request body holding it */
+	int any_key;		/* served whatever key came */
+	int served;		/* taken already (under lock) */
 };
 
 /* The script and the run's counts (under lock). */
@@ -111,7 +132,6 @@ static size_t nreplies;
 static json_t *script_json;	/* the parsed lines: the strings' owner */
 static int exhausted_status;	/* 0: the last reply repeats */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static size_t next_reply;	/* index of the next reply to serve */
 static long requests;		/* requests received */
 static long answered;		/* requests answered (--max-requests) */
 static FILE *log_file;
@@ -182,13 +202,88 @@ only_members(const json_t *o, const char *const *known, const char *in,
 	}
 }
 
+/*
+ * Fill r's members of a raw answer and of its choice from the script
+ * line o (line): body, type, headers, recording, match, any_key.  Exits
+ * 65 on a bad member, 66 when a recording cannot be read.
+ */
+static void
+parse_raw(struct reply *r, const json_t *o, long line)
+{
+	static const char *const not_raw[] = { "text", "tool_call",
+	    "refusal", "finish", "usage", NULL };
+	const json_t *v;
+	size_t i;
+
+	if ((v = json_object_get(o, "body")) != NULL) {
+		r->body = json_is_string(v) ? strdup(json_string_value(v)) :
+		    json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		if (r->body == NULL)
+			cli_die_nomem();
+	}
+	r->type = "application/json";
+	if ((v = json_object_get(o, "type")) != NULL) {
+		if (!json_is_string(v) || r->body == NULL)
+			script_error(line, "type", "a string, only with "
+			    "\"body\"");
+		r->type = json_string_value(v);
+	}
+	if ((v = json_object_get(o, "headers")) != NULL) {
+		const char *key;
+		const json_t *h;
+
+		json_object_foreach((json_t *)v, key, h)
+			if (!json_is_string(h))
+				script_error(line, "headers", "\"%s\" is not "
+				    "a string", key);
+		if (!json_is_object(v))
+			script_error(line, "headers", "not an object");
+		r->headers = v;
+	}
+	if ((v = json_object_get(o, "match")) != NULL) {
+		if (!json_is_string(v))
+			script_error(line, "match", "not a string");
+		r->match = json_string_value(v);
+	}
+	if ((v = json_object_get(o, "any_key")) != NULL) {
+		if (!json_is_boolean(v))
+			script_error(line, "any_key", "not true or false");
+		r->any_key = json_is_true(v);
+	}
+	if ((v = json_object_get(o, "recording")) != NULL) {
+		char *path;
+		const char *slash = strrchr(script_path, '/');
+
+		if (!json_is_string(v))
+			script_error(line, "recording", "not a string");
+		if (r->body != NULL || r->status != 0 || r->drop_after >= 0)
+			script_error(line, "recording", "not with \"body\", "
+			    "\"status\" nor \"drop_after\"");
+		if (asprintf(&path, "%.*s%s", json_string_value(v)[0] ==
+		    '/' || slash == NULL ? 0 : (int)(slash - script_path + 1),
+		    script_path, json_string_value(v)) < 0)
+			cli_die_nomem();
+		r->rec = replay_load_file(path);
+		free(path);
+	}
+	if (r->body == NULL && r->rec == NULL)
+		return;
+	for (i = 0; not_raw[i] != NULL; i++)
+		if (json_object_get(o, not_raw[i]) != NULL)
+			script_error(line, not_raw[i], "not with \"%s\"",
+			    r->body != NULL ? "body" : "recording");
+}
+
 /* Fill r from the script line o (line): exits 65 on a bad member. */
+static void parse_raw(struct reply *r, const json_t *o, long line);
+
 static void
 parse_reply(struct reply *r, const json_t *o, long line)
 {
 	static const char *const known[] = { "text", "finish", "tool_call",
 	    "status", "retry_after", "drop_after", "reset", "delay_ms",
-	    "chunk_delay_ms", "refusal", "usage", NULL };
+	    "chunk_delay_ms", "refusal", "usage", "body", "type", "headers",
+	    "recording", "match", "any_key", NULL };
 	static const char *const tool_known[] = { "name", "arguments", NULL };
 	static const char *const usage_known[] = { "input", "output", NULL };
 	const json_t *v;
@@ -272,6 +367,7 @@ parse_reply(struct reply *r, const json_t *o, long line)
 		r->usage_in = int_member(v, "input", 0, LONG_MAX, -1, line);
 		r->usage_out = int_member(v, "output", 0, LONG_MAX, -1, line);
 	}
+	parse_raw(r, o, line);
 }
 
 /*
@@ -324,7 +420,7 @@ load_script(const char *path)
 	}
 	free(buf);
 	fclose(f);
-	if (nreplies == 0)
+	if (nreplies == 0 && exhausted_status == 0)
 		script_error(line, NULL, "the script has no reply");
 }
 
@@ -986,6 +1082,7 @@ struct seen {
 	json_t *obj;
 	int key;		/* a key came */
 	int query;		/* the query's arguments, not headers */
+	json_t *via;		/* the names it came in (lower case) */
 };
 
 /*
@@ -1004,6 +1101,11 @@ see_value(void *cls, enum MHD_ValueKind kind, const char *key,
 
 	if (s->query ? strcmp(key, "key") == 0 : key_name(key)) {
 		s->key = 1;
+		for (i = 0; key[i] != '\0' && i + 1 < sizeof(name); i++)
+			name[i] = (char)tolower((unsigned char)key[i]);
+		name[i] = '\0';
+		json_array_append_new(s->via, json_string(s->query ? "?key" :
+		    name));
 		return MHD_YES;
 	}
 	for (i = 0; key[i] != '\0' && i + 1 < sizeof(name); i++)
@@ -1025,17 +1127,23 @@ see_value(void *cls, enum MHD_ValueKind kind, const char *key,
 	return MHD_YES;
 }
 
+static int key_state(struct MHD_Connection *c);
+
 /*
- * Append the log line of request n (its reply's script line, 0 when
- * none) to --log: method, path, query, headers but the key, whether a
- * key came, the body (as JSON when it is), and what --oracle made of it
- * (oracle, when not NULL).  Under lock.
+ * Append the log line of request n (its reply's script line, or the
+ * number of its recording, 0 when none) to --log: method, path, query,
+ * headers but the key, whether a key came, the body (as JSON when it
+ * is), what --oracle made of it (oracle, when not NULL) and with --replay
+ * the recording's file name (fixture).  Under lock.
  */
 static void
 log_request(struct MHD_Connection *c, long n, const char *method,
-    const char *url, const struct call *k, long line, json_t *oracle)
+    const char *url, const struct call *k, long line, json_t *oracle,
+    const char *fixture)
 {
-	struct seen h = { json_object(), 0, 0 }, q = { json_object(), 0, 1 };
+	json_t *via = json_array();
+	struct seen h = { json_object(), 0, 0, via },
+	    q = { json_object(), 0, 1, via };
 	json_t *body, *o;
 	char *text;
 
@@ -1049,6 +1157,14 @@ log_request(struct MHD_Connection *c, long n, const char *method,
 	    (json_int_t)n, "method", method, "path", url, "query", q.obj,
 	    "headers", h.obj, "key", h.key || q.key, "body", body, "reply",
 	    (json_int_t)line, "oracle", oracle);
+	if (o != NULL && json_array_size(via) > 0)
+		json_object_set(o, "key_in", via);
+	json_decref(via);
+	if (o != NULL && fixture != NULL)
+		json_object_set_new(o, "replay", json_string(fixture));
+	if (o != NULL && want_key != NULL)
+		json_object_set_new(o, "key_ok", json_boolean(key_state(c) ==
+		    1));
 	if (o == NULL || (text = json_dumps(o, JSON_COMPACT)) == NULL) {
 		json_decref(o);
 		return;
@@ -1079,13 +1195,25 @@ model_of(const json_t *body, const char *url, char *buf, size_t size)
 	return "saop-mock";
 }
 
+/* Add the headers of the object extra (NULL: none) to resp. */
+static void
+add_headers(struct MHD_Response *resp, const json_t *extra)
+{
+	const char *key;
+	const json_t *v;
+
+	json_object_foreach((json_t *)extra, key, v)
+		MHD_add_response_header(resp, key, json_string_value(v));
+}
+
 /*
  * Queue the response of a (taken) with status st and content type
- * ctype, with Retry-After when retry_after >= 0.  Returns MHD's result.
+ * ctype, with Retry-After when retry_after >= 0 and the headers of extra
+ * (an object, or NULL).  Returns MHD's result.
  */
 static enum MHD_Result
 queue(struct MHD_Connection *c, struct answer *a, int st, const char *ctype,
-    long retry_after, int chunked)
+    long retry_after, int chunked, const json_t *extra)
 {
 	struct MHD_Response *resp;
 	unsigned long long total = 0;
@@ -1111,6 +1239,7 @@ queue(struct MHD_Connection *c, struct answer *a, int st, const char *ctype,
 		snprintf(v, sizeof(v), "%ld", retry_after);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, v);
 	}
+	add_headers(resp, extra);
 	rc = MHD_queue_response(c, (unsigned)st, resp);
 	MHD_destroy_response(resp);
 	return rc;
@@ -1150,6 +1279,154 @@ oracle_reply(struct oracle_reply *o, size_t len, struct reply *r)
 	return r;
 }
 
+ * The reply for the request k, under lock: the first not taken yet
+ * whose "match" (when it has one) is in k's body; when none is left, the
+ * last reply, or NULL with --exhausted.
+ */
+static const struct reply *
+take_reply(const struct call *k)
+{
+	size_t i;
+
+	for (i = 0; i < nreplies; i++) {
+		if (replies[i].served || (replies[i].match != NULL &&
+		    (k->body == NULL || strstr(k->body, replies[i].match) ==
+		    NULL)))
+			continue;
+		replies[i].served = 1;
+		return &replies[i];
+	}
+	return exhausted_status == 0 ? &replies[nreplies - 1] : NULL;
+}
+
+/* The key of a request: an Authorization: Bearer's, or a key header's. */
+static const char *
+key_of(struct MHD_Connection *c)
+{
+	static const char *const names[] = { "x-api-key", "x-goog-api-key",
+	    "api-key", NULL };
+	const char *v;
+	size_t i;
+
+	if (key_header != NULL && (v = MHD_lookup_connection_value(c,
+	    MHD_HEADER_KIND, key_header)) != NULL)
+		return v;
+	for (i = 0; names[i] != NULL; i++)
+		if ((v = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+		    names[i])) != NULL)
+			return v;
+	v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "authorization");
+	if (v != NULL && strncmp(v, "Bearer ", 7) == 0)
+		return v + 7;
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "key");
+}
+
+/* With --key-env: 1 when the request's key is $VAR's, 0 none, -1 another. */
+static int
+key_state(struct MHD_Connection *c)
+{
+	const char *got = key_of(c);
+
+	if (got == NULL)
+		return 0;
+	return strcmp(got, want_key) == 0 ? 1 : -1;
+}
+
+/*
+ * Answer with the raw body of r (its status, type and headers) or its
+ * recording (as --replay does, r's headers added).  a (taken) carries
+ * the drop.  Returns MHD's result.
+ */
+static enum MHD_Result
+respond_raw(struct MHD_Connection *c, const struct reply *r,
+    struct answer *a)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result rc;
+	unsigned st;
+
+	if (r->body != NULL) {
+		char *b = strdup(r->body);
+
+		add_piece(a, b);
+		if (a->oom) {
+			answer_free(a);
+			return MHD_NO;
+		}
+		return queue(c, a, r->status != 0 ? r->status : 200, r->type,
+		    r->retry_after, 0, r->headers);
+	}
+	answer_free(a);
+	if ((resp = replay_response(r->rec, &st)) == NULL)
+		return MHD_NO;
+	add_headers(resp, r->headers);
+	rc = MHD_queue_response(c, st, resp);
+	MHD_destroy_response(resp);
+	return rc;
+}
+
+/*
+ * Answer a request of --replay whose body is all in k: take its
+ * recording (the next one, or the next of the request's model), log the
+ * request, and queue the recording raw; a 404 in the path's format when
+ * no recording is for its model, --exhausted's status when they are all
+ * served.  a (taken) holds an error's body.  Returns MHD's result.
+ */
+static enum MHD_Result
+respond_replay(struct MHD_Connection *c, const char *url, const char *method,
+    struct call *k, struct answer *a)
+{
+	json_t *body = json_loadb(k->body != NULL ? k->body : "", k->len, 0,
+	    NULL);
+	const struct recorded *rec = NULL;
+	char mbuf[128], *msg = NULL;
+	const char *model;
+	int gemini_stream, w = wire_of(url, &gemini_stream), matched = 1;
+	unsigned st;
+	long n;
+	enum MHD_Result rc;
+
+	model = model_of(body, url, mbuf, sizeof(mbuf));
+	pthread_mutex_lock(&lock);
+	n = ++requests;
+	if (w >= 0 && strcmp(method, "POST") == 0)
+		rec = replay_pick(model, by_model, exhausted_status == 0,
+		    &matched);
+	if (log_file != NULL)
+		log_request(c, n, method, url, k, rec != NULL ?
+		    replay_number(rec) : 0, NULL, rec != NULL ?
+		    replay_name(rec) : NULL);
+	pthread_mutex_unlock(&lock);
+	if (cli_opts.verbose > 0)
+		cli_warn("%s %s: %s", method, url, rec != NULL ?
+		    replay_name(rec) : "error");
+	if (rec != NULL) {
+		struct MHD_Response *resp;
+
+		json_decref(body);
+		answer_free(a);
+		if ((resp = replay_response(rec, &st)) == NULL)
+			return MHD_NO;
+		rc = MHD_queue_response(c, st, resp);
+		MHD_destroy_response(resp);
+		return rc;
+	}
+	if (w < 0 || strcmp(method, "POST") != 0)
+		st = w < 0 ? 404 : 405;
+	else
+		st = matched ? (unsigned)exhausted_status : 404;
+	if (st == 404 && w >= 0 && asprintf(&msg, "saop-mock: no recorded "
+	    "answer for model %s", model) < 0)
+		msg = NULL;
+	write_error(a, w < 0 ? W_OPENAI : (enum wire)w, (int)st,
+	    msg != NULL ? msg : st == 404 ? "saop-mock: no model at this "
+	    "path" : st == 405 ? "saop-mock: only POST" :
+	    "saop-mock: the recordings are exhausted");
+	free(msg);
+	json_decref(body);
+	return queue(c, a, (int)st, "application/json", -1, 0, NULL);
+}
+
 /*
  * Answer a request whose body is all in k: take the next reply (or
  * --oracle's), log the request, wait delay_ms, and queue the reply in the
@@ -1187,17 +1464,17 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		return MHD_NO;
 	}
 	a->drop_after = -1;
+	if (replay_path != NULL) {
+		json_decref(body);
+		return respond_replay(c, url, method, k, a);
+	}
 	pthread_mutex_lock(&lock);
 	n = ++requests;
-	if (oracle_path == NULL && w >= 0 && strcmp(method, "POST") == 0) {
-		if (next_reply < nreplies)
-			r = &replies[next_reply++];
-		else if (exhausted_status == 0)
-			r = &replies[nreplies - 1];
-	}
+	if (oracle_path == NULL && w >= 0 && strcmp(method, "POST") == 0)
+		r = take_reply(k);
 	if (log_file != NULL)
 		log_request(c, n, method, url, k, r != NULL ? r->line : 0,
-		    o.log);
+		    o.log, NULL);
 	pthread_mutex_unlock(&lock);
 	if (cli_opts.verbose > 0)
 		cli_warn("%s %s: %s", method, url, r != NULL ? "reply" :
@@ -1210,27 +1487,38 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		    "saop-mock: only POST");
 		json_decref(body);
 		oracle_reply_free(&o);
-		return queue(c, a, st, "application/json", -1, 0);
+		return queue(c, a, st, "application/json", -1, 0, NULL);
 	}
 	if (r == NULL) {
 		write_error(a, (enum wire)w, exhausted_status,
 		    "saop-mock: the script is exhausted");
 		json_decref(body);
 		oracle_reply_free(&o);
-		return queue(c, a, exhausted_status, "application/json", -1, 0);
+		return queue(c, a, exhausted_status, "application/json", -1, 0,
+		    NULL);
 	}
 	a->drop_after = r->drop_after;
 	a->reset = r->reset;
 	a->chunk_delay_ms = r->chunk_delay_ms;
 	if (r->delay_ms > 0)
 		sleep_ms(r->delay_ms);
+	if (want_key != NULL && !r->any_key && key_state(c) != 1) {
+		write_error(a, (enum wire)w, 401, key_state(c) == 0 ?
+		    "saop-mock: no key" : "saop-mock: wrong key");
+		json_decref(body);
+		return queue(c, a, 401, "application/json", -1, 0, NULL);
+	}
+	if (r->body != NULL || r->rec != NULL) {
+		json_decref(body);
+		return respond_raw(c, r, a);
+	}
 	if (r->status != 0) {
 		write_error(a, (enum wire)w, r->status, *r->text != '\0' ?
 		    r->text : "saop-mock: the script's error");
 		json_decref(body);
 		oracle_reply_free(&o);
 		return queue(c, a, r->status, "application/json",
-		    r->retry_after, 0);
+		    r->retry_after, 0, r->headers);
 	}
 	memset(&s, 0, sizeof(s));
 	s.r = r;
@@ -1274,7 +1562,8 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		return MHD_NO;
 	}
 	rc = queue(c, a, 200, s.stream && !s.gemini_array ?
-	    "text/event-stream" : "application/json", -1, s.stream);
+	    "text/event-stream" : "application/json", -1, s.stream,
+	    r->headers);
 	json_decref(body);
 	return rc;
 }
@@ -1444,16 +1733,19 @@ main(int argc, char *argv[])
 	    "Gemini), from a script of replies: text, finish reasons, tool\n"
 	    "calls, refusals, HTTP errors, delays and dropped connections;\n"
 	    "or, with --oracle, as a model that knows the whole answers and\n"
-	    "carries on from what a request shows it wrote.");
+	    "carries on from what a request shows it wrote, or with recorded\n"
+	    "answers, raw (--replay).");
 	cli_help_exits("Exit status: 0 stopped (signal, --max-requests, "
 	    "--max-seconds), 1 --max-seconds\nbefore --max-requests, "
-	    "65 a bad script or oracle file;");
+	    "65 a bad script, oracle file or recording;");
 	first = cli_getopt(&cli_opts, argc, argv, own_opt, NULL);
 	cli_operands(argc, argv, first, 0);
-	if ((script_path == NULL) == (oracle_path == NULL))
-		cli_usage_error(script_path == NULL ? "--script FILE is needed "
-		    "(or --oracle FILE)" : "--script and --oracle: one or the "
-		    "other");
+	if ((script_path != NULL) + (oracle_path != NULL) +
+	    (replay_path != NULL) != 1)
+		cli_usage_error(script_path == NULL && oracle_path == NULL &&
+		    replay_path == NULL ? "--script FILE is needed (or "
+		    "--oracle FILE, or --replay DIR)" : "--script, --oracle "
+		    "and --replay: one of them");
 	if (oracle_path == NULL && (manner_arg != NULL || max_chars >= 0))
 		cli_usage_error("--manner and --max-chars are --oracle's");
 	if (oracle_path != NULL && exhausted_arg != NULL)
@@ -1463,6 +1755,15 @@ main(int argc, char *argv[])
 		cli_usage_error("--manner %s: not honest, repeat:K, restart, "
 		    "restart-string, restart-noquote, blank, fence, prose nor "
 		    "whole", manner_arg);
+	if (match_arg != NULL) {
+		if (replay_path == NULL)
+			cli_usage_error("--match is for --replay");
+		if (strcmp(match_arg, "model") == 0)
+			by_model = 1;
+		else if (strcmp(match_arg, "order") != 0)
+			cli_usage_error("--match: \"%s\" is neither \"order\" "
+			    "nor \"model\"", match_arg);
+	}
 	if (exhausted_arg != NULL) {
 		exhausted_status = (int)cli_count("--exhausted", exhausted_arg,
 		    599);
@@ -1470,6 +1771,10 @@ main(int argc, char *argv[])
 			cli_usage_error("--exhausted: %d is not an error "
 			    "status (400 to 599)", exhausted_status);
 	}
+	if (key_env != NULL && (want_key = getenv(key_env)) == NULL)
+		cli_usage_error("--key-env: $%s is not set", key_env);
+	if (replay_path != NULL)
+		replay_load(replay_path);
 	if (oracle_path != NULL)
 		oracle_load(oracle_path);
 	else
@@ -1521,10 +1826,13 @@ main(int argc, char *argv[])
 		    max_seconds, answered, max_requests);
 	if (log_file != NULL)
 		fclose(log_file);
-	for (size_t i = 0; i < nreplies; i++)
+	for (size_t i = 0; i < nreplies; i++) {
 		free(replies[i].tool_args);
+		free(replies[i].body);
+	}
 	free(replies);
 	json_decref(script_json);
 	oracle_free();
+	replay_free();
 	return cli_exit(status);
 }

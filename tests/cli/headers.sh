@@ -34,16 +34,17 @@ grep -q '^api-key: sk-\.\.\.\*\*\*\*$' "$tmp/dry2" || fail "no api-key: $(cat "$
 grep -qx 'X-A: 1' "$tmp/dry2" || fail "saop-resume: no X-A: $(cat "$tmp/dry2")"
 
 # A real call: the server gets them; one of the user's replaces saop's own.
-fake_llm_start --no-key '{"text": "{\"ok\": true}"}' '{"text": "{\"ok\": true}"}'
+FAKE_LLM_KEY=$key fake_llm_start '{"text": "{\"ok\": true}"}' \
+    '{"text": "{\"ok\": true}"}'
 SAOP_API_KEY=$key SAOP_AUTH_HEADER=api-key SAOP_HEADERS="X-Env: 2
 X-Other: 3" saop-suspend --header 'X-Org: acme' --header 'Accept: text/event-stream, */*' \
     --timeout 30 --connect-timeout 5 <"$tmp/in" >"$tmp/out" ||
     fail "the call failed: $?"
 fake_llm_requests >"$tmp/req"
 jqf '.headers["x-org"] == "acme" and .headers["x-env"] == "2" and .headers["x-other"] == "3"' "$tmp/req"
-jq -e --arg k "$key" '.headers["api-key"] == $k and
-    (.headers | has("authorization") | not)' "$tmp/req" >/dev/null ||
-    fail "the key is not in api-key alone: $(jq -c .headers "$tmp/req")"
+# The server checks the key (FAKE_LLM_KEY) and logs where it came.
+jq -e '.key == "ok" and .key_in == ["api-key"]' "$tmp/req" >/dev/null ||
+    fail "the key is not in api-key alone: $(jq -c '[.key, .key_in]' "$tmp/req")"
 jqf '.headers["accept"] == "text/event-stream, */*"' "$tmp/req"
 # saop-validate sends them too (a correction turn).
 printf '{"raw": "{\\"saop\\": 1}", "request": {"messages": [{"role": "user", "content": "n"}]}}\n' >"$tmp/bad"

@@ -3,6 +3,8 @@
 # request log (key hashed, never stored), the key check, the end of script.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/llm-lib.sh"
+# This test is of fake-llm.py itself (its log and key check): it stays on it.
+FAKE_LLM_PYTHON=1
 command -v curl >/dev/null 2>&1 || skip "no curl"
 
 fake_llm_start --provider anthropic \

@@ -1,5 +1,8 @@
-# llm-lib.sh: start and stop the fake LLM server (tests/fake-llm.py) from a
-# shell test.  Source it after lib.sh:
+# llm-lib.sh: start and stop the fake LLM server from a shell test:
+# saop-mock, its script made from the steps below; tests/fake-llm.py only
+# for a step saop-mock's script cannot say (chunks/seed, split, mode,
+# refuse, finish null, a cut fixture: see _fl_reply) or with
+# FAKE_LLM_PYTHON set.  Source it after lib.sh:
 #
 #	. "$top_srcdir/tests/cli/lib.sh"
 #	. "$top_srcdir/tests/cli/llm-lib.sh"
@@ -79,23 +82,39 @@ fake_llm_start() {
 	done
 	FAKE_LLM_LOG="$_fl_dir/requests.ndjson"
 	: >"$FAKE_LLM_LOG"
-	set -- --script "$_fl_dir/script" --port-file "$_fl_dir/port" \
-	    --log "$FAKE_LLM_LOG" --exhausted "$_fl_exh" \
-	    --max-seconds "$_fl_max"
 	if [ "$_fl_key" = yes ]; then
 		_fl_rnd=$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
 		SAOP_API_KEY=${FAKE_LLM_KEY:-"sk-test-$$-$_fl_rnd"}
 		export SAOP_API_KEY
 		# The key reaches the server through its environment, not argv.
-		"$PYTHON3" "$top_srcdir/tests/fake-llm.py" "$@" \
-		    --key-env SAOP_API_KEY &
+		set -- --key-env SAOP_API_KEY
 	else
 		unset SAOP_API_KEY
-		"$PYTHON3" "$top_srcdir/tests/fake-llm.py" "$@" &
+		set --
+	fi
+	# saop-mock when every step says what its script can say (a reply
+	# each, _fl_reply below); else, or with FAKE_LLM_PYTHON set, the
+	# Python server.
+	if [ -z "${FAKE_LLM_PYTHON:-}" ] &&
+	    jq -c -n --arg fx "$top_srcdir/tests/fixtures/llm" \
+	    "[inputs | $_fl_reply] | .[]" "$_fl_dir/script" \
+	    >"$_fl_dir/mock.ndjson" 2>"$_fl_dir/why"; then
+		FAKE_LLM_SERVER=saop-mock
+		[ "$_fl_exh" = repeat ] || set -- "$@" --exhausted 500
+		saop-mock --script "$_fl_dir/mock.ndjson" \
+		    --port-file "$_fl_dir/port" --log "$FAKE_LLM_LOG" \
+		    --max-seconds "$_fl_max" "$@" &
+	else
+		FAKE_LLM_SERVER=fake-llm.py
+		echo "llm-lib: fake-llm.py: $(cat "$_fl_dir/why")" >&2
+		"$PYTHON3" "$top_srcdir/tests/fake-llm.py" \
+		    --script "$_fl_dir/script" --port-file "$_fl_dir/port" \
+		    --log "$FAKE_LLM_LOG" --exhausted "$_fl_exh" \
+		    --max-seconds "$_fl_max" "$@" &
 	fi
 	FAKE_LLM_PID=$!
 	at_exit fake_llm_stop
-	wait_port "$_fl_dir/port" "$FAKE_LLM_PID" fake-llm
+	wait_port "$_fl_dir/port" "$FAKE_LLM_PID" "$FAKE_LLM_SERVER"
 	FAKE_LLM_PORT=$(cat "$_fl_dir/port")
 	SAOP_API_BASE="http://127.0.0.1:$FAKE_LLM_PORT/v1"
 	SAOP_PROVIDER=$_fl_provider
@@ -104,9 +123,59 @@ fake_llm_start() {
 }
 
 fake_llm_requests() {
-	cat "$FAKE_LLM_LOG"
+	if [ "$FAKE_LLM_SERVER" = saop-mock ]; then
+		jq -c "$_fl_logged" "$FAKE_LLM_LOG"
+	else
+		cat "$FAKE_LLM_LOG"
+	fi
 }
 
 fake_llm_bodies() {
 	jq -c '.body' "$FAKE_LLM_LOG"
 }
+
+# A step of fake-llm.py's script as a reply of saop-mock's (jq; the
+# fixtures' directory in $fx); an error naming what it cannot say.
+_fl_reply='
+	(keys - ["text", "finish", "tool", "usage", "status", "message",
+	    "body", "type", "headers", "retry_after", "delay_ms", "cut",
+	    "how", "fixture", "check_key", "match"]) as $no |
+	if $no != [] then error("\($no)") else . end |
+	if has("finish") and (.finish | IN("stop", "length", "tool_calls") |
+	    not) then error("finish \(.finish)") else . end |
+	if has("fixture") and (has("cut") or has("status") or has("body"))
+	    then error("a fixture cut or with a status") else . end |
+	if (.status // 200) != 200 and (has("body") | not) and
+	    (has("text") or has("tool") or has("finish")) then
+	    error("an answer with a status") else . end |
+	. as $s |
+	{} + (if has("body") then {body, type} | with_entries(select(.value
+	        != null))
+	    elif has("fixture") then {recording: (if (.fixture |
+	        startswith("/")) then .fixture else "\($fx)/\(.fixture)" end)}
+	    elif (.status // 200) != 200 then
+	        {text: (.message // "fake error \(.status)")}
+	    else {text: (.text // "")} +
+	        (if .finish == "length" then {finish: "length"} else {} end) +
+	        (if has("tool") then {tool_call: .tool} else {} end) +
+	        {usage: (if has("usage") then {input: .usage[0],
+	            output: .usage[1]} else {input: 7, output: ([1,
+	            ((.text // "") | length + 3) / 4 | floor] | max)} end)}
+	    end) +
+	(if (.status // 200) != 200 then {status} else {} end) +
+	(if has("headers") or has("retry_after") then {headers: ((.headers //
+	    {}) + (if has("retry_after") then {"Retry-After":
+	    (.retry_after | tostring)} else {} end))} else {} end) +
+	(if has("delay_ms") then {delay_ms} else {} end) +
+	(if has("cut") then {drop_after: .cut, reset: ((.how // "reset") ==
+	    "reset")} else {} end) +
+	(if .check_key == false then {any_key: true} else {} end) +
+	(if has("match") then {match} else {} end)'
+
+# saop-mock's log line as fake-llm.py wrote it (jq).
+_fl_logged='{n, method, path: (.path + (if .query == {} then "" else "?" +
+	(.query | to_entries | map("\(.key)=\(.value)") | join("&")) end)),
+	headers, key: (if .key_ok == null then "unchecked" elif .key_ok then
+	"ok" elif .key then "wrong" else "missing" end), body, step: .reply,
+	key_in}'
+FAKE_LLM_SERVER=""

@@ -15,29 +15,9 @@ data="$top_srcdir/tests/data/llm"
 SAOP_DB="$tmp/state.sqlite"
 export SAOP_DB
 
-# case FIXTURE PROVIDER STATUS JQ: what the whole answer gives.
+# cases: FIXTURE PROVIDER STATUS JQ lines, what the whole answer gives.
 cases() {
-	cat <<'EOF'
-openai-chat-n3.sse	openai	0	.raw == "{\"city\":\"San Francisco\",\"temperature\":65,\"units\":\"f\"}" and .finish_reason == "stop" and (.choices | length) == 2 and .choices[0].index == 1 and (.choices[1].raw | fromjson | .city) == "San Francisco"
-openai-chat-two-tools.sse	openai	0	.tool_call.name == "GetWeatherArgs" and .tool_call.index == 0 and (.tool_calls | length) == 2 and .tool_calls[1].function.arguments == "{\"ticker\": \"AAPL\", \"exchange\": \"NASDAQ\"}" and .finish_reason == "tool_calls"
-openai-chat-refusal.sse	openai	69	.finish_reason == "refusal" and .refusal == "I'm sorry, I can't assist with that request." and .state == "USER_ESCALATION" and .error.status == 69 and (has("raw") | not) and .usage == {"prompt_tokens": 79, "completion_tokens": 11}
-openrouter-tool-null-args.sse	openai	0	.raw == "{}" and .tool_call.name == "GetWeatherArgs" and .finish_reason == "tool_calls"
-groq-x-groq-usage.sse	openai	0	.usage == {"prompt_tokens": 5003, "completion_tokens": 359} and .finish_reason == "stop" and (.raw | length) > 100
-anthropic-tool-use.sse	anthropic	0	.raw == "{\"location\": \"Paris\"}" and .text == "I'll check the current weather in Paris for you." and .tool_call.id == "toolu_01NRLabsLyVHZPKxbKvkfSMn"
-anthropic-tool-no-args.sse	anthropic	0	.raw == "{}" and .tool_call.name == "get_weather" and .finish_reason == "tool_calls"
-anthropic-web-search.sse	anthropic	0	(has("tool_call") | not) and .finish_reason == "stop" and (.raw | length) > 600 and (.server_tools | map(.type)) == ["server_tool_use", "web_search_tool_result", "server_tool_use", "web_search_tool_result"] and .server_tools[0].input == {"query": "top world news today"}
-anthropic-refusal.sse	anthropic	69	.finish_reason == "refusal" and .refusal == "" and .state == "USER_ESCALATION" and .usage == {"prompt_tokens": 20, "completion_tokens": 0}
-anthropic-compaction.sse	anthropic	0	.raw == "Hello there!" and .finish_reason == "stop"
-responses-text.sse	openai-responses	0	.finish_reason == "stop" and (.raw | length) > 10 and .usage.prompt_tokens > 0
-responses-function-call.sse	openai-responses	0	.raw == "{\"country\":\"France\"}" and .tool_call.id == "call_kL0PCQV7M2WMoVX8V8OtYSAL" and .tool_call.name == "get_capital" and .finish_reason == "tool_calls"
-responses-incomplete.sse	openai-responses	0	.finish_reason == "length" and .usage.completion_tokens == 3
-responses-refusal.sse	openai-responses	69	.finish_reason == "refusal" and .refusal == "I'm sorry, but I can't help with that." and .state == "USER_ESCALATION" and (has("raw") | not) and .usage == {"prompt_tokens": 278, "completion_tokens": 11}
-gemini-stream.sse	gemini	0	.raw == "The capital of France is Paris.\n" and .finish_reason == "stop" and .usage == {"prompt_tokens": 13, "completion_tokens": 8}
-gemini-function-call.sse	gemini	0	.raw == "{\"country\":\"France\"}" and .tool_call.name == "get_capital" and .finish_reason == "tool_calls"
-gemini-max-tokens.json	gemini	0	.raw == "The capital of France is" and .finish_reason == "length"
-gemini-safety.sse	gemini	69	.finish_reason == "refusal" and .refusal == "" and .state == "USER_ESCALATION" and (has("raw") | not) and .usage == {"prompt_tokens": 13, "completion_tokens": 5}
-gemini-safety.json	gemini	69	.finish_reason == "refusal" and .state == "USER_ESCALATION" and .usage == {"prompt_tokens": 13}
-EOF
+	grep -v '^#' "$top_srcdir/tests/cli/replay-cases.txt"
 }
 
 rec='"request":{"messages":[{"role":"user","content":"hi"}]}'

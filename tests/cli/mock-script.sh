@@ -59,7 +59,7 @@ expect_status 66 saop-mock --script "$tmp/none.ndjson" 2>/dev/null
 # 2. Options.
 echo '{"text": "{}"}' >"$tmp/s.ndjson"
 expect_status 64 saop-mock 2>"$tmp/err"
-grep -q -- '--script FILE is needed' "$tmp/err" || fail "$(cat "$tmp/err")"
+grep -q -- 'one of --script FILE and --replay DIR is needed' "$tmp/err" || fail "$(cat "$tmp/err")"
 expect_status 64 saop-mock --script "$tmp/s.ndjson" --exhausted 200 \
     2>"$tmp/err"
 grep -q 'not an error status' "$tmp/err" || fail "$(cat "$tmp/err")"
@@ -154,4 +154,77 @@ echo '{"request":{"model":"m1","max_tokens":9,"messages":[{"role":"user",
     "content":"ls"}]}}' | jq -c . | saop-suspend >"$tmp/out"
 jqf '.finish_reason == "tool_calls" and .tool_call.name == "ls" and
     .tool_call.id == "toolu_mock1" and .raw == "{\"path\": \".\""' "$tmp/out"
+# 6. A raw body (its status, type and headers), a recording (relative to
+#    the script), a reply kept for the request holding its "match", and
+#    --key-env: a wrong or missing key gets 401 but for "any_key"; the log
+#    says key_ok and where the key came.
+mkdir "$tmp/raw"
+cp "$top_srcdir/tests/fixtures/llm/openrouter-429.json" \
+    "$top_srcdir/tests/fixtures/llm/openrouter-429.headers.json" "$tmp/raw"
+cat >"$tmp/raw/s.ndjson" <<'EOF'
+{"match": "second", "text": "two"}
+{"body": "<html>busy</html>", "type": "text/html", "status": 503, "headers": {"x-should-retry": "false"}}
+{"recording": "openrouter-429.json", "headers": {"x-extra": "1"}}
+{"text": "any", "any_key": true}
+EOF
+MOCK_KEY=k1 saop-mock --script "$tmp/raw/s.ndjson" --key-env MOCK_KEY \
+    --port-file "$tmp/raw/port" --log "$tmp/raw/log" --max-seconds 60 &
+MOCK_PID=$!
+wait_port "$tmp/raw/port" "$MOCK_PID" saop-mock
+u="http://127.0.0.1:$(cat "$tmp/raw/port")/v1/chat/completions"
+curl -s -D "$tmp/h1" -o "$tmp/b1" -H 'Authorization: Bearer k1' \
+    -d '{"model": "m1", "x": "first"}' "$u"
+curl -s -o "$tmp/b2" -H 'x-api-key: k1' -d '{"model": "m1", "x": "second"}' "$u"
+curl -s -D "$tmp/h3" -o "$tmp/b3" -H 'x-api-key: k1' -d '{"model": "m1"}' "$u"
+curl -s -o "$tmp/b4" -w '%{http_code}\n' -d '{"model": "m1"}' "$u" >"$tmp/c4"
+curl -s -o "$tmp/b5" -w '%{http_code}\n' -H 'api-key: bad' \
+    -d '{"model": "m1"}' "$u" >"$tmp/c5"
+mock_stop
+head -1 "$tmp/h1" | grep -q '^HTTP/1.1 503 ' &&
+    grep -qi '^content-type: text/html' "$tmp/h1" &&
+    grep -qi '^x-should-retry: false' "$tmp/h1" &&
+    [ "$(cat "$tmp/b1")" = '<html>busy</html>' ] ||
+    fail "body: $(cat "$tmp/h1" "$tmp/b1")"
+jqf '.choices[0].message.content == "two"' "$tmp/b2"
+head -1 "$tmp/h3" | grep -q '^HTTP/1.1 429 ' &&
+    grep -qi '^x-extra: 1' "$tmp/h3" && grep -qi '^referrer-policy: ' "$tmp/h3" &&
+    cmp -s "$tmp/b3" "$tmp/raw/openrouter-429.json" ||
+    fail "recording: $(cat "$tmp/h3" "$tmp/b3")"
+# The script used up, its last reply (any_key) is served with no key.
+[ "$(cat "$tmp/c4")" = 200 ] || fail "any_key: $(cat "$tmp/c4")"
+jqf '.choices[0].message.content == "any"' "$tmp/b4"
+[ "$(cat "$tmp/c5")" = 200 ] || fail "any_key: $(cat "$tmp/c5")"
+jq -s -e '[.[] | [.reply, .key_ok, .key_in]] ==
+    [[2, true, ["authorization"]], [1, true, ["x-api-key"]],
+    [3, true, ["x-api-key"]], [4, false, null], [4, false, ["api-key"]]]' \
+    "$tmp/raw/log" >/dev/null || fail "raw log: $(cat "$tmp/raw/log")"
+# A wrong key gets 401 in the path's format; an empty script with
+# --exhausted answers every request with that status.
+printf '{"text": "x"}\n' >"$tmp/raw/k.ndjson"
+MOCK_KEY=k1 saop-mock --script "$tmp/raw/k.ndjson" --key-env MOCK_KEY \
+    --port-file "$tmp/raw/port2" --max-seconds 60 &
+MOCK_PID=$!
+wait_port "$tmp/raw/port2" "$MOCK_PID" saop-mock
+curl -s -o "$tmp/b6" -w '%{http_code}\n' -H 'x-api-key: k2' -d '{}' \
+    "http://127.0.0.1:$(cat "$tmp/raw/port2")/v1/messages" >"$tmp/c6"
+mock_stop
+[ "$(cat "$tmp/c6")" = 401 ] || fail "wrong key: $(cat "$tmp/c6")"
+jqf '.type == "error" and .error.type == "authentication_error" and
+    .error.message == "saop-mock: wrong key"' "$tmp/b6"
+echo '# none' >"$tmp/raw/e.ndjson"
+saop-mock --script "$tmp/raw/e.ndjson" --exhausted 500 \
+    --port-file "$tmp/raw/port3" --max-seconds 60 &
+MOCK_PID=$!
+wait_port "$tmp/raw/port3" "$MOCK_PID" saop-mock
+[ "$(curl -s -o /dev/null -w '%{http_code}' -d '{}' \
+    "http://127.0.0.1:$(cat "$tmp/raw/port3")/v1/messages")" = 500 ] ||
+    fail "an empty script with --exhausted"
+mock_stop
+expect_status 64 saop-mock --script "$tmp/raw/k.ndjson" --key-env \
+    SAOP_NO_SUCH_VARIABLE 2>/dev/null
+want 'line 1: member "recording": not with "body", "status" nor "drop_after"' \
+    '{"status": 500, "recording": "x.json"}'
+want 'line 1: member "text": not with "body"' '{"body": "x", "text": "y"}'
+want 'line 1: member "type": a string, only with "body"' '{"type": "text/html"}'
+want 'line 1: member "headers": "a" is not a string' '{"headers": {"a": 1}}'
 exit 0

@@ -62,7 +62,8 @@ jqs '[.[] | .envelope.turn_index] == [3, 4, 5, 6, 7] and
 
 # Three model calls: two resumes, one correction.
 [ "$(fake_llm_requests | wc -l)" -eq 3 ] || fail "not 3 model calls"
-jqs 'all(.step > 0)' "$FAKE_LLM_LOG"
+fake_llm_requests >"$tmp/requests"
+jqs 'all(.step > 0)' "$tmp/requests"
 
 # The large tool output: pruned in the records, whole in the database.
 jqs '[.[] | .request.messages[] | select(.role == "tool") | .content] |
