@@ -1279,6 +1279,7 @@ oracle_reply(struct oracle_reply *o, size_t len, struct reply *r)
 	return r;
 }
 
+/*
  * The reply for the request k, under lock: the first not taken yet
  * whose "match" (when it has one) is in k's body; when none is left, the
  * last reply, or NULL with --exhausted.
