@@ -139,7 +139,8 @@ fake_llm_bodies() {
 _fl_reply='
 	(keys - ["text", "finish", "tool", "usage", "status", "message",
 	    "body", "type", "headers", "retry_after", "delay_ms", "cut",
-	    "how", "fixture", "check_key", "match"]) as $no |
+	    "how", "fixture", "check_key", "match", "tool_call", "drop_after",
+	    "reset"]) as $no |
 	if $no != [] then error("\($no)") else . end |
 	if has("finish") and (.finish | IN("stop", "length", "tool_calls") |
 	    not) then error("finish \(.finish)") else . end |
@@ -158,6 +159,7 @@ _fl_reply='
 	    else {text: (.text // "")} +
 	        (if .finish == "length" then {finish: "length"} else {} end) +
 	        (if has("tool") then {tool_call: .tool} else {} end) +
+	        (if has("tool_call") then {tool_call} else {} end) +
 	        {usage: (if has("usage") then {input: .usage[0],
 	            output: .usage[1]} else {input: 7, output: ([1,
 	            ((.text // "") | length + 3) / 4 | floor] | max)} end)}
@@ -169,6 +171,8 @@ _fl_reply='
 	(if has("delay_ms") then {delay_ms} else {} end) +
 	(if has("cut") then {drop_after: .cut, reset: ((.how // "reset") ==
 	    "reset")} else {} end) +
+	(if has("drop_after") then {drop_after, reset: (.reset // false)}
+	    else {} end) +
 	(if .check_key == false then {any_key: true} else {} end) +
 	(if has("match") then {match} else {} end)'
 

@@ -58,7 +58,7 @@ diff -u "$tmp/want" "$tmp/got" >&9 || fail "records differ (above)"
 
 # The suspended turn is the whole answer, received once; the resumed tool
 # call's arguments are the whole envelope.
-want1=$(grep -v '^#' "$ex/disk-cleanup-model.ndjson" | jq -r 'select(.cut) | .text')
+want1=$(grep -v '^#' "$ex/disk-cleanup-model.ndjson" | jq -r 'select(.drop_after) | .text')
 [ "$(jq -r 'select(.turn == 1 and .task_id == "disk-cleanup") | .raw' "$tmp/out")" = "$want1" ] ||
     fail "the suspended turn's raw is not the whole answer"
 # jqr TASK TURN FILTER: FILTER on that record of the output, or fail.
