@@ -1744,9 +1744,9 @@ main(int argc, char *argv[])
 	if ((script_path != NULL) + (oracle_path != NULL) +
 	    (replay_path != NULL) != 1)
 		cli_usage_error(script_path == NULL && oracle_path == NULL &&
-		    replay_path == NULL ? "--script FILE is needed (or "
-		    "--oracle FILE, or --replay DIR)" : "--script, --oracle "
-		    "and --replay: one of them");
+		    replay_path == NULL ? "one of --script FILE, --oracle "
+		    "FILE and --replay DIR is needed" : "--script, --oracle "
+		    "and --replay: one of them only");
 	if (oracle_path == NULL && (manner_arg != NULL || max_chars >= 0))
 		cli_usage_error("--manner and --max-chars are --oracle's");
 	if (oracle_path != NULL && exhausted_arg != NULL)
@@ -1776,7 +1776,7 @@ main(int argc, char *argv[])
 		cli_usage_error("--key-env: $%s is not set", key_env);
 	if (replay_path != NULL)
 		replay_load(replay_path);
-	if (oracle_path != NULL)
+	else if (oracle_path != NULL)
 		oracle_load(oracle_path);
 	else
 		load_script(script_path);

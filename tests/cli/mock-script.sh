@@ -59,7 +59,7 @@ expect_status 66 saop-mock --script "$tmp/none.ndjson" 2>/dev/null
 # 2. Options.
 echo '{"text": "{}"}' >"$tmp/s.ndjson"
 expect_status 64 saop-mock 2>"$tmp/err"
-grep -q -- 'one of --script FILE and --replay DIR is needed' "$tmp/err" || fail "$(cat "$tmp/err")"
+grep -q -- 'one of --script FILE, --oracle FILE and --replay DIR is needed' "$tmp/err" || fail "$(cat "$tmp/err")"
 expect_status 64 saop-mock --script "$tmp/s.ndjson" --exhausted 200 \
     2>"$tmp/err"
 grep -q 'not an error status' "$tmp/err" || fail "$(cat "$tmp/err")"
