@@ -701,6 +701,14 @@ env_value(const char *name)
 	return v != NULL && *v != '\0' ? v : NULL;
 }
 
+/* See cli.h: the variable a user names on the command line (saop-mock
+ * --key-env VAR), or NULL when unset or empty. */
+const char *
+cli_env_named(const char *name)
+{
+	return env_value(name);
+}
+
 /*
  * The setting key ($SAOP_..., else the configuration file), or NULL when
  * unset or empty; name (when not NULL) says where it was set.

@@ -287,6 +287,10 @@ void cli_flush_on_wait(struct saop_reader *r);
  * ($SAOP_MAX_CORRECTION_RETRIES, 0 to 100, def when unset or empty;
  * exits 64 naming the variable when it is not a count).
  */
+/* The value of the environment variable name that the user named (an
+ * option's VAR), or NULL when unset or empty: the environment is read in
+ * src/cli.c alone among the programs' files. */
+const char *cli_env_named(const char *name);
 const char *cli_env_schema(void);
 const char *cli_env_schema_mode(void);
 int cli_env_correction_retries(int def);

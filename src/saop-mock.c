@@ -1772,7 +1772,7 @@ main(int argc, char *argv[])
 			cli_usage_error("--exhausted: %d is not an error "
 			    "status (400 to 599)", exhausted_status);
 	}
-	if (key_env != NULL && (want_key = getenv(key_env)) == NULL)
+	if (key_env != NULL && (want_key = cli_env_named(key_env)) == NULL)
 		cli_usage_error("--key-env: $%s is not set", key_env);
 	if (replay_path != NULL)
 		replay_load(replay_path);
