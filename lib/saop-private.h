@@ -47,6 +47,16 @@ struct saop__blob {
 extern const struct saop__blob saop__migrations[];
 /* The SAOP envelope v1 schema (lib/envelope-v1.json). */
 extern const struct saop__blob saop__envelope_v1;
+/* The price table, data/prices.json (scripts/update-prices). */
+extern const struct saop__blob saop__prices_json;
+
+/* A model's prices in USD per million tokens; a price the table does not
+ * give is -1. */
+struct saop__price {
+	double input, output, cached_input, cache_write, reasoning;
+};
+int saop__price_find(const char *provider, const char *model,
+    struct saop__price *p);
 
 /*
  * Strict UTF-8 (lib/utf8.c).  saop__utf8_lead(): how many continuation

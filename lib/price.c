@@ -1,0 +1,143 @@
+/*
+ * price.c: the price table (data/prices.json, a snapshot of pydantic's
+ * genai-prices made by scripts/update-prices, embedded in libsaop) and
+ * the look-up of a model's prices in it.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "saop-private.h"
+
+/* Whether s (case-insensitive) begins with pre.  Returns 1 or 0. */
+static int
+starts(const char *s, const char *pre)
+{
+	return strncasecmp(s, pre, strlen(pre)) == 0;
+}
+
+/* Whether s (case-insensitive) ends with suf.  Returns 1 or 0. */
+static int
+ends(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return k <= n && strcasecmp(s + n - k, suf) == 0;
+}
+
+/* Whether s (case-insensitive) holds sub.  Returns 1 or 0. */
+static int
+holds(const char *s, const char *sub)
+{
+	size_t k = strlen(sub);
+
+	for (; *s != '\0'; s++)
+		if (strncasecmp(s, sub, k) == 0)
+			return 1;
+	return k == 0;
+}
+
+/*
+ * Whether model meets the match rule m (equals, starts_with, ends_with,
+ * contains, or, and; a regex rule, or one not known, matches nothing).
+ * Returns 1 or 0.
+ */
+static int
+matches(const json_t *m, const char *model)
+{
+	const char *s;
+	json_t *v;
+	size_t i;
+
+	if ((v = json_object_get(m, "or")) != NULL) {
+		json_array_foreach(v, i, m)
+			if (matches(m, model))
+				return 1;
+		return 0;
+	}
+	if ((v = json_object_get(m, "and")) != NULL) {
+		json_array_foreach(v, i, m)
+			if (!matches(m, model))
+				return 0;
+		return json_array_size(v) > 0;
+	}
+	if ((s = json_string_value(json_object_get(m, "equals"))) != NULL)
+		return strcasecmp(model, s) == 0;
+	if ((s = json_string_value(json_object_get(m, "starts_with"))) != NULL)
+		return starts(model, s);
+	if ((s = json_string_value(json_object_get(m, "ends_with"))) != NULL)
+		return ends(model, s);
+	if ((s = json_string_value(json_object_get(m, "contains"))) != NULL)
+		return holds(model, s);
+	return 0;
+}
+
+/* The price named key in row, or -1 when it has none.  Returns it. */
+static double
+price_of(const json_t *row, const char *key)
+{
+	const json_t *v = json_object_get(row, key);
+
+	return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/*
+ * The first model of provider prov (a table provider) that model meets,
+ * its prices into p.  Returns 1 found, 0 not.
+ */
+static int
+find_in(const json_t *prov, const char *model, struct saop__price *p)
+{
+	const json_t *row;
+	size_t i;
+
+	json_array_foreach(json_object_get(prov, "models"), i, row) {
+		if (!matches(json_object_get(row, "match"), model))
+			continue;
+		p->input = price_of(row, "input");
+		p->output = price_of(row, "output");
+		p->cached_input = price_of(row, "cached_input");
+		p->cache_write = price_of(row, "cache_write");
+		p->reasoning = price_of(row, "reasoning");
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * See saop-private.h: model's prices from the embedded table into p, from
+ * provider's models first (a table provider id, or NULL), then from every
+ * provider's in table order.  Returns 1 found, 0 not in the table, -1 the
+ * table unreadable (no memory).
+ */
+int
+saop__price_find(const char *provider, const char *model,
+    struct saop__price *p)
+{
+	json_t *t, *prov;
+	size_t i;
+	int found = 0;
+
+	t = json_loadb(saop__prices_json.text, saop__prices_json.len, 0, NULL);
+	if (t == NULL)
+		return -1;
+	if (provider != NULL)
+		json_array_foreach(json_object_get(t, "providers"), i, prov) {
+			const char *id = json_string_value(json_object_get(prov,
+			    "id"));
+
+			if (id != NULL && strcasecmp(id, provider) == 0) {
+				found = find_in(prov, model, p);
+				break;
+			}
+		}
+	if (!found)
+		json_array_foreach(json_object_get(t, "providers"), i, prov)
+			if ((found = find_in(prov, model, p)) != 0)
+				break;
+	json_decref(t);
+	return found;
+}

@@ -1,0 +1,90 @@
+/* check_price.c: unit tests for price.c (the embedded price table). */
+#include "config.h"
+
+#include <check.h>
+#include <stdlib.h>
+
+#include "saop-private.h"
+
+/* A model by an equals rule, in its provider: its prices; none for cache
+ * writes is -1, never 0. */
+START_TEST(test_equals)
+{
+	struct saop__price p;
+
+	ck_assert_int_eq(saop__price_find("openai", "gpt-4o-2024-08-06", &p),
+	    1);
+	ck_assert_double_eq(p.input, 2.5);
+	ck_assert_double_eq(p.output, 10);
+	ck_assert_double_eq(p.cached_input, 1.25);
+	ck_assert_double_eq(p.cache_write, -1);
+	ck_assert_double_eq(p.reasoning, -1);
+	ck_assert_int_eq(saop__price_find("openai", "GPT-4o-mini", &p), 1);
+	ck_assert_double_eq(p.input, 0.15);
+	ck_assert_double_eq(p.output, 0.6);
+}
+END_TEST
+
+/* A starts_with rule inside an or; a provider not in the table or not
+ * holding the model: every provider searched. */
+START_TEST(test_starts_any_provider)
+{
+	struct saop__price p;
+
+	ck_assert_int_eq(saop__price_find(NULL,
+	    "claude-3-5-sonnet-20241022", &p), 1);
+	ck_assert_double_eq(p.input, 3);
+	ck_assert_double_eq(p.output, 15);
+	ck_assert_double_eq(p.cached_input, 0.3);
+	ck_assert_double_eq(p.cache_write, 3.75);
+	ck_assert_int_eq(saop__price_find("nobody",
+	    "claude-3.5-sonnet-latest", &p), 1);
+	ck_assert_double_eq(p.input, 3);
+}
+END_TEST
+
+/* Reasoning priced where the table prices it. */
+START_TEST(test_reasoning)
+{
+	struct saop__price p;
+
+	ck_assert_int_eq(saop__price_find(NULL, "sonar-deep-research", &p),
+	    1);
+	ck_assert_double_eq(p.input, 2);
+	ck_assert_double_eq(p.output, 8);
+	ck_assert_double_eq(p.reasoning, 3);
+}
+END_TEST
+
+/* A model no rule meets: not found (its cost is null, never 0); an
+ * equals rule met by its whole name. */
+START_TEST(test_unknown)
+{
+	struct saop__price p;
+
+	ck_assert_int_eq(saop__price_find(NULL, "fake-model-xyz", &p), 0);
+	ck_assert_int_eq(saop__price_find("openai", "gpt-4", &p), 1);
+	ck_assert_double_eq_tol(p.input, 30, 1e-9);
+}
+END_TEST
+
+/* The suite. */
+int
+main(void)
+{
+	Suite *s = suite_create("price");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int nf;
+
+	tcase_add_test(tc, test_equals);
+	tcase_add_test(tc, test_starts_any_provider);
+	tcase_add_test(tc, test_reasoning);
+	tcase_add_test(tc, test_unknown);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	nf = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
