@@ -462,10 +462,12 @@ START_TEST(resume_merge_survives_every_failed_allocation)
 }
 END_TEST
 
-/* A merge for join_case(): prefix + cont, and what it gives (want NULL:
- * two readings, the prefix kept). */
+/* A merge for join_case(): prefix + cont (cut: cont was cut too), and
+ * what it gives (want NULL: two readings, the prefix kept; truncated:
+ * want is the merged text, still cut). */
 struct join_case {
 	const char *prefix, *cont, *want;
+	int cut, truncated;
 };
 
 /* saop_resume_join() of one struct join_case: every path of the merge
@@ -483,6 +485,7 @@ join_case(void *arg, long n)
 	int rc, hit;
 
 	memset(&o, 0, sizeof(o));
+	o.cut = c->cut;
 	memset(&res, 0, sizeof(res));
 	saop_err_clear(&e);
 	arm(n);
@@ -495,8 +498,8 @@ join_case(void *arg, long n)
 		ck_assert_ptr_null(out);
 	} else if (!hit) {
 		ck_assert_str_eq(out, c->want != NULL ? c->want : c->prefix);
-		ck_assert_int_eq(rc, c->want != NULL ? SAOP_COMPLETE :
-		    SAOP_TRUNCATED);
+		ck_assert_int_eq(rc, c->want != NULL && !c->truncated ?
+		    SAOP_COMPLETE : SAOP_TRUNCATED);
 		ck_assert_int_eq(o.ambiguous, c->want == NULL);
 	}
 	free(out);
@@ -507,13 +510,19 @@ join_case(void *arg, long n)
 START_TEST(resume_join_survives_every_failed_allocation)
 {
 	static const struct join_case cases[] = {
-		{ "{\"a\": \"he", "\n\nllo\"}", "{\"a\": \"hello\"}" },
+		{ "{\"a\": \"he", "\n\nllo\"}", "{\"a\": \"hello\"}", 0, 0 },
 		{ "{\"a\": \"hello wor", "hello world\"}",
-		    "{\"a\": \"hello world\"}" },
+		    "{\"a\": \"hello world\"}", 0, 0 },
 		{ "{\"a\": [1, ", "Sure:\n```json\n2]}\n```",
-		    "{\"a\": [1, 2]}\n" },
-		{ "{\"a\": [1, ", "2]} That is all.", "{\"a\": [1, 2]}" },
-		{ "[1, 22, 33", "22, 333]", NULL } };
+		    "{\"a\": [1, 2]}\n", 0, 0 },
+		{ "{\"a\": [1, ", "2]} That is all.", "{\"a\": [1, 2]}", 0, 0 },
+		{ "[1, 22, 33", "22, 333]", NULL, 0, 0 },
+		/* A cut answer ending in a top-level number's digits (it
+		 * may go on: saop_detect_mark_cut()). */
+		{ "-12", "34", "-1234", 1, 1 },
+		/* A repeat of the tail but for its white space. */
+		{ "{\"a\": [10,\n\n  20", "[10, 20, 30]}",
+		    "{\"a\": [10,\n\n  20, 30]}", 0, 0 } };
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
