@@ -164,7 +164,8 @@ normal_finish(const char *w)
  * every format and every choice, so that an answer cut just after its
  * finish reads as the whole one does (a fuzz finding).  Every sink that
  * gathers an answer asks it (set_finish(), bad_chunk(), add_text(),
- * add_refusal(), tool_at() making a call, tool_args(), block_set());
+ * add_refusal(), tool_at() making or finding a call, tool_args(),
+ * block_set());
  * usage and errors inside the stream are no part of the answer and are
  * read after it (OpenAI's usage chunk comes after the finish).
  */
@@ -284,8 +285,10 @@ add_refusal(struct saop__llm_parser *p, const json_t *s)
 
 /*
  * The tool call under key (an OpenAI tool index or an Anthropic block
- * index), made when create is set; NULL when there is none, or on
- * ENOMEM (p->fail set) or past 1024 calls.
+ * index), made when create is set; NULL when there is none, once the
+ * answer has ended (no call is made or changed after the finish: a
+ * server tool's block under a call's key would take it from the
+ * answer), or on ENOMEM (p->fail set) or past 1024 calls.
  */
 static struct tool *
 tool_at(struct saop__llm_parser *p, long key, int create)
@@ -293,10 +296,12 @@ tool_at(struct saop__llm_parser *p, long key, int create)
 	struct tool *nt;
 	size_t i;
 
+	if (ended(p))
+		return NULL;
 	for (i = 0; i < p->ntools; i++)
 		if (p->tools[i].key == key)
 			return &p->tools[i];
-	if (!create || p->ntools >= 1024 || ended(p))
+	if (!create || p->ntools >= 1024)
 		return NULL;
 	if ((nt = realloc(p->tools, (p->ntools + 1) * sizeof(*nt))) == NULL) {
 		p->fail = SAOP_ENOMEM;
