@@ -109,7 +109,7 @@ sleep_ms(long ms)
  * End the connection of a in the middle of its body: an RST (SO_LINGER 0,
  * then MHD's close()) when a->reset, else a FIN (shutdown()).
  */
-static void
+void
 drop(struct answer *a)
 {
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(a->conn,
@@ -178,29 +178,32 @@ read_answer(void *cls, uint64_t pos, char *buf, size_t max)
 }
 
 /*
- * The length in bytes of the first piece of s (at most 4 characters,
+ * The length in bytes of the first piece of s (at most chars characters,
  * never a character cut); 0 at the end.
  */
 static size_t
-piece_len(const char *s)
+piece_len(const char *s, long chars)
 {
 	size_t n = 0;
-	int chars = 0;
+	long got = 0;
 
-	while (s[n] != '\0' && chars < 4) {
+	while (s[n] != '\0' && got < chars) {
 		n++;
 		while ((s[n] & 0xc0) == 0x80)
 			n++;
-		chars++;
+		got++;
 	}
 	return n;
 }
 
-/* The next piece of *s as a new JSON string (advancing *s), or NULL. */
+/*
+ * The next piece of *s, at most chars characters (never a character
+ * cut), as a new JSON string (advancing *s), or NULL at its end.
+ */
 json_t *
-next_piece(const char **s)
+next_piece(const char **s, long chars)
 {
-	size_t n = piece_len(*s);
+	size_t n = piece_len(*s, chars);
 	json_t *j;
 
 	if (n == 0)

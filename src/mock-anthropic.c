@@ -6,14 +6,14 @@
 
 #include "mock.h"
 
-/* Anthropic's stop_reason. */
-static const char *
+/* Anthropic's stop_reason, a new JSON value (null with no finish). */
+static json_t *
 anthropic_stop(enum finish f)
 {
 	static const char *const w[] = { "end_turn", "max_tokens", "tool_use",
 	    "refusal" };
 
-	return w[f];
+	return f == FIN_NONE ? json_null() : json_string(w[f]);
 }
 
 /* Anthropic Messages: its SSE events, or one message. */
@@ -35,7 +35,7 @@ write_anthropic(struct answer *a, const struct said *s)
 			    "{s:s, s:s, s:s, s:o}", "type", "tool_use", "id",
 			    "toolu_mock1", "name", r->tool_name, "input",
 			    args_object(r)));
-		add_json(a, json_pack("{s:s, s:s, s:s, s:s, s:o, s:s, s:n, "
+		add_json(a, json_pack("{s:s, s:s, s:s, s:s, s:o, s:o, s:n, "
 		    "s:o*}", "id", "msg_mock", "type", "message", "role",
 		    "assistant", "model", s->model, "content", content,
 		    "stop_reason", anthropic_stop(s->fin), "stop_sequence",
@@ -54,7 +54,7 @@ write_anthropic(struct answer *a, const struct said *s)
 	    "s:{s:s, s:s}}", "type", "content_block_start", "index", 0,
 	    "content_block", "type", "text", "text", ""));
 	add_event(a, "ping", json_pack("{s:s}", "type", "ping"));
-	for (p = r->text; (x = next_piece(&p)) != NULL; )
+	for (p = r->text; (x = next_piece(&p, r->split)) != NULL; )
 		add_event(a, "content_block_delta", json_pack("{s:s, s:i, "
 		    "s:{s:s, s:o}}", "type", "content_block_delta", "index", 0,
 		    "delta", "type", "text_delta", "text", x));
@@ -65,7 +65,7 @@ write_anthropic(struct answer *a, const struct said *s)
 		    "s:{s:s, s:s, s:s, s:{}}}", "type", "content_block_start",
 		    "index", 1, "content_block", "type", "tool_use", "id",
 		    "toolu_mock1", "name", r->tool_name, "input"));
-		for (p = r->tool_args; (x = next_piece(&p)) != NULL; )
+		for (p = r->tool_args; (x = next_piece(&p, r->split)) != NULL; )
 			add_event(a, "content_block_delta", json_pack(
 			    "{s:s, s:i, s:{s:s, s:o}}", "type",
 			    "content_block_delta", "index", 1, "delta", "type",
@@ -73,7 +73,9 @@ write_anthropic(struct answer *a, const struct said *s)
 		add_event(a, "content_block_stop", json_pack("{s:s, s:i}",
 		    "type", "content_block_stop", "index", 1));
 	}
-	add_event(a, "message_delta", json_pack("{s:s, s:{s:s, s:n}, "
+	if (s->fin == FIN_NONE)
+		return;		/* the stream ends cleanly, unfinished */
+	add_event(a, "message_delta", json_pack("{s:s, s:{s:o, s:n}, "
 	    "s:o*}", "type", "message_delta", "delta", "stop_reason",
 	    anthropic_stop(s->fin), "stop_sequence", "usage", s->out < 0 ?
 	    NULL : json_pack("{s:I}", "output_tokens", (json_int_t)s->out)));

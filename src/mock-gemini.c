@@ -30,7 +30,7 @@ gemini_obj(const struct said *s, json_t *parts, int last)
 	    parts, "role", "model", "index", 0);
 	json_t *o;
 
-	if (last)
+	if (last && s->fin != FIN_NONE)
 		json_object_set_new(cand, "finishReason",
 		    json_string(gemini_finish(s->fin)));
 	o = json_pack("{s:[o], s:s, s:s}", "candidates", cand, "modelVersion",
@@ -76,7 +76,7 @@ write_gemini(struct answer *a, const struct said *s)
 		add_json(a, gemini_obj(s, parts, 1));
 		return;
 	}
-	while ((x = next_piece(&p)) != NULL) {
+	while ((x = next_piece(&p, r->split)) != NULL) {
 		int last = *p == '\0' && r->tool_name == NULL;
 
 		add_gemini(a, s, gemini_obj(s, json_pack("[{s:o}]", "text", x),

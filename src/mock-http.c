@@ -211,6 +211,7 @@ oracle_reply(struct oracle_reply *o, size_t len, struct reply *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->line = o->line;
+	r->split = 4;
 	r->retry_after = r->drop_after = -1;
 	r->usage_in = tokens_of(len);
 	r->usage_out = tokens_of(o->len);
@@ -430,6 +431,14 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	a->chunk_delay_ms = r->chunk_delay_ms;
 	if (r->delay_ms > 0)
 		sleep_ms(r->delay_ms);
+	if (r->no_answer) {
+		/* The request read, the connection closed: no status line. */
+		a->conn = c;
+		drop(a);
+		answer_free(a);
+		json_decref(body);
+		return MHD_NO;
+	}
 	if (want_key != NULL && !r->any_key && key_state(c) != 1) {
 		write_error(a, (enum wire)w, 401, key_state(c) == 0 ?
 		    "saop-mock: no key" : "saop-mock: wrong key");
@@ -450,7 +459,8 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	}
 	memset(&s, 0, sizeof(s));
 	s.r = r;
-	s.fin = r->refusal != NULL ? FIN_REFUSAL : r->length ? FIN_LENGTH :
+	s.fin = r->no_finish ? FIN_NONE : r->refusal != NULL ? FIN_REFUSAL :
+	    r->length ? FIN_LENGTH :
 	    r->tool_name != NULL ? FIN_TOOL : FIN_STOP;
 	s.model = model_of(body, url, mbuf, sizeof(mbuf));
 	s.in = r->usage_in >= 0 ? r->usage_in : tokens_of(k->len);

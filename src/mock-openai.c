@@ -17,12 +17,15 @@ openai_chunk(const struct said *s, json_t *delta, const char *fin)
 	    json_null());
 }
 
-/* OpenAI's finish_reason (a refusal ends "stop", the refusal beside). */
+/*
+ * OpenAI's finish_reason (a refusal ends "stop", the refusal beside); NULL
+ * with no finish.
+ */
 static const char *
 openai_finish(enum finish f)
 {
-	return f == FIN_LENGTH ? "length" : f == FIN_TOOL ? "tool_calls" :
-	    "stop";
+	return f == FIN_NONE ? NULL : f == FIN_LENGTH ? "length" :
+	    f == FIN_TOOL ? "tool_calls" : "stop";
 }
 
 /* OpenAI chat completions: SSE chunks, or one chat.completion. */
@@ -50,21 +53,22 @@ write_openai(struct answer *a, const struct said *s)
 			    "type", "function", "function", "name",
 			    r->tool_name, "arguments", r->tool_args));
 		add_json(a, json_pack("{s:s, s:s, s:i, s:s, "
-		    "s:[{s:i, s:o, s:s}], s:o*}", "id", "chatcmpl-mock",
+		    "s:[{s:i, s:o, s:o}], s:o*}", "id", "chatcmpl-mock",
 		    "object", "chat.completion", "created", 1700000000,
 		    "model", s->model, "choices", "index", 0, "message", msg,
-		    "finish_reason", openai_finish(s->fin), "usage", usage));
+		    "finish_reason", s->fin == FIN_NONE ? json_null() :
+		    json_string(openai_finish(s->fin)), "usage", usage));
 		return;
 	}
 	add_event(a, NULL, openai_chunk(s, r->refusal != NULL ?
 	    json_pack("{s:s, s:n, s:s}", "role", "assistant", "content",
 	    "refusal", "") : json_pack("{s:s, s:s}", "role", "assistant",
 	    "content", ""), NULL));
-	for (p = r->text; (x = next_piece(&p)) != NULL; )
+	for (p = r->text; (x = next_piece(&p, r->split)) != NULL; )
 		add_event(a, NULL, openai_chunk(s, json_pack("{s:o}",
 		    "content", x), NULL));
 	for (p = r->refusal != NULL ? r->refusal : "";
-	    (x = next_piece(&p)) != NULL; )
+	    (x = next_piece(&p, r->split)) != NULL; )
 		add_event(a, NULL, openai_chunk(s, json_pack("{s:o}",
 		    "refusal", x), NULL));
 	if (r->tool_name != NULL) {
@@ -72,10 +76,14 @@ write_openai(struct answer *a, const struct said *s)
 		    "{s:[{s:i, s:s, s:s, s:{s:s, s:s}}]}", "tool_calls",
 		    "index", 0, "id", "call_mock1", "type", "function",
 		    "function", "name", r->tool_name, "arguments", ""), NULL));
-		for (p = r->tool_args; (x = next_piece(&p)) != NULL; )
+		for (p = r->tool_args; (x = next_piece(&p, r->split)) != NULL; )
 			add_event(a, NULL, openai_chunk(s, json_pack(
 			    "{s:[{s:i, s:{s:o}}]}", "tool_calls", "index", 0,
 			    "function", "arguments", x), NULL));
+	}
+	if (s->fin == FIN_NONE) {
+		json_decref(usage);
+		return;		/* no finish, no usage, no [DONE] */
 	}
 	add_event(a, NULL, openai_chunk(s, json_object(),
 	    openai_finish(s->fin)));

@@ -57,7 +57,8 @@ write_responses(struct answer *a, const struct said *s)
 			    "fc_mock", "call_id", "call_mock1", "name",
 			    r->tool_name, "arguments", r->tool_args, "status",
 			    "completed"));
-		add_json(a, responses_obj(s, (int)s->fin, out));
+		add_json(a, responses_obj(s, s->fin == FIN_NONE ? -1 :
+		    (int)s->fin, out));
 		return;
 	}
 	add_typed(a, json_pack("{s:s, s:o}", "type", "response.created",
@@ -68,13 +69,13 @@ write_responses(struct answer *a, const struct said *s)
 		    "output_index", 0, "item", "type", "message", "id",
 		    "msg_mock", "status", "in_progress", "role", "assistant",
 		    "content"));
-		for (p = r->text; (x = next_piece(&p)) != NULL; )
+		for (p = r->text; (x = next_piece(&p, r->split)) != NULL; )
 			add_typed(a, json_pack("{s:s, s:s, s:i, s:i, s:o}",
 			    "type", "response.output_text.delta", "item_id",
 			    "msg_mock", "output_index", 0, "content_index", 0,
 			    "delta", x));
 		for (p = r->refusal != NULL ? r->refusal : "";
-		    (x = next_piece(&p)) != NULL; )
+		    (x = next_piece(&p, r->split)) != NULL; )
 			add_typed(a, json_pack("{s:s, s:s, s:i, s:i, s:o}",
 			    "type", "response.refusal.delta", "item_id",
 			    "msg_mock", "output_index", 0, "content_index", 0,
@@ -87,12 +88,14 @@ write_responses(struct answer *a, const struct said *s)
 		    "output_index", n, "item", "type", "function_call", "id",
 		    "fc_mock", "call_id", "call_mock1", "name", r->tool_name,
 		    "arguments", "", "status", "in_progress"));
-		for (p = r->tool_args; (x = next_piece(&p)) != NULL; )
+		for (p = r->tool_args; (x = next_piece(&p, r->split)) != NULL; )
 			add_typed(a, json_pack("{s:s, s:s, s:i, s:o}", "type",
 			    "response.function_call_arguments.delta",
 			    "item_id", "fc_mock", "output_index", n, "delta",
 			    x));
 	}
+	if (s->fin == FIN_NONE)
+		return;		/* neither completed nor incomplete */
 	add_typed(a, json_pack("{s:s, s:o}", "type", s->fin == FIN_LENGTH ?
 	    "response.incomplete" : "response.completed", "response",
 	    responses_obj(s, (int)s->fin, json_array())));

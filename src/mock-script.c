@@ -154,7 +154,7 @@ parse_reply(struct reply *r, const json_t *o, long line)
 	static const char *const known[] = { "text", "finish", "tool_call",
 	    "status", "retry_after", "drop_after", "reset", "delay_ms",
 	    "chunk_delay_ms", "refusal", "usage", "body", "type", "headers",
-	    "recording", "match", "any_key", NULL };
+	    "recording", "match", "any_key", "split", "no_answer", NULL };
 	static const char *const tool_known[] = { "name", "arguments", NULL };
 	static const char *const usage_known[] = { "input", "output", NULL };
 	const json_t *v;
@@ -171,11 +171,12 @@ parse_reply(struct reply *r, const json_t *o, long line)
 	if ((v = json_object_get(o, "finish")) != NULL) {
 		const char *f = json_string_value(v);
 
-		if (f == NULL || (strcmp(f, "stop") != 0 &&
-		    strcmp(f, "length") != 0))
-			script_error(line, "finish", "not \"stop\" nor "
-			    "\"length\"");
-		r->length = strcmp(f, "length") == 0;
+		if (!json_is_null(v) && (f == NULL || (strcmp(f, "stop") !=
+		    0 && strcmp(f, "length") != 0)))
+			script_error(line, "finish", "not \"stop\", "
+			    "\"length\" nor null");
+		r->length = f != NULL && strcmp(f, "length") == 0;
+		r->no_finish = json_is_null(v);
 	}
 	if ((v = json_object_get(o, "tool_call")) != NULL) {
 		const json_t *a;
@@ -214,9 +215,17 @@ parse_reply(struct reply *r, const json_t *o, long line)
 	if ((v = json_object_get(o, "reset")) != NULL) {
 		if (!json_is_boolean(v))
 			script_error(line, "reset", "not true or false");
-		if (r->drop_after < 0)
-			script_error(line, "reset", "only with \"drop_after\"");
+		if (r->drop_after < 0 && json_object_get(o, "no_answer") ==
+		    NULL)
+			script_error(line, "reset", "only with \"drop_after\" "
+			    "or \"no_answer\"");
 		r->reset = json_is_true(v);
+	}
+	r->split = int_member(o, "split", 1, 1000000000, 4, line);
+	if ((v = json_object_get(o, "no_answer")) != NULL) {
+		if (!json_is_boolean(v))
+			script_error(line, "no_answer", "not true or false");
+		r->no_answer = json_is_true(v);
 	}
 	r->delay_ms = int_member(o, "delay_ms", 0, 3600000, 0, line);
 	r->chunk_delay_ms = int_member(o, "chunk_delay_ms", 0, 3600000, 0,

@@ -20,13 +20,17 @@
 struct recorded;
 
 /* What a reply ends with, as saop reads it; each format writes its own. */
-enum finish { FIN_STOP, FIN_LENGTH, FIN_TOOL, FIN_REFUSAL };
+/* FIN_NONE: the stream ends cleanly with no finish at all. */
+enum finish { FIN_STOP, FIN_LENGTH, FIN_TOOL, FIN_REFUSAL, FIN_NONE };
 
 /* One reply of the script (one line). */
 struct reply {
 	long line;		/* its line in the script */
 	const char *text;	/* the answer ("" when none) */
 	int length;		/* "finish": "length" */
+	int no_finish;		/* "finish": null */
+	long split;		/* characters a streamed piece (4) */
+	int no_answer;		/* closed with no status line */
 	const char *tool_name;	/* tool_call.name, or NULL */
 	char *tool_args;	/* tool_call.arguments as text (malloc) */
 	int status;		/* 0: 200 and an answer */
@@ -122,11 +126,20 @@ void add_event(struct answer *a, const char *name, json_t *o);
 /* Free a and its pieces (MHD's free callback: a void *). */
 void answer_free(void *cls);
 
+/*
+ * End the connection of a (a->conn) in the middle of its body, or before
+ * it: an RST when a->reset, else a FIN.
+ */
+void drop(struct answer *a);
+
 /* Sleep ms milliseconds (signals do not cut it short). */
 void sleep_ms(long ms);
 
-/* The next piece of *s as a new JSON string (advancing *s), or NULL. */
-json_t *next_piece(const char **s);
+/*
+ * The next piece of *s, at most chars characters (never a character
+ * cut), as a new JSON string (advancing *s), or NULL at its end.
+ */
+json_t *next_piece(const char **s, long chars);
 
 /* The tool's arguments as a JSON object ({} when they are not one). */
 json_t *args_object(const struct reply *r);

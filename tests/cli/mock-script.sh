@@ -5,7 +5,8 @@
 # with 0; a path that is no model's (404) takes no reply; the log never
 # holds the key (headers, ?key=, --key-header) but says one came;
 # delay_ms and chunk_delay_ms wait; a tool call streamed reaches
-# saop-suspend's record.
+# saop-suspend's record; split sizes the pieces, finish null ends a
+# stream with no finish in each format, no_answer closes with no status.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/mock-lib.sh"
 command -v jq >/dev/null 2>&1 || skip "no jq"
@@ -26,7 +27,7 @@ want() {
 	[ "$got" = "saop-mock: $tmp/bad.ndjson: $_w" ] ||
 	    fail "script $*: said '$got', not '$_w'"
 }
-want 'line 2: member "finish": not "stop" nor "length"' \
+want 'line 2: member "finish": not "stop", "length" nor null' \
     '{"text": "a"}' '{"finish": "lenght"}'
 want 'line 3: member "colour": not a member of a reply' \
     '# a comment' '' '{"colour": 1}'
@@ -37,7 +38,8 @@ want 'line 1: member "status": not a whole number from 200 to 599' \
     '{"status": "429"}'
 want 'line 1: member "retry_after": only with a status 429 or 5xx' \
     '{"status": 400, "retry_after": 1}'
-want 'line 1: member "reset": only with "drop_after"' '{"reset": true}'
+want 'line 1: member "reset": only with "drop_after" or "no_answer"' \
+    '{"reset": true}'
 want 'line 1: member "drop_after": not a whole number from 0 to 9223372036854775807' \
     '{"drop_after": -1}'
 want 'line 1: member "tool_call": no "name" (a string)' \
@@ -227,4 +229,43 @@ want 'line 1: member "recording": not with "body", "status" nor "drop_after"' \
 want 'line 1: member "text": not with "body"' '{"body": "x", "text": "y"}'
 want 'line 1: member "type": a string, only with "body"' '{"type": "text/html"}'
 want 'line 1: member "headers": "a" is not a string' '{"headers": {"a": 1}}'
+want 'line 1: member "split": not a whole number from 1 to 1000000000' \
+    '{"split": 0}'
+want 'line 1: member "no_answer": not true or false' '{"no_answer": 1}'
+
+# 7. split: the streamed text in pieces of that many characters (a
+#    character never cut); finish null: the stream ends cleanly, with no
+#    finish (nor usage, [DONE], message_stop, response.completed,
+#    finishReason); no_answer: the request read, no status line.
+mock_start openai '{"text": "abcdéfghij", "split": 3, "finish": null}' \
+    '{"text": "abcdéfghij", "split": 3, "finish": null}' \
+    '{"text": "abcdéfghij", "split": 3, "finish": null}' \
+    '{"text": "abcdéfghij", "split": 3, "finish": null}' \
+    '{"text": "abcdéfghij", "finish": null}' '{"no_answer": true}'
+b="http://127.0.0.1:$MOCK_PORT/v1"
+for p in chat/completions messages responses \
+    "models/m1:streamGenerateContent?alt=sse"; do
+	curl -sS -N -d '{"stream": true}' "$b/$p" >>"$tmp/nofin"
+done
+curl -sS -d '{}' "$b/chat/completions" >"$tmp/nofin.json"
+code=0
+curl -sS -d '{}' "$b/chat/completions" >"$tmp/none" 2>"$tmp/none.err" ||
+    code=$?
+[ "$code" -eq 52 ] && [ ! -s "$tmp/none" ] ||
+    fail "no_answer: curl $code: $(cat "$tmp/none" "$tmp/none.err")"
+[ "$(mock_log | jq -s 'length')" -eq 6 ] || fail "no_answer: not logged"
+sed -n 's/^data: //p' "$tmp/nofin" | grep -v '^\[DONE\]$' >"$tmp/nofin.d" ||
+    fail "no events: $(cat "$tmp/nofin")"
+# The text of each format, its pieces: 4 formats, abc déf ghi j.
+jq -s -e '[.[] | if .type == "content_block_delta" then .delta.text
+    elif .type == "response.output_text.delta" then .delta
+    else .choices[0].delta.content // .candidates[0].content.parts[0].text
+    end | select(. != null and . != "")]
+    == [range(4) | "abc", "déf", "ghi", "j"]' "$tmp/nofin.d" >/dev/null ||
+    fail "split: $(cat "$tmp/nofin.d")"
+! grep -q 'DONE\|message_delta\|message_stop\|response.completed\|response.incomplete\|finishReason\|"finish_reason":"' \
+    "$tmp/nofin" || fail "finish null: a finish: $(cat "$tmp/nofin")"
+jqf '.choices[0].finish_reason == null and
+    .choices[0].message.content == "abcdéfghij"' "$tmp/nofin.json"
+mock_stop
 exit 0
