@@ -25,9 +25,9 @@
  * then MHD_CONTENT_READER_END_WITH_ERROR: MHD closes the connection.
  */
 
-/* Append s (taken: freed here on failure) as a piece of a. */
+/* Append the n bytes at s (taken: freed here on failure) as a piece. */
 void
-add_piece(struct answer *a, char *s)
+add_bytes(struct answer *a, char *s, size_t n)
 {
 	if (s == NULL) {
 		a->oom = 1;
@@ -36,16 +36,42 @@ add_piece(struct answer *a, char *s)
 	if (a->npiece == a->cap) {
 		size_t ncap = a->cap ? a->cap * 2 : 16;
 		char **np = realloc(a->piece, ncap * sizeof(*np));
+		size_t *nl;
 
-		if (np == NULL) {
+		if (np != NULL)
+			a->piece = np;
+		nl = np == NULL ? NULL : realloc(a->plen, ncap *
+		    sizeof(*nl));
+		if (nl == NULL) {
 			free(s);
 			a->oom = 1;
 			return;
 		}
-		a->piece = np;
+		a->plen = nl;
 		a->cap = ncap;
 	}
+	a->plen[a->npiece] = n;
 	a->piece[a->npiece++] = s;
+}
+
+/* Append s (taken: freed here on failure) as a piece of a. */
+void
+add_piece(struct answer *a, char *s)
+{
+	add_bytes(a, s, s != NULL ? strlen(s) : 0);
+}
+
+/* Take the reply r's chunks, their delay, its drop and framing into a. */
+void
+answer_faults(struct answer *a, const struct reply *r)
+{
+	a->drop_after = r->drop_after;
+	a->reset = r->reset;
+	a->chunk_delay_ms = r->chunk_delay_ms;
+	a->chunks = r->chunks;
+	a->random_chunks = r->random_chunks;
+	a->rng = r->seed * 2654435761u + 0x9e3779b97f4a7c15ull;
+	a->until_close = r->until_close;
 }
 
 /* Append o (taken) as JSON text, compact, a piece of its own. */
@@ -92,6 +118,7 @@ answer_free(void *cls)
 	for (i = 0; i < a->npiece; i++)
 		free(a->piece[i]);
 	free(a->piece);
+	free(a->plen);
 	free(a);
 }
 
@@ -139,11 +166,25 @@ drop(struct answer *a)
 	}
 }
 
+/* The size of a's next chunk: chunks, or 1 to chunks drawn (xorshift64). */
+static size_t
+next_chunk(struct answer *a)
+{
+	if (!a->random_chunks)
+		return (size_t)a->chunks;
+	a->rng ^= a->rng << 13;
+	a->rng ^= a->rng >> 7;
+	a->rng ^= a->rng << 17;
+	return 1 + (size_t)(a->rng % (unsigned long long)a->chunks);
+}
+
 /*
  * MHD's content reader: the next bytes of a's body into buf (at most
- * max), one piece at most per call, a piece after the first waited for
- * by chunk_delay_ms; the connection dropped once drop_after bytes are
- * out.  Returns the bytes given, or MHD's end of stream or error.
+ * max), one piece at most per call (with "chunks", one chunk at most, a
+ * chunk never spanning two pieces), a piece (or chunk) after the first
+ * waited for by chunk_delay_ms; the connection dropped once drop_after
+ * bytes are out.  Returns the bytes given, or MHD's end of stream or
+ * error.
  */
 static ssize_t
 read_answer(void *cls, uint64_t pos, char *buf, size_t max)
@@ -158,18 +199,26 @@ read_answer(void *cls, uint64_t pos, char *buf, size_t max)
 	}
 	if (a->at == a->npiece)
 		return MHD_CONTENT_READER_END_OF_STREAM;
-	if (a->off == 0 && a->at > 0 && a->chunk_delay_ms > 0)
+	if (a->chunks > 0 && a->off == 0)
+		a->chunk_left = 0;
+	if ((a->chunks > 0 ? a->chunk_left == 0 : a->off == 0) &&
+	    a->sent > 0 && a->chunk_delay_ms > 0)
 		sleep_ms(a->chunk_delay_ms);
-	len = strlen(a->piece[a->at]);
+	if (a->chunks > 0 && a->chunk_left == 0)
+		a->chunk_left = next_chunk(a);
+	len = a->plen[a->at];
 	n = len - a->off;
 	if (n > max)
 		n = max;
+	if (a->chunks > 0 && n > a->chunk_left)
+		n = a->chunk_left;
 	if (a->drop_after >= 0 && n > (unsigned long long)a->drop_after -
 	    a->sent)
 		n = (size_t)((unsigned long long)a->drop_after - a->sent);
 	memcpy(buf, a->piece[a->at] + a->off, n);
 	a->off += n;
 	a->sent += n;
+	a->chunk_left -= a->chunks > 0 ? n : 0;
 	if (a->off == len) {
 		a->at++;
 		a->off = 0;
@@ -287,28 +336,49 @@ add_headers(struct MHD_Response *resp, const json_t *extra)
 }
 
 /*
+ * A new MHD response of a (a->conn set to c; freed with it, or here when
+ * NULL is returned: out of memory), of unknown length when chunked (or
+ * until_close: an HTTP/1.0 answer ended by the close).
+ */
+struct MHD_Response *
+answer_response(struct MHD_Connection *c, struct answer *a, int chunked)
+{
+	struct MHD_Response *resp;
+	unsigned long long total = 0;
+	size_t i;
+
+	a->conn = c;
+	for (i = 0; i < a->npiece; i++)
+		total += a->plen[i];
+	resp = MHD_create_response_from_callback(chunked || a->until_close ?
+	    MHD_SIZE_UNKNOWN : total, 64 * 1024, read_answer, a, answer_free);
+	if (resp == NULL) {
+		answer_free(a);
+		return NULL;
+	}
+	if (a->until_close && MHD_set_response_options(resp,
+	    MHD_RF_HTTP_1_0_SERVER, MHD_RO_END) != MHD_YES) {
+		MHD_destroy_response(resp);
+		return NULL;
+	}
+	return resp;
+}
+
+/*
  * Queue the response of a (taken) with status st and content type
- * ctype, with Retry-After when retry_after >= 0 and the headers of extra
- * (an object, or NULL).  Returns MHD's result.
+ * ctype, chunked or with its length, with Retry-After when retry_after
+ * >= 0 and the headers of extra (an object, or NULL).  Returns MHD's
+ * result.
  */
 enum MHD_Result
 queue(struct MHD_Connection *c, struct answer *a, int st, const char *ctype,
     long retry_after, int chunked, const json_t *extra)
 {
-	struct MHD_Response *resp;
-	unsigned long long total = 0;
+	struct MHD_Response *resp = answer_response(c, a, chunked);
 	enum MHD_Result rc;
-	size_t i;
 
-	a->conn = c;
-	for (i = 0; i < a->npiece; i++)
-		total += strlen(a->piece[i]);
-	resp = MHD_create_response_from_callback(chunked ? MHD_SIZE_UNKNOWN :
-	    total, 64 * 1024, read_answer, a, answer_free);
-	if (resp == NULL) {
-		answer_free(a);
+	if (resp == NULL)
 		return MHD_NO;
-	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	if (chunked)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,

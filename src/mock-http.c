@@ -264,7 +264,7 @@ key_state(struct MHD_Connection *c)
 /*
  * Answer with the raw body of r (its status, type and headers) or its
  * recording (as --replay does, r's headers added).  a (taken) carries
- * the drop.  Returns MHD's result.
+ * the faults (drop, chunks, framing).  Returns MHD's result.
  */
 static enum MHD_Result
 respond_raw(struct MHD_Connection *c, const struct reply *r,
@@ -285,9 +285,23 @@ respond_raw(struct MHD_Connection *c, const struct reply *r,
 		return queue(c, a, r->status != 0 ? r->status : 200, r->type,
 		    r->retry_after, 0, r->headers);
 	}
-	answer_free(a);
-	if ((resp = replay_response(r->rec, &st)) == NULL)
-		return MHD_NO;
+	{
+		size_t len;
+		int stream;
+		const char *data = replay_body(r->rec, &len, &stream, &st);
+		char *copy = malloc(len + 1);
+
+		if (copy != NULL)
+			memcpy(copy, data, len);
+		add_bytes(a, copy, len);
+		if (a->oom) {
+			answer_free(a);
+			return MHD_NO;
+		}
+		if ((resp = answer_response(c, a, stream)) == NULL)
+			return MHD_NO;
+	}
+	replay_headers(r->rec, resp);
 	add_headers(resp, r->headers);
 	rc = MHD_queue_response(c, st, resp);
 	MHD_destroy_response(resp);
@@ -426,9 +440,7 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		return queue(c, a, exhausted_status, "application/json", -1, 0,
 		    NULL);
 	}
-	a->drop_after = r->drop_after;
-	a->reset = r->reset;
-	a->chunk_delay_ms = r->chunk_delay_ms;
+	answer_faults(a, r);
 	if (r->delay_ms > 0)
 		sleep_ms(r->delay_ms);
 	if (r->no_answer) {

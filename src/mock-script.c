@@ -129,9 +129,9 @@ parse_raw(struct reply *r, const json_t *o, long line)
 
 		if (!json_is_string(v))
 			script_error(line, "recording", "not a string");
-		if (r->body != NULL || r->status != 0 || r->drop_after >= 0)
-			script_error(line, "recording", "not with \"body\", "
-			    "\"status\" nor \"drop_after\"");
+		if (r->body != NULL || r->status != 0)
+			script_error(line, "recording", "not with \"body\" "
+			    "nor \"status\"");
 		if (asprintf(&path, "%.*s%s", json_string_value(v)[0] ==
 		    '/' || slash == NULL ? 0 : (int)(slash - script_path + 1),
 		    script_path, json_string_value(v)) < 0)
@@ -154,7 +154,7 @@ parse_reply(struct reply *r, const json_t *o, long line)
 	static const char *const known[] = { "text", "finish", "tool_call",
 	    "status", "retry_after", "drop_after", "reset", "delay_ms",
 	    "chunk_delay_ms", "refusal", "usage", "body", "type", "headers",
-	    "recording", "match", "any_key", "split", "no_answer", NULL };
+	    "recording", "match", "any_key", "split", "no_answer", "chunks", "until_close", NULL };
 	static const char *const tool_known[] = { "name", "arguments", NULL };
 	static const char *const usage_known[] = { "input", "output", NULL };
 	const json_t *v;
@@ -222,6 +222,27 @@ parse_reply(struct reply *r, const json_t *o, long line)
 		r->reset = json_is_true(v);
 	}
 	r->split = int_member(o, "split", 1, 1000000000, 4, line);
+	if ((v = json_object_get(o, "chunks")) != NULL) {
+		static const char *const chunks_known[] = { "seed", "max",
+		    NULL };
+
+		if (json_is_object(v)) {
+			only_members(v, chunks_known, "chunks", line);
+			r->random_chunks = 1;
+			r->seed = (unsigned long)int_member(v, "seed", 0,
+			    LONG_MAX, 1, line);
+			r->chunks = int_member(v, "max", 1, 1000000000, 40,
+			    line);
+		} else {
+			r->chunks = int_member(o, "chunks", 1, 1000000000, 0,
+			    line);
+		}
+	}
+	if ((v = json_object_get(o, "until_close")) != NULL) {
+		if (!json_is_boolean(v))
+			script_error(line, "until_close", "not true or false");
+		r->until_close = json_is_true(v);
+	}
 	if ((v = json_object_get(o, "no_answer")) != NULL) {
 		if (!json_is_boolean(v))
 			script_error(line, "no_answer", "not true or false");

@@ -31,6 +31,10 @@ struct reply {
 	int no_finish;		/* "finish": null */
 	long split;		/* characters a streamed piece (4) */
 	int no_answer;		/* closed with no status line */
+	long chunks;		/* bytes a chunk (the most), 0: a piece */
+	int random_chunks;	/* 1 to chunks bytes, drawn from seed */
+	unsigned long seed;
+	int until_close;	/* no length, no chunks: ends at the close */
 	const char *tool_name;	/* tool_call.name, or NULL */
 	char *tool_args;	/* tool_call.arguments as text (malloc) */
 	int status;		/* 0: 200 and an answer */
@@ -56,11 +60,17 @@ enum wire { W_OPENAI, W_RESPONSES, W_ANTHROPIC, W_GEMINI };
 /* A body to send: pieces handed to MHD one by one, and the faults. */
 struct answer {
 	char **piece;
+	size_t *plen;		/* each piece's length */
 	size_t npiece, cap;
 	size_t at, off;		/* the piece being sent, and how far */
 	unsigned long long sent;	/* bytes of the body sent */
 	long drop_after, chunk_delay_ms;
 	int reset;
+	long chunks;		/* the reply's */
+	int random_chunks;
+	unsigned long long rng;	/* xorshift64's state */
+	size_t chunk_left;	/* bytes left of the chunk being sent */
+	int until_close;	/* the reply's */
 	struct MHD_Connection *conn;
 	int oom;		/* a piece could not be made */
 };
@@ -116,6 +126,20 @@ void script_free(void);
 
 /* Append s (taken: freed here on failure) as a piece of a. */
 void add_piece(struct answer *a, char *s);
+
+/* Append the n bytes at s (taken: freed here on failure) as a piece. */
+void add_bytes(struct answer *a, char *s, size_t n);
+
+/* Take the reply r's chunks, their delay, its drop and framing into a. */
+void answer_faults(struct answer *a, const struct reply *r);
+
+/*
+ * A new MHD response of a (a->conn set to c; freed with it, or here when
+ * NULL is returned: out of memory), of unknown length when chunked (or
+ * until_close: an HTTP/1.0 answer ended by the close).
+ */
+struct MHD_Response *answer_response(struct MHD_Connection *c,
+    struct answer *a, int chunked);
 
 /* Append o (taken) as JSON text, compact, a piece of its own. */
 void add_json(struct answer *a, json_t *o);
