@@ -147,7 +147,7 @@ parse_raw(struct reply *r, const json_t *o, long line)
 			    r->body != NULL ? "body" : "recording");
 }
 
-
+/* Fill r from the script line o (line): exits 65 on a bad member. */
 static void
 parse_reply(struct reply *r, const json_t *o, long line)
 {
