@@ -438,15 +438,36 @@ struct MHD_Response *
 replay_response(const struct recorded *rec, unsigned *status)
 {
 	struct MHD_Response *resp;
-	const char *key;
-	json_t *v;
-	int typed = 0;
 
 	resp = MHD_create_response_from_callback(rec->stream ?
 	    MHD_SIZE_UNKNOWN : rec->len, 64 * 1024, read_recorded,
 	    (void *)rec, NULL);
 	if (resp == NULL)
 		return NULL;
+	replay_headers(rec, resp);
+	*status = rec->status;
+	return resp;
+}
+
+/* See mock-replay.h. */
+const char *
+replay_body(const struct recorded *rec, size_t *len, int *stream,
+    unsigned *status)
+{
+	*len = rec->len;
+	*stream = rec->stream;
+	*status = rec->status;
+	return rec->body;
+}
+
+/* See mock-replay.h. */
+void
+replay_headers(const struct recorded *rec, struct MHD_Response *resp)
+{
+	const char *key;
+	json_t *v;
+	int typed = 0;
+
 	json_object_foreach(rec->headers, key, v) {
 		if (!json_is_string(v) || transfer_header(key))
 			continue;
@@ -459,8 +480,6 @@ replay_response(const struct recorded *rec, unsigned *status)
 		    ends_with(rec->name, ".sse") ? "text/event-stream" :
 		    ends_with(rec->name, ".ndjson") ? "application/x-ndjson" :
 		    "application/json");
-	*status = rec->status;
-	return resp;
 }
 
 /* Free what rec holds (not rec). */

@@ -46,6 +46,16 @@ long replay_number(const struct recorded *rec);
 struct MHD_Response *replay_response(const struct recorded *rec,
     unsigned *status);
 
+/*
+ * The recorded body of rec (*len bytes), whether it is a stream (sent
+ * chunked) and its status.
+ */
+const char *replay_body(const struct recorded *rec, size_t *len,
+    int *stream, unsigned *status);
+
+/* Add rec's recorded headers to resp (but the transfer's), a type. */
+void replay_headers(const struct recorded *rec, struct MHD_Response *resp);
+
 /* Free what replay_load() read. */
 void replay_free(void);
 

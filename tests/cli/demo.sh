@@ -6,7 +6,7 @@
 # scripts/build is a stand-in that makes that noise and links build/src
 # to the programs built here.
 . "$top_srcdir/tests/cli/lib.sh"
-for t in jq sqlite3 "${PYTHON3:-python3}"; do
+for t in jq sqlite3; do
 	command -v "$t" >/dev/null 2>&1 || skip "no $t"
 done
 unset SAOP_API_KEY OPENAI_API_KEY ANTHROPIC_API_KEY SAOP_DB 2>/dev/null || true
@@ -15,7 +15,6 @@ t="$tmp/tree"
 mkdir -p "$t/scripts" "$t/tests"
 cp "$top_srcdir/scripts/demo" "$t/scripts/demo"
 ln -s "$top_srcdir/examples" "$t/examples"
-ln -s "$top_srcdir/tests/fake-llm.py" "$t/tests/fake-llm.py"
 printf '#!/bin/sh\nexit 0\n' >"$t/scripts/deps"
 cat >"$t/scripts/build" <<BUILD
 #!/bin/sh

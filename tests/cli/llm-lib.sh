@@ -1,8 +1,7 @@
 # llm-lib.sh: start and stop the fake LLM server from a shell test:
 # saop-mock, its script made from the steps below; tests/fake-llm.py only
-# for a step saop-mock's script cannot say (chunks/seed, split, mode,
-# refuse, finish null, a cut fixture: see _fl_reply) or with
-# FAKE_LLM_PYTHON set.  Source it after lib.sh:
+# for a step saop-mock's script cannot say (see _fl_reply: Bedrock's
+# event-stream files) or with FAKE_LLM_PYTHON set.  Source it after lib.sh:
 #
 #	. "$top_srcdir/tests/cli/lib.sh"
 #	. "$top_srcdir/tests/cli/llm-lib.sh"
@@ -140,12 +139,17 @@ _fl_reply='
 	(keys - ["text", "finish", "tool", "usage", "status", "message",
 	    "body", "type", "headers", "retry_after", "delay_ms", "cut",
 	    "how", "fixture", "check_key", "match", "tool_call", "drop_after",
-	    "reset"]) as $no |
+	    "reset", "split", "drip_ms", "refuse", "chunks", "seed",
+	    "framing"]) as $no |
 	if $no != [] then error("\($no)") else . end |
-	if has("finish") and (.finish | IN("stop", "length", "tool_calls") |
-	    not) then error("finish \(.finish)") else . end |
-	if has("fixture") and (has("cut") or has("status") or has("body"))
-	    then error("a fixture cut or with a status") else . end |
+	if has("finish") and (.finish | IN("stop", "length", "tool_calls",
+	    null) | not) then error("finish \(.finish)") else . end |
+	if has("fixture") and (has("status") or has("body"))
+	    then error("a fixture with a status") else . end |
+	if has("chunks") and .chunks != "random" then
+	    error("chunks \(.chunks)") else . end |
+	if has("framing") and .framing != "close" then
+	    error("framing \(.framing)") else . end |
 	if (.status // 200) != 200 and (has("body") | not) and
 	    (has("text") or has("tool") or has("finish")) then
 	    error("an answer with a status") else . end |
@@ -157,7 +161,9 @@ _fl_reply='
 	    elif (.status // 200) != 200 then
 	        {text: (.message // "fake error \(.status)")}
 	    else {text: (.text // "")} +
-	        (if .finish == "length" then {finish: "length"} else {} end) +
+	        (if .finish == "length" then {finish: "length"} elif has("finish")
+	            and .finish == null then {finish: null} else {} end) +
+	        (if has("split") then {split} else {} end) +
 	        (if has("tool") then {tool_call: .tool} else {} end) +
 	        (if has("tool_call") then {tool_call} else {} end) +
 	        {usage: (if has("usage") then {input: .usage[0],
@@ -169,6 +175,10 @@ _fl_reply='
 	    {}) + (if has("retry_after") then {"Retry-After":
 	    (.retry_after | tostring)} else {} end))} else {} end) +
 	(if has("delay_ms") then {delay_ms} else {} end) +
+	(if has("drip_ms") then {chunk_delay_ms: .drip_ms} else {} end) +
+	(if .refuse == true then {no_answer: true} else {} end) +
+	(if has("chunks") then {chunks: {seed: (.seed // 1)}} else {} end) +
+	(if .framing == "close" then {until_close: true} else {} end) +
 	(if has("cut") then {drop_after: .cut, reset: ((.how // "reset") ==
 	    "reset")} else {} end) +
 	(if has("drop_after") then {drop_after, reset: (.reset // false)}

@@ -33,7 +33,7 @@ for prov in openai-responses gemini; do
 	fake_llm_requests >"$tmp/req"
 	if [ "$prov" = gemini ]; then
 		jqf '.path == "/v1/models/fake-model:streamGenerateContent?alt=sse"
-		    and .headers["x-goog-api-key"] != null and .key == "ok"
+		    and .key_in == ["x-goog-api-key"] and .key == "ok"
 		    and (.headers | has("authorization") | not)
 		    and .body.systemInstruction.parts[0].text == "be brief"
 		    and .body.contents == [{"role": "user", "parts":

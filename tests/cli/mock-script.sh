@@ -5,7 +5,8 @@
 # with 0; a path that is no model's (404) takes no reply; the log never
 # holds the key (headers, ?key=, --key-header) but says one came;
 # delay_ms and chunk_delay_ms wait; a tool call streamed reaches
-# saop-suspend's record.
+# saop-suspend's record; split sizes the pieces, finish null ends a
+# stream with no finish in each format, no_answer closes with no status.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/mock-lib.sh"
 command -v jq >/dev/null 2>&1 || skip "no jq"
@@ -26,7 +27,7 @@ want() {
 	[ "$got" = "saop-mock: $tmp/bad.ndjson: $_w" ] ||
 	    fail "script $*: said '$got', not '$_w'"
 }
-want 'line 2: member "finish": not "stop" nor "length"' \
+want 'line 2: member "finish": not "stop", "length" nor null' \
     '{"text": "a"}' '{"finish": "lenght"}'
 want 'line 3: member "colour": not a member of a reply' \
     '# a comment' '' '{"colour": 1}'
@@ -37,7 +38,8 @@ want 'line 1: member "status": not a whole number from 200 to 599' \
     '{"status": "429"}'
 want 'line 1: member "retry_after": only with a status 429 or 5xx' \
     '{"status": 400, "retry_after": 1}'
-want 'line 1: member "reset": only with "drop_after"' '{"reset": true}'
+want 'line 1: member "reset": only with "drop_after" or "no_answer"' \
+    '{"reset": true}'
 want 'line 1: member "drop_after": not a whole number from 0 to 9223372036854775807' \
     '{"drop_after": -1}'
 want 'line 1: member "tool_call": no "name" (a string)' \
@@ -222,9 +224,106 @@ wait_port "$tmp/raw/port3" "$MOCK_PID" saop-mock
 mock_stop
 expect_status 64 saop-mock --script "$tmp/raw/k.ndjson" --key-env \
     SAOP_NO_SUCH_VARIABLE 2>/dev/null
-want 'line 1: member "recording": not with "body", "status" nor "drop_after"' \
+want 'line 1: member "recording": not with "body" nor "status"' \
     '{"status": 500, "recording": "x.json"}'
 want 'line 1: member "text": not with "body"' '{"body": "x", "text": "y"}'
 want 'line 1: member "type": a string, only with "body"' '{"type": "text/html"}'
 want 'line 1: member "headers": "a" is not a string' '{"headers": {"a": 1}}'
+want 'line 1: member "split": not a whole number from 1 to 1000000000' \
+    '{"split": 0}'
+want 'line 1: member "no_answer": not true or false' '{"no_answer": 1}'
+
+# 7. split: the streamed text in pieces of that many characters (a
+#    character never cut); finish null: the stream ends cleanly, with no
+#    finish (nor usage, [DONE], message_stop, response.completed,
+#    finishReason); no_answer: the request read, no status line.
+mock_start openai '{"text": "abcdéfghij", "split": 3, "finish": null}' \
+    '{"text": "abcdéfghij", "split": 3, "finish": null}' \
+    '{"text": "abcdéfghij", "split": 3, "finish": null}' \
+    '{"text": "abcdéfghij", "split": 3, "finish": null}' \
+    '{"text": "abcdéfghij", "finish": null}' '{"no_answer": true}'
+b="http://127.0.0.1:$MOCK_PORT/v1"
+for p in chat/completions messages responses \
+    "models/m1:streamGenerateContent?alt=sse"; do
+	curl -sS -N -d '{"stream": true}' "$b/$p" >>"$tmp/nofin"
+done
+curl -sS -d '{}' "$b/chat/completions" >"$tmp/nofin.json"
+code=0
+curl -sS -d '{}' "$b/chat/completions" >"$tmp/none" 2>"$tmp/none.err" ||
+    code=$?
+[ "$code" -eq 52 ] && [ ! -s "$tmp/none" ] ||
+    fail "no_answer: curl $code: $(cat "$tmp/none" "$tmp/none.err")"
+[ "$(mock_log | jq -s 'length')" -eq 6 ] || fail "no_answer: not logged"
+sed -n 's/^data: //p' "$tmp/nofin" | grep -v '^\[DONE\]$' >"$tmp/nofin.d" ||
+    fail "no events: $(cat "$tmp/nofin")"
+# The text of each format, its pieces: 4 formats, abc déf ghi j.
+jq -s -e '[.[] | if .type == "content_block_delta" then .delta.text
+    elif .type == "response.output_text.delta" then .delta
+    else .choices[0].delta.content // .candidates[0].content.parts[0].text
+    end | select(. != null and . != "")]
+    == [range(4) | "abc", "déf", "ghi", "j"]' "$tmp/nofin.d" >/dev/null ||
+    fail "split: $(cat "$tmp/nofin.d")"
+! grep -q 'DONE\|message_delta\|message_stop\|response.completed\|response.incomplete\|finishReason\|"finish_reason":"' \
+    "$tmp/nofin" || fail "finish null: a finish: $(cat "$tmp/nofin")"
+jqf '.choices[0].finish_reason == null and
+    .choices[0].message.content == "abcdéfghij"' "$tmp/nofin.json"
+mock_stop
+# 8. chunks: the body written in chunks of at most N bytes (each a chunk
+#    of the chunked encoding; never two events in one), or of 1 to max
+#    bytes drawn from a seed (the same each run); until_close: HTTP/1.0,
+#    no length nor chunks, the body ended by the close; a recording cut
+#    by drop_after.
+# sizes FILE: the sizes (decimal) of the chunks of curl --raw's FILE.
+sizes() {
+	awk 'BEGIN { RS = "\r\n" } NR % 2 == 1 && $0 != "" && $0 != "0"' \
+	    "$1" | while read -r _h; do echo $((0x$_h)); done
+}
+cp "$top_srcdir/tests/fixtures/llm/openrouter-429.json" "$tmp/raw/rec.json"
+t='"text": "abcdefghijklmnopqrstuvwxyz"'
+printf '%s\n' "{$t, \"chunks\": 5}" \
+    "{$t, \"chunks\": {\"seed\": 7, \"max\": 9}}" \
+    "{$t, \"chunks\": {\"seed\": 7, \"max\": 9}}" \
+    "{$t, \"chunks\": {\"seed\": 8, \"max\": 9}}" "{$t}" \
+    "{$t, \"until_close\": true}" \
+    '{"recording": "rec.json", "drop_after": 10}' >"$tmp/raw/c.ndjson"
+saop-mock --script "$tmp/raw/c.ndjson" --port-file "$tmp/raw/cport" \
+    --max-seconds 60 &
+MOCK_PID=$!
+wait_port "$tmp/raw/cport" "$MOCK_PID" saop-mock
+u="http://127.0.0.1:$(cat "$tmp/raw/cport")/v1/chat/completions"
+for i in 1 2 3 4; do
+	curl -sS --raw -d '{"stream": true}' "$u" >"$tmp/c$i"
+done
+curl -sS -d '{"stream": true}' "$u" >"$tmp/c5"
+curl -sS -i -d '{"stream": true}' "$u" >"$tmp/c6"
+code=0
+curl -sS -o "$tmp/c7" -d '{}' "$u" 2>/dev/null || code=$?
+mock_stop
+sizes "$tmp/c1" >"$tmp/s1"
+[ "$(sort -n "$tmp/s1" | tail -1)" -eq 5 ] &&
+    [ "$(wc -l <"$tmp/s1")" -gt 40 ] || fail "chunks 5: $(cat "$tmp/s1")"
+sizes "$tmp/c2" >"$tmp/s2"
+sizes "$tmp/c3" >"$tmp/s3"
+sizes "$tmp/c4" >"$tmp/s4"
+cmp -s "$tmp/s2" "$tmp/s3" || fail "a seed's chunks differ between runs"
+! cmp -s "$tmp/s2" "$tmp/s4" || fail "seeds 7 and 8 cut alike"
+[ "$(sort -n "$tmp/s2" | head -1)" -ge 1 ] &&
+    [ "$(sort -n "$tmp/s2" | tail -1)" -le 9 ] &&
+    [ "$(sort -u "$tmp/s2" | wc -l)" -gt 3 ] ||
+    fail "chunks 1 to 9: $(cat "$tmp/s2")"
+# Chunked or not, the same body.
+for i in 1 2; do
+	awk 'BEGIN { RS = "\r\n"; ORS = "" } NR % 2 == 0' "$tmp/c$i" |
+	    cmp -s - "$tmp/c5" || fail "chunks $i: another body"
+done
+head -1 "$tmp/c6" | grep -q '^HTTP/1.0 200' &&
+    ! grep -qi '^content-length:\|^transfer-encoding:' "$tmp/c6" &&
+    tr -d '\r' <"$tmp/c6" | sed '1,/^$/d' | cmp -s - "$tmp/c5" ||
+    fail "until_close: $(cat "$tmp/c6")"
+[ "$code" -eq 18 ] && [ "$(wc -c <"$tmp/c7")" -eq 10 ] &&
+    [ "$(cat "$tmp/c7")" = "$(head -c 10 "$tmp/raw/rec.json")" ] ||
+    fail "a recording's drop_after: curl $code: $(cat "$tmp/c7")"
+want 'line 1: member "chunks": unknown member "min"' \
+    '{"chunks": {"min": 1}}'
+want 'line 1: member "until_close": not true or false' '{"until_close": 1}'
 exit 0

@@ -57,7 +57,7 @@ for provider in openai anthropic; do
 done
 
 # A drop before any text: the raw text is unchanged.
-fake_llm_start '{"text": "\"b\", \"c\", \"d\"]}", "mode": "json", "cut": 0, "how": "reset"}'
+fake_llm_start '{"text": "\"b\", \"c\", \"d\"]}", "cut": 0, "how": "reset"}'
 expect_status 75 saop-resume --no-wait "$data/resume/trunc.ndjson" \
     >"$tmp/out" 2>/dev/null
 jqf '.raw == "{\"name\": \"saop\", \"tags\": [\"a\", "' "$tmp/out"

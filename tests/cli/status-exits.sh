@@ -64,7 +64,7 @@ for p in saop-suspend saop-resume saop-validate; do
 done
 
 # 4. 76: saop-suspend given a broken event stream (the event named).
-fake_llm_start '{"body": "data: {\"choices\": [{\"index\": 0, \"delta\": \"7777\"}]}\n\n", "type": "text/event-stream", "mode": "raw"}'
+fake_llm_start '{"body": "data: {\"choices\": [{\"index\": 0, \"delta\": \"7777\"}]}\n\n", "type": "text/event-stream"}'
 expect_status 76 saop-suspend "$tmp/ask.ndjson" >"$tmp/out" 2>"$tmp/err"
 grep -q 'SSE event' "$tmp/err" || fail "suspend 76: $(cat "$tmp/err")"
 fake_llm_stop
