@@ -339,18 +339,6 @@ turn_text(const json_t *m, int gemini, struct text *t)
 	    t);
 }
 
-/* The first needle[0..n) in hay[0..hlen), or NULL. */
-static const char *
-find(const char *hay, size_t hlen, const char *needle, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i + n <= hlen; i++)
-		if (memcmp(hay + i, needle, n) == 0)
-			return hay + i;
-	return NULL;
-}
-
 /* ---- where to carry on from ---- */
 
 /* 1 when byte c continues a UTF-8 character, else 0. */
@@ -563,10 +551,10 @@ oracle_answer(const json_t *body, struct oracle_reply *r)
 		 * continuation read two ways, maybe what came after it. */
 		const char *tok = p + strlen(SAOP_RESUME_TOKEN_LABEL);
 		const char *end_all = user.s + user.len;
-		const char *after = find(tok, (size_t)(end_all - tok),
+		const char *after = memmem(tok, (size_t)(end_all - tok),
 		    SAOP_RESUME_TAIL_LABEL, strlen(SAOP_RESUME_TAIL_LABEL));
 		const char *tok_end = after != NULL ? after : end_all;
-		const char *again = find(tok, (size_t)(tok_end - tok),
+		const char *again = memmem(tok, (size_t)(tok_end - tok),
 		    SAOP_RESUME_AGAIN_LABEL, strlen(SAOP_RESUME_AGAIN_LABEL));
 
 		form = "tail";
@@ -585,7 +573,7 @@ oracle_answer(const json_t *body, struct oracle_reply *r)
 
 		if (tail) {
 			/* The first place it occurs, in the first answer. */
-			p = find(c->text, c->len, shown.s, shown.len);
+			p = memmem(c->text, c->len, shown.s, shown.len);
 			if (p != NULL) {
 				a = c;
 				at = (size_t)(p - c->text) + shown.len;
