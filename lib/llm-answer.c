@@ -757,14 +757,42 @@ anthropic_event(struct saop__llm_parser *p, const char *type, const json_t *o)
 	}
 }
 
+/*
+ * A whole tool call under key ix (a block of a whole Anthropic Message
+ * or Converse answer): its id and name, its input written as compact
+ * JSON into its arguments (under the size limit), closed.  On ENOMEM or
+ * past the limit, p->fail is set.
+ */
+static void
+whole_call(struct saop__llm_parser *p, long ix, const json_t *id,
+    const json_t *name, const json_t *in)
+{
+	struct tool *t;
+	char *s;
+	int r;
+
+	if ((t = tool_at(p, ix, 1)) == NULL)
+		return;
+	tool_str(&t->id, id);
+	tool_str(&t->name, name);
+	t->closed = 1;
+	if (in == NULL)
+		return;
+	if ((s = json_dumps(in, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL) {
+		p->fail = SAOP_ENOMEM;
+		return;
+	}
+	if ((r = saop__buf_append_max(&t->args, s, strlen(s), p->limit)) != 0)
+		p->fail = -r;
+	free(s);
+}
+
 /* A whole Anthropic Message. */
 static void
 anthropic_message(struct saop__llm_parser *p, const json_t *o)
 {
-	json_t *b, *in;
+	json_t *b;
 	size_t i;
-	struct tool *t;
-	char *s;
 
 	if (!absent_or(json_object_get(o, "content"), JSON_ARRAY)) {
 		bad_chunk(p, "the message's content is not an array");
@@ -782,18 +810,10 @@ anthropic_message(struct saop__llm_parser *p, const json_t *o)
 			add_text(p, json_object_get(b, "text"));
 		} else if (k == B_SERVER) {
 			server_block(p, (long)i, b);
-		} else if (k == B_CALL && (t = tool_at(p, (long)i, 1)) !=
-		    NULL) {
-			tool_str(&t->id, json_object_get(b, "id"));
-			tool_str(&t->name, json_object_get(b, "name"));
-			t->closed = 1;
-			in = json_object_get(b, "input");
-			s = in != NULL ? json_dumps(in, JSON_COMPACT |
-			    JSON_ENCODE_ANY) : NULL;
-			if (s != NULL && saop__buf_append_max(&t->args, s,
-			    strlen(s), p->limit) != 0)
-				p->fail = SAOP_ELIMIT;
-			free(s);
+		} else if (k == B_CALL) {
+			whole_call(p, (long)i, json_object_get(b, "id"),
+			    json_object_get(b, "name"), json_object_get(b,
+			    "input"));
 		}
 	}
 	set_finish(p, json_string_value(json_object_get(o,
@@ -1149,10 +1169,8 @@ bedrock_whole(struct saop__llm_parser *p, const json_t *o)
 {
 	const json_t *c = json_object_get(json_object_get(json_object_get(o,
 	    "output"), "message"), "content");
-	json_t *b, *u, *in;
-	struct tool *t;
+	json_t *b, *u;
 	size_t i;
-	char *s;
 
 	if (!json_is_array(c) ||
 	    !json_is_string(json_object_get(o, "stopReason"))) {
@@ -1164,18 +1182,10 @@ bedrock_whole(struct saop__llm_parser *p, const json_t *o)
 	json_array_foreach(c, i, b) {
 		if (json_object_get(b, "text") != NULL) {
 			add_text(p, json_object_get(b, "text"));
-		} else if (json_is_object(u = json_object_get(b, "toolUse")) &&
-		    (t = tool_at(p, (long)i, 1)) != NULL) {
-			tool_str(&t->id, json_object_get(u, "toolUseId"));
-			tool_str(&t->name, json_object_get(u, "name"));
-			t->closed = 1;
-			in = json_object_get(u, "input");
-			s = in != NULL ? json_dumps(in, JSON_COMPACT |
-			    JSON_ENCODE_ANY) : NULL;
-			if (s != NULL && saop__buf_append_max(&t->args, s,
-			    strlen(s), p->limit) != 0)
-				p->fail = SAOP_ELIMIT;
-			free(s);
+		} else if (json_is_object(u = json_object_get(b, "toolUse"))) {
+			whole_call(p, (long)i, json_object_get(u, "toolUseId"),
+			    json_object_get(u, "name"), json_object_get(u,
+			    "input"));
 		}
 	}
 	set_finish(p, json_string_value(json_object_get(o, "stopReason")));
