@@ -21,54 +21,9 @@
 #include "saop-private.h"
 #include "llm-int.h"
 #include "fuzz.h"
+#include "answer-common.h"
 
 #define CTYPE	"application/vnd.amazon.eventstream"
-
-/*
- * Parse the n bytes at data as an event-stream answer, fed in the chunks
- * rng chooses (whole when rng is NULL), ended with clean.  Fills a and
- * returns what saop__llm_parser_end returned.
- */
-static int
-parse(const uint8_t *data, size_t size, struct fuzz_rng *rng, int clean,
-    struct saop_llm_answer *a, struct saop_err *e)
-{
-	struct saop__llm_parser *p;
-	size_t pos = 0, k;
-	int r = 0, rc;
-
-	memset(a, 0, sizeof(*a));
-	saop_err_clear(e);
-	FUZZ_CHECK((p = saop__llm_parser_new(0)) != NULL);
-	saop__llm_parser_head(p, 200, CTYPE);
-	while (pos < size && r == 0) {
-		k = rng != NULL ? fuzz_chunk(rng, size - pos) : size;
-		r = saop__llm_parser_feed(p, (const char *)data + pos, k);
-		FUZZ_CHECK(r == 0 || r == -SAOP_ELIMIT || r == -SAOP_ENOMEM);
-		pos += k;
-	}
-	rc = saop__llm_parser_end(p, clean, a, e);
-	saop__llm_parser_free(p);
-	FUZZ_CHECK(a->raw != NULL && a->raw[a->raw_len] == '\0');
-	FUZZ_CHECK(rc <= 0);
-	FUZZ_CHECK(rc == 0 || (e->code == -rc && e->msg[0] != '\0'));
-	return rc;
-}
-
-/* Abort unless two answers are the same. */
-static void
-check_same(const struct saop_llm_answer *a, const struct saop_llm_answer *b)
-{
-	FUZZ_CHECK(a->raw_len == b->raw_len);
-	FUZZ_CHECK(memcmp(a->raw, b->raw, a->raw_len) == 0);
-	FUZZ_CHECK(strcmp(a->finish_reason, b->finish_reason) == 0);
-	FUZZ_CHECK(a->broken == b->broken);
-	FUZZ_CHECK(a->prompt_tokens == b->prompt_tokens);
-	FUZZ_CHECK(a->completion_tokens == b->completion_tokens);
-	FUZZ_CHECK((a->tool_calls == NULL && b->tool_calls == NULL) ||
-	    json_equal(a->tool_calls, b->tool_calls));
-	FUZZ_CHECK(a->open_call == b->open_call);
-}
 
 /* Append the 32-bit big-endian v to b. */
 static void
@@ -157,22 +112,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		b = data + 1;
 		n = size - 1;
 	}
-	rw = parse(b, n, NULL, 1, &whole, &ew);
-	ro = parse(b, n, &rng, 1, &other, &eo);
+	rw = fuzz_answer_parse(b, n, CTYPE, 0, NULL, 1, &whole, &ew);
+	ro = fuzz_answer_parse(b, n, CTYPE, 0, &rng, 1, &other, &eo);
 	FUZZ_CHECK(rw == ro);
-	check_same(&whole, &other);
+	fuzz_answer_same(&whole, &other);
 	saop_llm_answer_free(&other);
 	/* A transfer that broke: finished only when the whole one is. */
-	ro = parse(b, n, &rng, 0, &other, &eo);
+	ro = fuzz_answer_parse(b, n, CTYPE, 0, &rng, 0, &other, &eo);
 	FUZZ_CHECK(ro < 0 || rw == 0);
 	saop_llm_answer_free(&other);
 	if (framed && n > 0) {
 		k = fuzz_rng_below(&rng, n);
 		body.data[k] ^= (char)(1 + fuzz_rng_below(&rng, 255));
-		ro = parse(b, n, &rng, 1, &other, &eo);
+		ro = fuzz_answer_parse(b, n, CTYPE, 0, &rng, 1, &other, &eo);
 		if (ro == 0) {
 			FUZZ_CHECK(rw == 0);
-			check_same(&whole, &other);
+			fuzz_answer_same(&whole, &other);
 		}
 		if (rw != -SAOP_EPROTO)
 			FUZZ_CHECK(other.raw_len <= whole.raw_len &&
