@@ -141,3 +141,40 @@ saop__price_find(const char *provider, const char *model,
 	json_decref(t);
 	return found;
 }
+
+/*
+ * The USD of n tokens at usd per million (-1: not given) into *sum.
+ * Returns 0, or -1 when tokens are counted at a price not given.
+ */
+static int
+priced(double *sum, long n, double usd)
+{
+	if (n <= 0)
+		return 0;
+	if (usd < 0)
+		return -1;
+	*sum += (double)n * usd / 1e6;
+	return 0;
+}
+
+/* See saop-private.h.  Returns the cost in USD, or -1 not known. */
+double
+saop__price_usd(const struct saop__price *p, long input, long cached,
+    long output, long reasoning)
+{
+	double sum = 0;
+
+	if (input < 0 || output < 0 || p->input < 0 || p->output < 0)
+		return -1;
+	cached = cached < 0 ? 0 : cached > input ? input : cached;
+	reasoning = reasoning < 0 ? 0 : reasoning > output ? output :
+	    reasoning;
+	if (priced(&sum, input - cached, p->input) != 0 ||
+	    priced(&sum, cached, p->cached_input < 0 ? p->input :
+	    p->cached_input) != 0 ||
+	    priced(&sum, output - reasoning, p->output) != 0 ||
+	    priced(&sum, reasoning, p->reasoning < 0 ? p->output :
+	    p->reasoning) != 0)
+		return -1;
+	return sum;
+}

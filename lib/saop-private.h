@@ -57,6 +57,16 @@ struct saop__price {
 };
 int saop__price_find(const char *provider, const char *model,
     struct saop__price *p);
+/*
+ * What one call cost in USD at prices p: input tokens (cached among them)
+ * and output tokens (reasoning among them); cached and reasoning tokens at
+ * their own price where p gives one, else at input's and output's.  A
+ * count of cached or reasoning tokens < 0 is none.  Returns the cost
+ * (>= 0), or -1 when it is not known: input or output not reported (< 0),
+ * or a price it needs not given.  Never 0 for an unknown price.
+ */
+double saop__price_usd(const struct saop__price *p, long input,
+    long cached, long output, long reasoning);
 
 /*
  * Strict UTF-8 (lib/utf8.c).  saop__utf8_lead(): how many continuation

@@ -68,6 +68,40 @@ START_TEST(test_unknown)
 }
 END_TEST
 
+/* One call's USD: each kind of token at its own price, cached and
+ * reasoning tokens at input's and output's where not given. */
+START_TEST(test_usd)
+{
+	struct saop__price p = { 2, 8, 0.5, -1, 3 };
+
+	/* 1000 in (200 cached), 500 out (100 reasoning). */
+	ck_assert_double_eq_tol(saop__price_usd(&p, 1000, 200, 500, 100),
+	    (800 * 2 + 200 * 0.5 + 400 * 8 + 100 * 3) / 1e6, 1e-12);
+	p.cached_input = p.reasoning = -1;
+	ck_assert_double_eq_tol(saop__price_usd(&p, 1000, 200, 500, 100),
+	    (1000 * 2 + 500 * 8) / 1e6, 1e-12);
+	/* Counts not reported as none; zero tokens cost exactly 0. */
+	ck_assert_double_eq_tol(saop__price_usd(&p, 10, -1, 5, -1),
+	    (10 * 2 + 5 * 8) / 1e6, 1e-12);
+	ck_assert_double_eq(saop__price_usd(&p, 0, 0, 0, 0), 0);
+}
+END_TEST
+
+/* A cost not known is -1 (null on the record), never 0: a price not
+ * given, or input or output not reported. */
+START_TEST(test_usd_unknown)
+{
+	struct saop__price p = { -1, 8, -1, -1, -1 };
+
+	ck_assert_double_eq(saop__price_usd(&p, 10, 0, 5, 0), -1);
+	p.input = 2;
+	ck_assert_double_eq(saop__price_usd(&p, -1, 0, 5, 0), -1);
+	ck_assert_double_eq(saop__price_usd(&p, 10, 0, -1, 0), -1);
+	p.output = -1;
+	ck_assert_double_eq(saop__price_usd(&p, 0, 0, 0, 0), -1);
+}
+END_TEST
+
 /* The suite. */
 int
 main(void)
@@ -81,6 +115,8 @@ main(void)
 	tcase_add_test(tc, test_starts_any_provider);
 	tcase_add_test(tc, test_reasoning);
 	tcase_add_test(tc, test_unknown);
+	tcase_add_test(tc, test_usd);
+	tcase_add_test(tc, test_usd_unknown);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
