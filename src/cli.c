@@ -352,6 +352,22 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 	}
 }
 
+/* See cli.h: --max-resumes N, --no-wait into so; 1 when ch was one. */
+int
+cli_suspend_opt(struct saop_suspend_opts *so, int ch, const char *val)
+{
+	switch (ch) {
+	case CLI_OPT_MAX_RESUMES:
+		so->max_resumes = (int)cli_count("--max-resumes", val, 1000);
+		return 1;
+	case CLI_OPT_NO_WAIT:
+		so->no_wait = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /*
  * SIGINT, SIGTERM, SIGHUP with -o: remove the temporary file (its path
  * made before the handler could run; unlink() is async-signal-safe),
