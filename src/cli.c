@@ -1,4 +1,8 @@
-/* cli.c: the plumbing every saop program shares (see cli.h). */
+/*
+ * cli.c: the plumbing every saop program shares (see cli.h): options,
+ * the record loop, -o, output, signals; the environment is cli-env.c's,
+ * the exit status cli-status.c's.
+ */
 #include "config.h"
 
 #include <errno.h>
@@ -348,6 +352,22 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 	}
 }
 
+/* See cli.h: --max-resumes N, --no-wait into so; 1 when ch was one. */
+int
+cli_suspend_opt(struct saop_suspend_opts *so, int ch, const char *val)
+{
+	switch (ch) {
+	case CLI_OPT_MAX_RESUMES:
+		so->max_resumes = (int)cli_count("--max-resumes", val, 1000);
+		return 1;
+	case CLI_OPT_NO_WAIT:
+		so->no_wait = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 /*
  * SIGINT, SIGTERM, SIGHUP with -o: remove the temporary file (its path
  * made before the handler could run; unlink() is async-signal-safe),
@@ -646,115 +666,6 @@ cli_die(const struct saop_err *e)
 }
 
 /*
- * The worse of two statuses (see cli.h).  Returns 3 over 1 over 0; any
- * other (a sysexits code) over those, a over b when both are.
- */
-int
-cli_worse(int a, int b)
-{
-	/* Order: 0 < 1 < 3; anything else (a sysexits code) wins. */
-	static const int rank[] = { 0, 1, -1, 2 };
-	int ra = a >= 0 && a <= 3 ? rank[a] : 9;
-	int rb = b >= 0 && b <= 3 ? rank[b] : 9;
-
-	return rb > ra ? b : a;
-}
-
-/*
- * The exit status a protocol's outcome stands for: the state it left its
- * record in (see cli.h).  Returns CLI_OK for OK (or none), CLI_ESCALATE
- * for USER_ESCALATION, EX_TEMPFAIL for PAUSED_FOR_INTERVENTION, else
- * CLI_FLAGGED.
- */
-int
-cli_status(enum saop_state s)
-{
-	switch (s) {
-	case SAOP_STATE_NONE:	/* none, or a word of the caller's own */
-	case SAOP_STATE_OK:
-		return CLI_OK;
-	case SAOP_STATE_USER_ESCALATION:
-		return CLI_ESCALATE;
-	case SAOP_STATE_PAUSED_FOR_INTERVENTION:
-		return EX_TEMPFAIL;
-	default:		/* TRUNCATED, INVALID, RESUME_EXHAUSTED */
-		return CLI_FLAGGED;
-	}
-}
-
-/* The exit status of a record whose state is the word state (cli_status()). */
-int
-cli_state_status(const char *state)
-{
-	return cli_status(saop_state_of(state));
-}
-
-/*
- * The value of the environment variable name (read here alone among the
- * programs' files), or NULL when unset or empty.
- */
-static const char *
-env_value(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v != NULL && *v != '\0' ? v : NULL;
-}
-
-/* See cli.h: the variable a user names on the command line (saop-mock
- * --key-env VAR), or NULL when unset or empty. */
-const char *
-cli_env_named(const char *name)
-{
-	return env_value(name);
-}
-
-/*
- * The setting key ($SAOP_..., else the configuration file), or NULL when
- * unset or empty; name (when not NULL) says where it was set.
- */
-static const char *
-setting_value(const char *key, char *name, size_t size)
-{
-	struct saop_setting_from f;
-	const char *v = saop_setting(key, &f);
-
-	if (name != NULL && f.file != NULL)
-		snprintf(name, size, "%s, line %ld: %s", f.file, f.line, key);
-	else if (name != NULL)
-		snprintf(name, size, "%s", f.env != NULL ? f.env : key);
-	return v != NULL && *v != '\0' ? v : NULL;
-}
-
-/* See cli.h: $SAOP_SCHEMA (or the file's schema), or NULL. */
-const char *
-cli_env_schema(void)
-{
-	return setting_value("schema", NULL, 0);
-}
-
-/* See cli.h: $SAOP_SCHEMA_MODE (or the file's schema_mode), or NULL. */
-const char *
-cli_env_schema_mode(void)
-{
-	return setting_value("schema_mode", NULL, 0);
-}
-
-/*
- * See cli.h: $SAOP_MAX_CORRECTION_RETRIES (or the file's
- * max_correction_retries), else def (exits 64).
- */
-int
-cli_env_correction_retries(int def)
-{
-	char name[300];
-	const char *v = setting_value("max_correction_retries", name,
-	    sizeof(name));
-
-	return v != NULL ? (int)cli_count(name, v, 100) : def;
-}
-
-/*
  * The task id for a record without one (see cli.h).  Returns --task,
  * $SAOP_TASK_ID, else the id made on the first call (borrowed: valid until
  * exit).
@@ -767,7 +678,7 @@ cli_task_id(const struct cli *o)
 
 	if (o->task != NULL)
 		return o->task;
-	if ((env = env_value("SAOP_TASK_ID")) != NULL)
+	if ((env = cli_env_named("SAOP_TASK_ID")) != NULL)
 		return env;
 	if (made[0] == '\0') {
 		struct timeval tv;
@@ -1042,7 +953,7 @@ cli_put_field(FILE *f, const char *s)
 static int
 handed_on(const struct cli_loop *l)
 {
-	const char *strict = env_value("SAOP_STRICT");
+	const char *strict = cli_env_named("SAOP_STRICT");
 	struct stat st;
 
 	if (!l->judged_later || l->o->quiet || l->o->raw_out || l->no_write ||

@@ -47,6 +47,8 @@ enum {
 	CLI_OPT_HEADER,
 	CLI_OPT_TIMEOUT,
 	CLI_OPT_CONNECT_TIMEOUT,
+	CLI_OPT_MAX_RESUMES,	/* the suspend options: cli_suspend_opt() */
+	CLI_OPT_NO_WAIT,
 	CLI_OPT_FIRST_OWN
 };
 
@@ -86,10 +88,11 @@ struct cli_option {
 #define CLI_COUNT(NAME, ARG, COUNT, MAX, HELP) \
 	{ (NAME), 0, 0, (ARG), (HELP), NULL, NULL, (COUNT), (MAX) }
 
-/* Of a program whose model calls go under the suspend policy (its ids). */
-#define CLI_OPTS_SUSPEND(MAX_RESUMES, NO_WAIT) \
-	CLI_OPT("max-resumes", 0, (MAX_RESUMES), "N", "resumptions after a lost network ($SAOP_MAX_AUTO_RESUME, 3)"), \
-	CLI_OPT("no-wait", 0, (NO_WAIT), NULL, "on a lost network save the turn and exit 75")
+/* Of a program whose model calls go under the suspend policy
+ * (cli_suspend_opt() takes them). */
+#define CLI_OPTS_SUSPEND \
+	CLI_OPT("max-resumes", 0, CLI_OPT_MAX_RESUMES, "N", "resumptions after a lost network ($SAOP_MAX_AUTO_RESUME, 3)"), \
+	CLI_OPT("no-wait", 0, CLI_OPT_NO_WAIT, NULL, "on a lost network save the turn and exit 75")
 
 /* The end of a table. */
 #define CLI_OPTS_END { NULL, 0, 0, NULL, NULL, NULL, NULL, NULL, 0 }
@@ -175,6 +178,13 @@ const char *cli_name(void);
  * Returns 1 when ch was a common option, 0 when it is not.
  */
 int cli_common_opt(struct cli *o, int ch, const char *arg);
+
+/*
+ * The suspend options (CLI_OPT_MAX_RESUMES, CLI_OPT_NO_WAIT) into so:
+ * the one handler of saop-suspend, saop-resume and saop-validate.
+ * Returns 1 when ch was one of them, else 0; exits 64 on a bad count.
+ */
+int cli_suspend_opt(struct saop_suspend_opts *so, int ch, const char *val);
 
 /*
  * Read the options of argv by the table given to cli_init(): each of the

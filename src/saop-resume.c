@@ -11,8 +11,6 @@ enum {
 	OPT_MAX_ATTEMPTS = CLI_OPT_FIRST_OWN,
 	OPT_CONTINUATION,
 	OPT_CONTEXT,
-	OPT_MAX_RESUMES,
-	OPT_NO_WAIT
 };
 
 /* The options of saop-resume: getopt, --help, usage, completion, page. */
@@ -23,7 +21,7 @@ static const struct cli_option options[] = {
 	    "how the model is asked to go on (default auto)"),
 	CLI_OPT("context", 0, OPT_CONTEXT, "full|tail",
 	    "send the partial output, or only its last valid token"),
-	CLI_OPTS_SUSPEND(OPT_MAX_RESUMES, OPT_NO_WAIT),
+	CLI_OPTS_SUSPEND,
 	CLI_OPTS_COMMON,
 	CLI_OPTS_RECORDS,
 	CLI_OPTS_MODEL,
@@ -141,15 +139,8 @@ own_opt(void *arg, int ch, const char *val)
 			cli_usage_error("--context: '%s' is not full "
 			    "or tail", val);
 		return 1;
-	case OPT_MAX_RESUMES:
-		r->guard.opts.max_resumes = (int)cli_count(
-		    "--max-resumes", val, 1000);
-		return 1;
-	case OPT_NO_WAIT:
-		r->guard.opts.no_wait = 1;
-		return 1;
 	default:
-		return 0;
+		return cli_suspend_opt(&r->guard.opts, ch, val);
 	}
 }
 

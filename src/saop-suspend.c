@@ -14,9 +14,7 @@
 #include "cli.h"
 
 enum {
-	OPT_MAX_RESUMES = CLI_OPT_FIRST_OWN,
-	OPT_MAX_WAIT,
-	OPT_NO_WAIT,
+	OPT_MAX_WAIT = CLI_OPT_FIRST_OWN,
 	OPT_RESUME,
 	OPT_LIST,
 	OPT_CLEAR,
@@ -27,13 +25,13 @@ enum {
 
 /* The options of saop-suspend: getopt, --help, usage, completion, page. */
 static const struct cli_option options[] = {
-	CLI_OPT("max-resumes", 0, OPT_MAX_RESUMES, "N",
+	CLI_OPT("max-resumes", 0, CLI_OPT_MAX_RESUMES, "N",
 	    "automatic resumptions per turn after a lost network "
 	    "($SAOP_MAX_AUTO_RESUME, default 3)"),
 	CLI_OPT("max-wait", 0, OPT_MAX_WAIT, "DURATION",
 	    "how long to wait for a lost endpoint (90s, 30m, 2h, inf; "
 	    "$SAOP_MAX_WAIT, default 30m)"),
-	CLI_OPT("no-wait", 0, OPT_NO_WAIT, NULL,
+	CLI_OPT("no-wait", 0, CLI_OPT_NO_WAIT, NULL,
 	    "on a lost network save the turn and exit 75"),
 	CLI_OPT("resume", 0, OPT_RESUME, NULL,
 	    "resume the saved turns (of the task given) and write their "
@@ -646,18 +644,11 @@ own_opt(void *arg, int ch, const char *val)
 	struct suspend_run *r = arg;
 
 	switch (ch) {
-	case OPT_MAX_RESUMES:
-		r->so.max_resumes = (int)cli_count("--max-resumes",
-		    val, 1000);
-		return 1;
 	case OPT_MAX_WAIT:
 		if (saop_duration_parse(val, &r->so.max_wait_ms) != 0)
 			cli_usage_error("--max-wait: '%s' is not a duration "
 			    "(90s, 30m, 2h, inf)", val);
 		r->so.first_contact_ms = 0;	/* the wait asked for */
-		return 1;
-	case OPT_NO_WAIT:
-		r->so.no_wait = 1;
 		return 1;
 	case OPT_RESUME:
 		r->resume = 1;
@@ -678,7 +669,7 @@ own_opt(void *arg, int ch, const char *val)
 		r->schema_mode = val;
 		return 1;
 	default:
-		return 0;
+		return cli_suspend_opt(&r->so, ch, val);
 	}
 }
 

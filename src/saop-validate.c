@@ -17,8 +17,6 @@ enum {
 	OPT_MAX_RETRIES,
 	OPT_NO_REPAIR,
 	OPT_NO_RETRY,
-	OPT_MAX_RESUMES,
-	OPT_NO_WAIT,
 	OPT_CLOSE,
 	OPT_CHECK
 };
@@ -44,7 +42,7 @@ static const struct cli_option options[] = {
 	    "call's)"),
 	CLI_OPT("no-retry", 0, OPT_NO_RETRY, NULL,
 	    "only validate: send no correction turn"),
-	CLI_OPTS_SUSPEND(OPT_MAX_RESUMES, OPT_NO_WAIT),
+	CLI_OPTS_SUSPEND,
 	CLI_OPTS_COMMON,
 	CLI_OPTS_RECORDS,
 	CLI_OPTS_MODEL,
@@ -213,18 +211,11 @@ own_opt(void *arg, int ch, const char *val)
 	case OPT_CLOSE:
 		r->vo.close = 1;
 		return 1;
-	case OPT_MAX_RESUMES:
-		r->guard.opts.max_resumes = (int)cli_count(
-		    "--max-resumes", val, 1000);
-		return 1;
-	case OPT_NO_WAIT:
-		r->guard.opts.no_wait = 1;
-		return 1;
 	case OPT_CHECK:
 		r->checks[r->vo.nchecks++] = val;
 		return 1;
 	default:
-		return 0;
+		return cli_suspend_opt(&r->guard.opts, ch, val);
 	}
 }
 

@@ -1,22 +1,23 @@
 #!/bin/sh
 # The environment is read in one place per layer: lib/settings.c (where a
 # setting comes from), lib/llm-config.c (the
-# model), lib/config.c (the library's other settings), src/cli.c (what
-# only the programs know); saop(7)'s ENVIRONMENT lists exactly what they
+# model), lib/config.c (the library's other settings), src/cli-env.c (what
+# only the programs know; src/cli.c names two it reads through
+# cli_env_named()); saop(7)'s ENVIRONMENT lists exactly what they
 # read; and a variable read there is honoured by every program that
 # needs it (saop-report's database is the library's rule, not its own).
 . "$top_srcdir/tests/cli/lib.sh"
 
 # 1. getenv in the three files alone.
 others=$(cd "$top_srcdir" && grep -l 'getenv' lib/*.c src/*.c |
-    grep -vx 'lib/llm-config.c\|lib/config.c\|lib/settings.c\|src/cli.c' || true)
+    grep -vx 'lib/llm-config.c\|lib/config.c\|lib/settings.c\|src/cli-env.c' || true)
 [ -z "$others" ] || fail "getenv outside its three places: $others"
 
 # 2. The page and the code name the same variables: every name the three
 # files read is an .Ev of ENVIRONMENT, and every .Ev there (but libpq's)
 # is read by them.
 (cd "$top_srcdir" && grep -ohE '"([A-Z][A-Z0-9]*_[A-Z0-9_]+|[a-z]+_proxy|PATH)"' \
-    lib/llm-config.c lib/config.c lib/settings.c src/cli.c) | tr -d '"' | sort -u >"$tmp/code"
+    lib/llm-config.c lib/config.c lib/settings.c src/cli-env.c src/cli.c) | tr -d '"' | sort -u >"$tmp/code"
 awk '/^\.Sh ENVIRONMENT/ { on = 1; next } /^\.Sh / { on = 0 } on' \
     "$top_srcdir/man/saop.7" | grep -oE 'Ev [A-Za-z_][A-Za-z0-9_]*' |
     cut -c4- | grep -v '^PG' | sort -u >"$tmp/page"
