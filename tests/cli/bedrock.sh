@@ -135,8 +135,9 @@ record | SAOP_API_BASE= saop-suspend --dry-run >"$tmp/dry" 2>&1 ||
     fail "dry run: $(cat "$tmp/dry")"
 grep -q '^POST https://bedrock-runtime.us-west-2.amazonaws.com/model/anthropic.claude-3-5-sonnet-20240620-v1%3A0/converse-stream$' \
     "$tmp/dry" || fail "dry run URL: $(head -1 "$tmp/dry")"
-grep -q '^Authorization: AWS4-HMAC-SHA256 Credential=\*\*\*\*/YYYYMMDD/us-west-2/bedrock/aws4_request, SignedHeaders=..., Signature=\*\*\*\*$' \
+grep -Eq '^Authorization: AWS4-HMAC-SHA256 Credential=\*\*\*\*/[0-9]{8}/us-west-2/bedrock/aws4_request, SignedHeaders=host;x-amz-date;x-amz-security-token, Signature=\*\*\*\*$' \
     "$tmp/dry" || fail "dry run: $(cat "$tmp/dry")"
+grep -Eq '^x-amz-date: [0-9]{8}T[0-9]{6}Z$' "$tmp/dry" || fail "no date line"
 grep -q '^x-amz-security-token: \*\*\*\*$' "$tmp/dry" || fail "no token line"
 grep -qF -e wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY -e session-token-example \
     "$tmp/dry" && fail "a secret in the dry run"
