@@ -179,11 +179,7 @@ long saop__llm_retry_delay_ms(const json_t *err);
 
 /* ---- lib/llm-eventstream.c: AWS's binary event stream ---- */
 
-/*
- * The CRC-32 (as zlib's crc32()) of the n bytes at s, continued from crc
- * (0 to start).
- */
-uint32_t saop__crc32(uint32_t crc, const void *s, size_t n);
+/* (saop__crc32() is in saop-private.h, for saop-mock.) */
 
 /*
  * Feed n more bytes of an event stream to d: every whole frame whose CRCs

@@ -1,6 +1,7 @@
 /*
  * saop-private.h: helpers shared by lib/ only (saop__ prefix, left out
- * of the exported symbols by the export regex).  Never installed.
+ * of the exported symbols by the export regex), and the tests; saop-mock
+ * takes the two marked for it (SigV4, the CRC-32).  Never installed.
  */
 #ifndef SAOP_PRIVATE_H
 #define SAOP_PRIVATE_H
@@ -165,6 +166,13 @@ int saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 void saop__llm_parser_free(struct saop__llm_parser *p);
 /* A URL as messages may show it: no userinfo, no query values (new). */
 char *saop__llm_url_redact(const char *url);
+
+/*
+ * The CRC-32 (as zlib's crc32()) of the n bytes at s, continued from crc
+ * (0 to start): AWS's event-stream frames (lib/llm-eventstream.c), which
+ * saop-mock also writes.
+ */
+uint32_t saop__crc32(uint32_t crc, const void *s, size_t n);
 
 /*
  * AWS Signature Version 4 (lib/llm-sigv4.c), shared with saop-mock (which

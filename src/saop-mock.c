@@ -18,6 +18,7 @@
 #include <microhttpd.h>
 
 #include "cli.h"
+#include "mock-bedrock.h"
 #include "mock-oracle.h"
 #include "mock-replay.h"
 
@@ -140,7 +141,7 @@ static volatile sig_atomic_t got_signal;
 static struct cli cli_opts;
 
 /* The wire format a request's path asks for. */
-enum wire { W_OPENAI, W_RESPONSES, W_ANTHROPIC, W_GEMINI };
+enum wire { W_OPENAI, W_RESPONSES, W_ANTHROPIC, W_GEMINI, W_BEDROCK };
 
 /*
  * Say "saop-mock: FILE: line L: member M: msg" on stderr and exit 65: the
@@ -1016,7 +1017,9 @@ gemini_status(int st)
 static void
 write_error(struct answer *a, enum wire w, int st, const char *msg)
 {
-	if (w == W_ANTHROPIC)
+	if (w == W_BEDROCK)
+		add_json(a, bedrock_error_body(msg));
+	else if (w == W_ANTHROPIC)
 		add_json(a, json_pack("{s:s, s:{s:s, s:s}}", "type", "error",
 		    "error", "type", error_type(st), "message", msg));
 	else if (w == W_GEMINI)
@@ -1046,6 +1049,9 @@ wire_of(const char *path, int *gemini_stream)
 #define ENDS(s) (n >= sizeof(s) - 1 && \
 	strcmp(path + n - (sizeof(s) - 1), (s)) == 0)
 	*gemini_stream = 0;
+	/* Bedrock's stream is named by its path too (src/mock-bedrock.c). */
+	if (bedrock_path(path, gemini_stream))
+		return W_BEDROCK;
 	if (ENDS("/chat/completions"))
 		return W_OPENAI;
 	if (ENDS("/responses"))
@@ -1068,7 +1074,7 @@ static int
 key_name(const char *name)
 {
 	static const char *const keys[] = { "authorization", "x-api-key",
-	    "x-goog-api-key", "api-key", NULL };
+	    "x-goog-api-key", "api-key", "x-amz-security-token", NULL };
 	size_t i;
 
 	for (i = 0; keys[i] != NULL; i++)
@@ -1146,6 +1152,7 @@ log_request(struct MHD_Connection *c, long n, const char *method,
 	    q = { json_object(), 0, 1, via };
 	json_t *body, *o;
 	char *text;
+	int bs;
 
 	MHD_get_connection_values(c, MHD_HEADER_KIND, see_value, &h);
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, see_value, &q);
@@ -1163,8 +1170,9 @@ log_request(struct MHD_Connection *c, long n, const char *method,
 	if (o != NULL && fixture != NULL)
 		json_object_set_new(o, "replay", json_string(fixture));
 	if (o != NULL && want_key != NULL)
-		json_object_set_new(o, "key_ok", json_boolean(key_state(c) ==
-		    1));
+		json_object_set_new(o, "key_ok", json_boolean((bedrock_path(url,
+		    &bs) ? bedrock_key_state(c, method, url, k->body, k->len,
+		    want_key) : key_state(c)) == 1));
 	if (o == NULL || (text = json_dumps(o, JSON_COMPACT)) == NULL) {
 		json_decref(o);
 		return;
@@ -1445,7 +1453,7 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	struct oracle_reply o;
 	struct reply orep;
 	char mbuf[128];
-	int gemini_stream = 0, w = wire_of(url, &gemini_stream);
+	int gemini_stream = 0, w = wire_of(url, &gemini_stream), ks;
 	long n;
 	enum MHD_Result rc;
 
@@ -1503,8 +1511,10 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	a->chunk_delay_ms = r->chunk_delay_ms;
 	if (r->delay_ms > 0)
 		sleep_ms(r->delay_ms);
-	if (want_key != NULL && !r->any_key && key_state(c) != 1) {
-		write_error(a, (enum wire)w, 401, key_state(c) == 0 ?
+	if (want_key != NULL && !r->any_key && (ks = w == W_BEDROCK ?
+	    bedrock_key_state(c, method, url, k->body, k->len, want_key) :
+	    key_state(c)) != 1) {
+		write_error(a, (enum wire)w, 401, ks == 0 ?
 		    "saop-mock: no key" : "saop-mock: wrong key");
 		json_decref(body);
 		return queue(c, a, 401, "application/json", -1, 0, NULL);
@@ -1513,7 +1523,7 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		json_decref(body);
 		return respond_raw(c, r, a);
 	}
-	if (r->status != 0) {
+	if (r->status != 0 && w != W_BEDROCK) {
 		write_error(a, (enum wire)w, r->status, *r->text != '\0' ?
 		    r->text : "saop-mock: the script's error");
 		json_decref(body);
@@ -1552,6 +1562,14 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	case W_GEMINI:
 		write_gemini(a, &s);
 		break;
+	case W_BEDROCK:
+		json_decref(body);
+		oracle_reply_free(&o);
+		answer_free(a);
+		return bedrock_queue(c, &(const struct bedrock_answer){ r->text,
+		    r->tool_name, r->tool_args, r->refusal, (int)s.fin, s.in,
+		    s.out, r->status, r->retry_after, r->drop_after,
+		    r->chunk_delay_ms, r->reset, gemini_stream, r->headers });
 	default:
 		write_openai(a, &s);
 		break;
