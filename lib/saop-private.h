@@ -203,7 +203,7 @@ struct saop__sigv4 {
 struct saop__sigv4_out {
 	char *canonical;		/* the canonical request */
 	char *to_sign;			/* the string to sign */
-	char *authorization;		/* the Authorization header's value */
+	char *authorization;		/* the Authorization value */
 	char signature[65];		/* hex */
 	char payload_hash[65];		/* hex SHA-256 of the payload */
 };

@@ -270,7 +270,8 @@ START_TEST(bedrock_call)
 	cfg.aws_token = (char *)"session-token-example";
 	cfg.base = (char *)"https://bedrock-runtime.eu-west-1.amazonaws.com";
 	ck_assert_int_eq(saop__llm_sigv4_wanted(&cfg), 1);
-	url = saop__llm_endpoint(&cfg, "anthropic.claude-3-haiku-20240307-v1:0");
+	url = saop__llm_endpoint(&cfg,
+	    "anthropic.claude-3-haiku-20240307-v1:0");
 	ck_assert_ptr_nonnull(url);
 	ck_assert_str_eq(url, "https://bedrock-runtime.eu-west-1.amazonaws.com"
 	    "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream");
