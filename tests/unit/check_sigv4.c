@@ -7,7 +7,7 @@
  * SigV4Auth where it is installed): Bedrock's paths, whose model IDs hold
  * ':' sent as %3A and signed as %253A, with a session token, a query and a
  * port.  A signed Bedrock call of saop's (saop__llm_sigv4()) checked the
- * same way, and --dry-run's view of it masked.
+ * same way (tests/cli/bedrock.sh has --dry-run's view of it, masked).
  */
 #include "config.h"
 
