@@ -1257,7 +1257,8 @@ print_signed(FILE *f, const struct saop_llm_config *cfg, const char *url,
 	free(text);
 	if (r < 0)
 		return saop__fail(e, -r, 0, "cannot sign the call (AWS "
-		    "Signature Version 4)");
+		    "Signature Version 4)%s%s", *saop__sigv4_why() != '\0' ?
+		    ": " : "", saop__sigv4_why());
 	/* "Credential=ID/SCOPE, SignedHeaders=..., Signature=HEX". */
 	cred = strstr(sig.authorization, "Credential=");
 	sh = strstr(sig.authorization, ", SignedHeaders=");

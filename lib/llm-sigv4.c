@@ -11,6 +11,9 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +21,70 @@
 #include <openssl/hmac.h>
 
 #include "saop-private.h"
+
+/*
+ * ---- libcrypto, loaded on the first signature ----
+ *
+ * As libcurl is (lib/llm.c): a program that signs nothing does not map
+ * it (saop-validate runs in a few MB of address space), so the three
+ * functions are looked up with dlopen() on the first signature, once.
+ */
+struct crypto_fns {
+	int (*digest)(const void *, size_t, unsigned char *, unsigned int *,
+	    const EVP_MD *, ENGINE *);
+	const EVP_MD *(*sha256)(void);
+	unsigned char *(*hmac)(const EVP_MD *, const void *, int,
+	    const unsigned char *, size_t, unsigned char *, unsigned int *);
+};
+static struct crypto_fns X;
+static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
+static char crypto_err[256];	/* why libcrypto is not usable, or "" */
+
+/*
+ * Load libcrypto and look up the functions in X; run once
+ * (pthread_once).  Returns nothing: on failure crypto_err says why.
+ */
+static void
+crypto_init(void)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} syms[] = {
+		{ "EVP_Digest", offsetof(struct crypto_fns, digest) },
+		{ "EVP_sha256", offsetof(struct crypto_fns, sha256) },
+		{ "HMAC", offsetof(struct crypto_fns, hmac) },
+	};
+	void *h, *f;
+	size_t i;
+
+	if ((h = dlopen(SAOP_LIBCRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL)) ==
+	    NULL) {
+		const char *why = dlerror();
+
+		snprintf(crypto_err, sizeof(crypto_err), "cannot load "
+		    "libcrypto: %s", why != NULL ? why :
+		    SAOP_LIBCRYPTO_SONAME);
+		return;
+	}
+	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		if ((f = dlsym(h, syms[i].name)) == NULL) {
+			snprintf(crypto_err, sizeof(crypto_err), "%s: no %s",
+			    SAOP_LIBCRYPTO_SONAME, syms[i].name);
+			return;
+		}
+		/* POSIX: a function pointer is as wide as void *. */
+		memcpy((char *)&X + syms[i].off, &f, sizeof(f));
+	}
+}
+
+/* See saop-private.h: why libcrypto cannot sign, or "". */
+const char *
+saop__sigv4_why(void)
+{
+	pthread_once(&crypto_once, crypto_init);
+	return crypto_err;
+}
 
 /* A buffer that remembers a failed append (then everything is lost). */
 struct text {
@@ -48,7 +115,7 @@ sha256_hex(const void *s, size_t n, char out[65])
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned int len = 0, i;
 
-	if (!EVP_Digest(s, n, md, &len, EVP_sha256(), NULL) || len != 32)
+	if (!X.digest(s, n, md, &len, X.sha256(), NULL) || len != 32)
 		return -1;
 	for (i = 0; i < len; i++) {
 		out[2 * i] = hex[md[i] >> 4];
@@ -68,7 +135,7 @@ hmac(const void *key, size_t klen, const char *s, size_t n,
 {
 	unsigned int len = 0;
 
-	if (HMAC(EVP_sha256(), key, (int)klen, (const unsigned char *)s, n,
+	if (X.hmac(X.sha256(), key, (int)klen, (const unsigned char *)s, n,
 	    out, &len) == NULL || len != 32)
 		return -1;
 	return 0;
@@ -329,7 +396,8 @@ saop__sigv4_free(struct saop__sigv4_out *out)
 /*
  * Sign the request in (see saop-private.h) into out.  Returns 0, or
  * -SAOP_EDATA when in's URL names no host or its date is not
- * YYYYMMDDTHHMMSSZ, -SAOP_ENOMEM, or -SAOP_ECONFIG when libcrypto failed.
+ * YYYYMMDDTHHMMSSZ, -SAOP_ENOMEM, or -SAOP_ECONFIG when libcrypto could
+ * not be loaded (saop__sigv4_why()) or failed.
  */
 int
 saop__sigv4_sign(const struct saop__sigv4 *in, struct saop__sigv4_out *out)
@@ -344,6 +412,8 @@ saop__sigv4_sign(const struct saop__sigv4 *in, struct saop__sigv4_out *out)
 
 	memset(out, 0, sizeof(*out));
 	memset(k, 0, sizeof(k));
+	if (*saop__sigv4_why() != '\0')
+		return -SAOP_ECONFIG;
 	if (in->amz_date == NULL || strlen(in->amz_date) != 16 ||
 	    in->amz_date[8] != 'T' || in->amz_date[15] != 'Z')
 		return -SAOP_EDATA;

@@ -359,7 +359,9 @@ signed_headers(const struct saop_llm_config *cfg, const char *url,
 
 	if ((r = saop__llm_sigv4(cfg, url, body, time(NULL), date, &sig)) < 0)
 		return saop__fail(e, -r, r == -SAOP_ENOMEM ? ENOMEM : 0,
-		    "cannot sign the call (AWS Signature Version 4)");
+		    "cannot sign the call (AWS Signature Version 4)%s%s",
+		    *saop__sigv4_why() != '\0' ? ": " : "",
+		    saop__sigv4_why());
 	v[0] = date;
 	v[1] = cfg->aws_token;
 	v[2] = sig.authorization;

@@ -210,12 +210,17 @@ struct saop__sigv4_out {
 /*
  * Sign in into out.  Returns 0, or -SAOP_EDATA (a URL without a host, a
  * date not YYYYMMDDTHHMMSSZ), -SAOP_ENOMEM, or -SAOP_ECONFIG (libcrypto
- * failed); out is then empty.
+ * not loaded, or failed); out is then empty.
  */
 int saop__sigv4_sign(const struct saop__sigv4 *in,
     struct saop__sigv4_out *out);
 /* Free what out holds (the Authorization wiped) and zero it. */
 void saop__sigv4_free(struct saop__sigv4_out *out);
+/*
+ * Why signing cannot be done (libcrypto, opened with dlopen() on the
+ * first signature, not loaded: "cannot load libcrypto: ..."), or "".
+ */
+const char *saop__sigv4_why(void);
 
 /*
  * validate: parse buf (len bytes) into a new jansson tree the fast way
