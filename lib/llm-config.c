@@ -581,6 +581,46 @@ saop__llm_auth_line(const struct saop_llm_config *cfg, const char *shown_key)
 	return s;
 }
 
+/* See llm-int.h. */
+int
+saop__llm_sigv4_wanted(const struct saop_llm_config *cfg)
+{
+	return cfg->provider == SAOP_PROVIDER_BEDROCK &&
+	    (cfg->key == NULL || *cfg->key == '\0') &&
+	    cfg->aws_id != NULL && cfg->aws_secret != NULL &&
+	    cfg->aws_region != NULL;
+}
+
+/*
+ * Sign a call of cfg to url with body at now (see llm-int.h): host,
+ * x-amz-date and the session token (when there is one) signed, service
+ * "bedrock".  Returns 0 or a negative code.
+ */
+int
+saop__llm_sigv4(const struct saop_llm_config *cfg, const char *url,
+    const char *body, time_t now, char amz_date[17],
+    struct saop__sigv4_out *out)
+{
+	struct saop__sigv4 in;
+	struct tm tm;
+
+	memset(&in, 0, sizeof(in));
+	if (gmtime_r(&now, &tm) == NULL ||
+	    strftime(amz_date, 17, "%Y%m%dT%H%M%SZ", &tm) != 16)
+		return -SAOP_EDATA;
+	in.method = "POST";
+	in.url = url;
+	in.payload = body;
+	in.payload_len = strlen(body);
+	in.amz_date = amz_date;
+	in.region = cfg->aws_region;
+	in.service = "bedrock";
+	in.id = cfg->aws_id;
+	in.secret = cfg->aws_secret;
+	in.token = cfg->aws_token;
+	return saop__sigv4_sign(&in, out);
+}
+
 /*
  * 1 when one of cfg's own headers is named as the header line hdr ("Name:
  * ..." or "Name"), which it then replaces; else 0.

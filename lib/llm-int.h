@@ -4,7 +4,8 @@
  * list): lib/llm-shown.c (what of a failure may be shown: the key masked,
  * messages clipped, URLs redacted; the kind of failure an error object
  * names), lib/llm-eventstream.c (AWS's binary event-stream frames),
- * lib/llm-config.c (configuration, the endpoint),
+ * lib/llm-sigv4.c (AWS Signature Version 4, declared in saop-private.h),
+ * lib/llm-config.c (configuration, the endpoint, a call's signature),
  * lib/llm-request.c (the wire body), lib/llm-answer.c (the answer parser)
  * and lib/llm.c (the transfer over libcurl, which uses them all).  Their
  * growable buffers are lib/buf.c's struct saop__buf.  Never installed.
@@ -13,6 +14,7 @@
 #define SAOP_LLM_INT_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "saop-private.h"
 
@@ -177,11 +179,7 @@ long saop__llm_retry_delay_ms(const json_t *err);
 
 /* ---- lib/llm-eventstream.c: AWS's binary event stream ---- */
 
-/*
- * The CRC-32 (as zlib's crc32()) of the n bytes at s, continued from crc
- * (0 to start).
- */
-uint32_t saop__crc32(uint32_t crc, const void *s, size_t n);
+/* (saop__crc32() is in saop-private.h, for saop-mock.) */
 
 /*
  * Feed n more bytes of an event stream to d: every whole frame whose CRCs
@@ -240,6 +238,21 @@ char *saop__llm_auth_line(const struct saop_llm_config *cfg,
 /* 1 when cfg's own headers replace the one named as hdr ("Name: ..."). */
 int saop__llm_header_given(const struct saop_llm_config *cfg,
     const char *hdr);
+
+/*
+ * 1 when a call of cfg is signed with AWS Signature Version 4 (Bedrock
+ * with AWS credentials and a region, no bearer token), else 0.
+ */
+int saop__llm_sigv4_wanted(const struct saop_llm_config *cfg);
+
+/*
+ * Sign a call of cfg (saop__llm_sigv4_wanted()) to url with body at the
+ * time now (UTC): out filled, amz_date the x-amz-date header's value.
+ * Returns 0 or a negative code (saop__sigv4_sign()).
+ */
+int saop__llm_sigv4(const struct saop_llm_config *cfg, const char *url,
+    const char *body, time_t now, char amz_date[17],
+    struct saop__sigv4_out *out);
 
 /* ---- lib/llm-schema.c: the user's schema on the wire ---- */
 

@@ -1238,6 +1238,44 @@ print_shown_header(FILE *f, const struct saop_llm_config *cfg, const char *h)
 }
 
 /*
+ * Print the headers of a signed call of cfg to url with body (as
+ * saop_llm_call() would sign it now): x-amz-date as it is, the session
+ * token masked, Authorization with the access key's ID and the signature
+ * masked.  Returns 0, or a negative code with e filled.
+ */
+static int
+print_signed(FILE *f, const struct saop_llm_config *cfg, const char *url,
+    const json_t *body, struct saop_err *e)
+{
+	struct saop__sigv4_out sig;
+	char date[17], masked[32], *text, *cred, *sh;
+	int r;
+
+	if ((text = json_dumps(body, JSON_COMPACT)) == NULL)
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	r = saop__llm_sigv4(cfg, url, text, time(NULL), date, &sig);
+	free(text);
+	if (r < 0)
+		return saop__fail(e, -r, 0, "cannot sign the call (AWS "
+		    "Signature Version 4)%s%s", *saop__sigv4_why() != '\0' ?
+		    ": " : "", saop__sigv4_why());
+	/* "Credential=ID/SCOPE, SignedHeaders=..., Signature=HEX". */
+	cred = strstr(sig.authorization, "Credential=");
+	sh = strstr(sig.authorization, ", SignedHeaders=");
+	mask_key(cfg->aws_id, masked);
+	fprintf(f, "x-amz-date: %s\n", date);
+	if (cfg->aws_token != NULL)
+		fprintf(f, "x-amz-security-token: ****\n");
+	if (cred != NULL && sh != NULL)
+		fprintf(f, "Authorization: AWS4-HMAC-SHA256 Credential=%s%.*s"
+		    "%.*sSignature=****\n", masked, (int)(sh - cred - 11 -
+		    strlen(cfg->aws_id)), cred + 11 + strlen(cfg->aws_id),
+		    (int)(strstr(sh, "Signature=") - sh), sh);
+	saop__sigv4_free(&sig);
+	return 0;
+}
+
+/*
  * Write what saop_llm_call() would send to f, the key masked (see saop.h).
  * Returns 0, or -SAOP_ECONFIG, -SAOP_EDATA, -SAOP_ENOMEM or -SAOP_EIO with
  * e filled.
@@ -1260,7 +1298,6 @@ saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 		return -e->code;
 	url = saop__llm_endpoint(cfg, saop__llm_model_of(cfg, request));
 	text = json_dumps(body, JSON_INDENT(2));
-	json_decref(body);
 	if (url == NULL || text == NULL ||
 	    (shown = saop__llm_url_redact(url)) == NULL) {
 		r = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
@@ -1284,21 +1321,15 @@ saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 		}
 		print_header(f, cfg, auth);
 		free(auth);
-	} else if (cfg->provider == SAOP_PROVIDER_BEDROCK &&
-	    cfg->aws_id != NULL && cfg->aws_secret != NULL) {
-		/* libcurl signs at the call: its form, the secrets masked. */
-		mask_key(cfg->aws_id, masked);
-		fprintf(f, "Authorization: AWS4-HMAC-SHA256 Credential=%s/"
-		    "YYYYMMDD/%s/bedrock/aws4_request, SignedHeaders=..., "
-		    "Signature=****\n", masked, cfg->aws_region != NULL ?
-		    cfg->aws_region : "?");
-		if (cfg->aws_token != NULL)
-			fprintf(f, "x-amz-security-token: ****\n");
+	} else if (saop__llm_sigv4_wanted(cfg) &&
+	    (r = print_signed(f, cfg, url, body, e)) < 0) {
+		goto out;
 	}
 	fprintf(f, "\n%s\n", text);
 	if (ferror(f) || fflush(f) != 0)
 		r = saop__fail(e, SAOP_EIO, errno, "cannot write the request");
 out:
+	json_decref(body);
 	free(url);
 	free(shown);
 	free(text);

@@ -338,16 +338,51 @@ http_error(struct call *c, const char *shown, const char *key,
 }
 
 /*
- * 1 when a call of cfg is signed with AWS Signature Version 4 (Bedrock
- * with AWS credentials and no bearer token), else 0.
+ * Sign the call of cfg to url with body now (AWS Signature Version 4,
+ * lib/llm-sigv4.c) and append its headers to *hd: x-amz-date, the
+ * session token (x-amz-security-token) when there is one, Authorization.
+ * The secrets' copies are wiped.  Returns 0, or a negative code with e
+ * filled.
  */
 static int
-sigv4(const struct saop_llm_config *cfg)
+signed_headers(const struct saop_llm_config *cfg, const char *url,
+    const char *body, struct curl_slist **hd, struct saop_err *e)
 {
-	return cfg->provider == SAOP_PROVIDER_BEDROCK &&
-	    (cfg->key == NULL || *cfg->key == '\0') &&
-	    cfg->aws_id != NULL && cfg->aws_secret != NULL &&
-	    cfg->aws_region != NULL;
+	struct saop__sigv4_out sig;
+	struct curl_slist *x;
+	char date[17], *line;
+	const char *v[3];
+	const char *name[3] = { "x-amz-date", "x-amz-security-token",
+	    "Authorization" };
+	size_t i, n;
+	int r;
+
+	if ((r = saop__llm_sigv4(cfg, url, body, time(NULL), date, &sig)) < 0)
+		return saop__fail(e, -r, r == -SAOP_ENOMEM ? ENOMEM : 0,
+		    "cannot sign the call (AWS Signature Version 4)%s%s",
+		    *saop__sigv4_why() != '\0' ? ": " : "",
+		    saop__sigv4_why());
+	v[0] = date;
+	v[1] = cfg->aws_token;
+	v[2] = sig.authorization;
+	for (i = 0; i < 3 && r == 0; i++) {
+		if (v[i] == NULL)
+			continue;
+		n = strlen(name[i]) + strlen(v[i]) + 3;
+		x = NULL;
+		if ((line = malloc(n)) != NULL) {
+			snprintf(line, n, "%s: %s", name[i], v[i]);
+			x = C.slist_append(*hd, line);
+			saop__wipe(line);
+			free(line);
+		}
+		if (x == NULL)
+			r = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+		else
+			*hd = x;
+	}
+	saop__sigv4_free(&sig);
+	return r;
 }
 
 /*
@@ -387,12 +422,7 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		    cfg->provider == SAOP_PROVIDER_BEDROCK ?
 		    "Accept: application/vnd.amazon.eventstream" :
 		    "Accept: text/event-stream";
-		/*
-		 * No "Expect:" to a signed call: libcurl would sign the
-		 * header it removes, and AWS would not see it.
-		 */
-		if (!sigv4(cfg))
-			own[k++] = "Expect:";
+		own[k++] = "Expect:";
 		if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
 			own[k++] = "anthropic-version: " ANTHROPIC_VERSION;
 		/* A header of the user's replaces saop's own of that name. */
@@ -427,44 +457,14 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 			goto out;
 		}
 	}
-	if (sigv4(cfg) && cfg->aws_token != NULL) {
-		/* The session token, signed with the rest (SigV4). */
-		size_t n = strlen(cfg->aws_token) + 32;
-
-		x = NULL;
-		if ((auth = malloc(n)) != NULL) {
-			snprintf(auth, n, "x-amz-security-token: %s",
-			    cfg->aws_token);
-			x = C.slist_append(hd, auth);
-			explicit_bzero(auth, strlen(auth));
-			free(auth);
-			auth = NULL;
-		}
-		if (x == NULL) {
-			r = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
-			goto out;
-		}
-		hd = x;
-	}
+	if (saop__llm_sigv4_wanted(cfg) &&
+	    (r = signed_headers(cfg, url, body, &hd, e)) < 0)
+		goto out;
 	if (hd == NULL) {
 		r = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 		goto out;
 	}
 	errbuf[0] = '\0';
-	if (sigv4(cfg)) {
-		char prov[128];
-
-		snprintf(prov, sizeof(prov), "aws:amz:%s:bedrock",
-		    cfg->aws_region);
-		if (C.easy_setopt(c.h, CURLOPT_AWS_SIGV4, prov) != CURLE_OK) {
-			r = saop__fail(e, SAOP_ECONFIG, 0, "this libcurl "
-			    "cannot sign AWS requests (CURLOPT_AWS_SIGV4: "
-			    "libcurl 7.75 or later)");
-			goto out;
-		}
-		C.easy_setopt(c.h, CURLOPT_USERNAME, cfg->aws_id);
-		C.easy_setopt(c.h, CURLOPT_PASSWORD, cfg->aws_secret);
-	}
 	C.easy_setopt(c.h, CURLOPT_URL, url);
 	C.easy_setopt(c.h, CURLOPT_PROTOCOLS_STR, "http,https");
 	C.easy_setopt(c.h, CURLOPT_HTTPHEADER, hd);

@@ -1,6 +1,7 @@
 /*
  * saop-private.h: helpers shared by lib/ only (saop__ prefix, left out
- * of the exported symbols by the export regex).  Never installed.
+ * of the exported symbols by the export regex), and the tests; saop-mock
+ * takes the two marked for it (SigV4, the CRC-32).  Never installed.
  */
 #ifndef SAOP_PRIVATE_H
 #define SAOP_PRIVATE_H
@@ -175,6 +176,61 @@ int saop__llm_parser_end(struct saop__llm_parser *p, int clean,
 void saop__llm_parser_free(struct saop__llm_parser *p);
 /* A URL as messages may show it: no userinfo, no query values (new). */
 char *saop__llm_url_redact(const char *url);
+
+/*
+ * The CRC-32 (as zlib's crc32()) of the n bytes at s, continued from crc
+ * (0 to start): AWS's event-stream frames (lib/llm-eventstream.c), which
+ * saop-mock also writes.
+ */
+uint32_t saop__crc32(uint32_t crc, const void *s, size_t n);
+
+/*
+ * AWS Signature Version 4 (lib/llm-sigv4.c), shared with saop-mock (which
+ * checks a Bedrock call's signature) and the tests.  A request to sign:
+ * the URL as it is sent (its path and query percent-encoded as on the
+ * wire; the path is encoded once more for the canonical request), the
+ * headers signed besides host, x-amz-date, x-amz-security-token (when
+ * token is not NULL) and x-amz-content-sha256 (when content_sha256), and
+ * what the signature is made of.
+ */
+struct saop__sigv4_hdr {
+	const char *name, *value;
+};
+struct saop__sigv4 {
+	const char *method;		/* "POST" */
+	const char *url;		/* scheme://host[:port]/path?query */
+	const struct saop__sigv4_hdr *headers;
+	size_t nheaders;
+	const char *payload;		/* the body, payload_len bytes */
+	size_t payload_len;
+	const char *amz_date;		/* YYYYMMDDTHHMMSSZ, UTC */
+	const char *region, *service;	/* "us-west-2", "bedrock" */
+	const char *id, *secret;	/* the access key's */
+	const char *token;		/* the session token, or NULL */
+	int content_sha256;		/* sign x-amz-content-sha256 */
+};
+/* What signing made (saop__sigv4_free() frees it). */
+struct saop__sigv4_out {
+	char *canonical;		/* the canonical request */
+	char *to_sign;			/* the string to sign */
+	char *authorization;		/* the Authorization value */
+	char signature[65];		/* hex */
+	char payload_hash[65];		/* hex SHA-256 of the payload */
+};
+/*
+ * Sign in into out.  Returns 0, or -SAOP_EDATA (a URL without a host, a
+ * date not YYYYMMDDTHHMMSSZ), -SAOP_ENOMEM, or -SAOP_ECONFIG (libcrypto
+ * not loaded, or failed); out is then empty.
+ */
+int saop__sigv4_sign(const struct saop__sigv4 *in,
+    struct saop__sigv4_out *out);
+/* Free what out holds (the Authorization wiped) and zero it. */
+void saop__sigv4_free(struct saop__sigv4_out *out);
+/*
+ * Why signing cannot be done (libcrypto, opened with dlopen() on the
+ * first signature, not loaded: "cannot load libcrypto: ..."), or "".
+ */
+const char *saop__sigv4_why(void);
 
 /*
  * validate: parse buf (len bytes) into a new jansson tree the fast way

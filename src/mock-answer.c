@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "mock.h"
+#include "mock-bedrock.h"
 
 /*
  * One process, libmicrohttpd's thread per connection: a reply's delays
@@ -312,7 +313,9 @@ gemini_status(int st)
 void
 write_error(struct answer *a, enum wire w, int st, const char *msg)
 {
-	if (w == W_ANTHROPIC)
+	if (w == W_BEDROCK)
+		add_json(a, bedrock_error_body(msg));
+	else if (w == W_ANTHROPIC)
 		add_json(a, json_pack("{s:s, s:{s:s, s:s}}", "type", "error",
 		    "error", "type", error_type(st), "message", msg));
 	else if (w == W_GEMINI)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "mock.h"
+#include "mock-bedrock.h"
 #include "mock-oracle.h"
 #include "mock-replay.h"
 
@@ -35,7 +36,7 @@ struct call {
 	int answered;		/* a reply (or an error) was queued */
 };
 
-/* The wire format of path, or -1 when it is none of the four. */
+/* The wire format of path, or -1 when it is none of the five. */
 static int
 wire_of(const char *path, int *gemini_stream)
 {
@@ -44,6 +45,9 @@ wire_of(const char *path, int *gemini_stream)
 #define ENDS(s) (n >= sizeof(s) - 1 && \
 	strcmp(path + n - (sizeof(s) - 1), (s)) == 0)
 	*gemini_stream = 0;
+	/* Bedrock's stream is named by its path too (src/mock-bedrock.c). */
+	if (bedrock_path(path, gemini_stream))
+		return W_BEDROCK;
 	if (ENDS("/chat/completions"))
 		return W_OPENAI;
 	if (ENDS("/responses"))
@@ -66,7 +70,7 @@ static int
 key_name(const char *name)
 {
 	static const char *const keys[] = { "authorization", "x-api-key",
-	    "x-goog-api-key", "api-key", NULL };
+	    "x-goog-api-key", "api-key", "x-amz-security-token", NULL };
 	size_t i;
 
 	for (i = 0; keys[i] != NULL; i++)
@@ -144,6 +148,7 @@ log_request(struct MHD_Connection *c, long n, const char *method,
 	    q = { json_object(), 0, 1, via };
 	json_t *body, *o;
 	char *text;
+	int bs;
 
 	MHD_get_connection_values(c, MHD_HEADER_KIND, see_value, &h);
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, see_value, &q);
@@ -161,8 +166,9 @@ log_request(struct MHD_Connection *c, long n, const char *method,
 	if (o != NULL && fixture != NULL)
 		json_object_set_new(o, "replay", json_string(fixture));
 	if (o != NULL && want_key != NULL)
-		json_object_set_new(o, "key_ok", json_boolean(key_state(c) ==
-		    1));
+		json_object_set_new(o, "key_ok", json_boolean((bedrock_path(url,
+		    &bs) ? bedrock_key_state(c, method, url, k->body, k->len,
+		    want_key) : key_state(c)) == 1));
 	if (o == NULL || (text = json_dumps(o, JSON_COMPACT)) == NULL) {
 		json_decref(o);
 		return;
@@ -387,7 +393,7 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	struct oracle_reply o;
 	struct reply orep;
 	char mbuf[128];
-	int gemini_stream = 0, w = wire_of(url, &gemini_stream);
+	int gemini_stream = 0, w = wire_of(url, &gemini_stream), ks;
 	long n;
 	enum MHD_Result rc;
 
@@ -451,8 +457,10 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		json_decref(body);
 		return MHD_NO;
 	}
-	if (want_key != NULL && !r->any_key && key_state(c) != 1) {
-		write_error(a, (enum wire)w, 401, key_state(c) == 0 ?
+	if (want_key != NULL && !r->any_key && (ks = w == W_BEDROCK ?
+	    bedrock_key_state(c, method, url, k->body, k->len, want_key) :
+	    key_state(c)) != 1) {
+		write_error(a, (enum wire)w, 401, ks == 0 ?
 		    "saop-mock: no key" : "saop-mock: wrong key");
 		json_decref(body);
 		return queue(c, a, 401, "application/json", -1, 0, NULL);
@@ -461,7 +469,7 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		json_decref(body);
 		return respond_raw(c, r, a);
 	}
-	if (r->status != 0) {
+	if (r->status != 0 && w != W_BEDROCK) {
 		write_error(a, (enum wire)w, r->status, *r->text != '\0' ?
 		    r->text : "saop-mock: the script's error");
 		json_decref(body);
@@ -501,6 +509,14 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	case W_GEMINI:
 		write_gemini(a, &s);
 		break;
+	case W_BEDROCK:
+		json_decref(body);
+		oracle_reply_free(&o);
+		answer_free(a);
+		return bedrock_queue(c, &(const struct bedrock_answer){ r->text,
+		    r->tool_name, r->tool_args, r->refusal, (int)s.fin, s.in,
+		    s.out, r->status, r->retry_after, r->drop_after,
+		    r->chunk_delay_ms, r->reset, gemini_stream, r->headers });
 	default:
 		write_openai(a, &s);
 		break;

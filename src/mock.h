@@ -55,7 +55,7 @@ struct reply {
 };
 
 /* The wire format a request's path asks for. */
-enum wire { W_OPENAI, W_RESPONSES, W_ANTHROPIC, W_GEMINI };
+enum wire { W_OPENAI, W_RESPONSES, W_ANTHROPIC, W_GEMINI, W_BEDROCK };
 
 /* A body to send: pieces handed to MHD one by one, and the faults. */
 struct answer {

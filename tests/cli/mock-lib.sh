@@ -77,13 +77,14 @@ mock_path() {
 	openai-responses) echo '^/v1/responses$' ;;
 	anthropic) echo '^/v1/messages$' ;;
 	gemini) echo '^/v1/models/m1:streamGenerateContent$' ;;
+	bedrock) echo '^/v1/model/m1/converse-stream$' ;;
 	esac
 }
 
 # mock_logged N WHAT: the log has N lines, each a POST to the provider's
 # path with a key that is not written, the headers saop sends but the
-# key's, a body of model m1 (Gemini's in the path), and the script line
-# of its reply (1..N unless given as $3, a jq array).
+# key's, a body of model m1 (Gemini's and Bedrock's in the path), and the
+# script line of its reply (1..N unless given as $3, a jq array).
 mock_logged() {
 	[ "$(wc -l <"$MOCK_LOG")" -eq "$1" ] ||
 	    fail "$2: $(wc -l <"$MOCK_LOG") requests logged, not $1: $(cat "$MOCK_LOG")"
@@ -98,6 +99,8 @@ mock_logged() {
 	         has("x-goog-api-key") | not) and
 	        .headers["content-type"] == "application/json" and
 	        (if $prov == "gemini" then .query.alt == "sse"
+	         elif $prov == "bedrock" then (.body | has("model") | not) and
+	             (.body.messages | type) == "array"
 	         else .body.model == "m1" and .body.stream == true end) and
 	        (.body | type) == "object")' "$MOCK_LOG" >/dev/null ||
 	    fail "$2: the log: $(cat "$MOCK_LOG")"
