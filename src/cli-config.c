@@ -232,3 +232,34 @@ cli_show_config(const struct cli *o, const struct saop_llm_config *cfg)
 	}
 	exit(cli_exit(0));
 }
+
+/* See cli.h: the environment, then the options over it. */
+void
+cli_llm_config(const struct cli *o, struct saop_llm_config *cfg)
+{
+	struct saop_err e;
+	size_t i;
+
+	if (saop_llm_config_from_env(cfg, &e) != 0)
+		cli_die(&e);
+	if (o->model != NULL) {
+		free(cfg->model);
+		if ((cfg->model = strdup(o->model)) == NULL)
+			cli_die_nomem();
+	}
+	for (i = 0; i < o->nheaders; i++)
+		if (saop_llm_config_add_header(cfg, o->headers[i], &e) != 0) {
+			if (e.code == SAOP_ENOMEM)
+				cli_die(&e);
+			cli_usage_error("--header: %s", e.msg);
+		}
+	if (o->timeout_ms > 0) {
+		cfg->timeout_ms = o->timeout_ms;
+		if (cfg->connect_timeout_ms > cfg->timeout_ms)
+			cfg->connect_timeout_ms = cfg->timeout_ms;
+	}
+	if (o->connect_timeout_ms > 0)
+		cfg->connect_timeout_ms = o->connect_timeout_ms;
+	if (cli_show_config_flag)
+		cli_show_config(o, cfg);
+}

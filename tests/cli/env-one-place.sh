@@ -2,7 +2,7 @@
 # The environment is read in one place per layer: lib/settings.c (where a
 # setting comes from), lib/llm-config.c (the
 # model), lib/config.c (the library's other settings), src/cli-env.c (what
-# only the programs know; src/cli.c names two it reads through
+# only the programs know; src/cli-loop.c names two it reads through
 # cli_env_named()); saop(7)'s ENVIRONMENT lists exactly what they
 # read; and a variable read there is honoured by every program that
 # needs it (saop-report's database is the library's rule, not its own).
@@ -17,7 +17,7 @@ others=$(cd "$top_srcdir" && grep -l 'getenv' lib/*.c src/*.c |
 # files read is an .Ev of ENVIRONMENT, and every .Ev there (but libpq's)
 # is read by them.
 (cd "$top_srcdir" && grep -ohE '"([A-Z][A-Z0-9]*_[A-Z0-9_]+|[a-z]+_proxy|PATH)"' \
-    lib/llm-config.c lib/config.c lib/settings.c src/cli-env.c src/cli.c) | tr -d '"' | sort -u >"$tmp/code"
+    lib/llm-config.c lib/config.c lib/settings.c src/cli-env.c src/cli-loop.c) | tr -d '"' | sort -u >"$tmp/code"
 awk '/^\.Sh ENVIRONMENT/ { on = 1; next } /^\.Sh / { on = 0 } on' \
     "$top_srcdir/man/saop.7" | grep -oE 'Ev [A-Za-z_][A-Za-z0-9_]*' |
     cut -c4- | grep -v '^PG' | sort -u >"$tmp/page"
@@ -58,7 +58,7 @@ for p in saop-suspend saop-resume saop-validate; do
 	grep -qF "SAOP_MAX_AUTO_RESUME: '1001' is not a whole number from 0 to 1000" \
 	    "$tmp/err" || fail "$p: $(cat "$tmp/err")"
 done
-# 5. What only the programs know (src/cli.c).
+# 5. What only the programs know (src/cli-env.c, src/cli-loop.c).
 SAOP_MAX_CORRECTION_RETRIES=x expect_status 64 saop-validate </dev/null 2>"$tmp/err"
 grep -qF "SAOP_MAX_CORRECTION_RETRIES: 'x'" "$tmp/err" || fail "$(cat "$tmp/err")"
 SAOP_SCHEMA_MODE=loud expect_status 64 saop-suspend </dev/null 2>"$tmp/err"
