@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "mock.h"
-#include "mock-bedrock.h"
 
 /*
  * One process, libmicrohttpd's thread per connection: a reply's delays
@@ -125,7 +124,7 @@ answer_free(void *cls)
 
 /* Sleep ms milliseconds (signals do not cut it short). */
 void
-sleep_ms(long ms)
+mock_sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
@@ -204,7 +203,7 @@ read_answer(void *cls, uint64_t pos, char *buf, size_t max)
 		a->chunk_left = 0;
 	if ((a->chunks > 0 ? a->chunk_left == 0 : a->off == 0) &&
 	    a->sent > 0 && a->chunk_delay_ms > 0)
-		sleep_ms(a->chunk_delay_ms);
+		mock_sleep_ms(a->chunk_delay_ms);
 	if (a->chunks > 0 && a->chunk_left == 0)
 		a->chunk_left = next_chunk(a);
 	len = a->plen[a->at];
@@ -314,7 +313,7 @@ void
 write_error(struct answer *a, enum wire w, int st, const char *msg)
 {
 	if (w == W_BEDROCK)
-		add_json(a, bedrock_error_body(msg));
+		add_json(a, json_pack("{s:s}", "message", msg));
 	else if (w == W_ANTHROPIC)
 		add_json(a, json_pack("{s:s, s:{s:s, s:s}}", "type", "error",
 		    "error", "type", error_type(st), "message", msg));

@@ -12,16 +12,13 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "mock.h"
 #include "mock-bedrock.h"
 #include "saop-private.h"
 
@@ -193,52 +190,6 @@ bedrock_key_state(struct MHD_Connection *c, const char *method,
 
 /* ---- the answer, in frames ---- */
 
-/* A body to send: binary pieces handed to MHD one by one, the faults. */
-struct body {
-	struct {
-		char *data;
-		size_t len;
-	} *piece;
-	size_t npiece, at, off;
-	unsigned long long sent;
-	long drop_after, chunk_delay_ms;
-	int reset;
-	int oom;
-	struct MHD_Connection *conn;
-};
-
-/* Append the len bytes at s (taken; freed on failure) as a piece of b. */
-static void
-add(struct body *b, char *s, size_t len)
-{
-	void *np;
-
-	if (s == NULL || (np = realloc(b->piece, (b->npiece + 1) *
-	    sizeof(*b->piece))) == NULL) {
-		free(s);
-		b->oom = 1;
-		return;
-	}
-	b->piece = np;
-	b->piece[b->npiece].data = s;
-	b->piece[b->npiece++].len = len;
-}
-
-/* Free b and its pieces. */
-static void
-body_free(void *cls)
-{
-	struct body *b = cls;
-	size_t i;
-
-	if (b == NULL)
-		return;
-	for (i = 0; i < b->npiece; i++)
-		free(b->piece[i].data);
-	free(b->piece);
-	free(b);
-}
-
 /* Write the 32-bit v big-endian at p. */
 static void
 be32(unsigned char *p, uint32_t v)
@@ -254,7 +205,7 @@ be32(unsigned char *p, uint32_t v)
  * values (n of them), the payload o (taken) as compact JSON, both CRCs.
  */
 static void
-add_frame(struct body *b, const char *const *names, const char *const *values,
+add_frame(struct answer *b, const char *const *names, const char *const *values,
     size_t n, json_t *o)
 {
 	char *payload = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
@@ -295,12 +246,12 @@ add_frame(struct body *b, const char *const *names, const char *const *values,
 	at += plen;
 	be32(f + at, saop__crc32(0, f, at));
 	free(payload);
-	add(b, (char *)f, total);
+	add_bytes(b, (char *)f, total);
 }
 
 /* Append the event type with payload o (taken) to b. */
 static void
-add_event(struct body *b, const char *type, json_t *o)
+add_frame_event(struct answer *b, const char *type, json_t *o)
 {
 	static const char *const names[] = { ":event-type", ":content-type",
 	    ":message-type" };
@@ -329,13 +280,6 @@ exception_of(int st)
 	default: return st >= 500 ? "internalServerException" :
 	    "validationException";
 	}
-}
-
-/* See mock-bedrock.h. */
-json_t *
-bedrock_error_body(const char *msg)
-{
-	return json_pack("{s:s}", "message", msg);
 }
 
 /*
@@ -392,53 +336,54 @@ input_of(const struct bedrock_answer *a)
 
 /* ConverseStream: a's events, text and input in pieces. */
 static void
-write_stream(struct body *b, const struct bedrock_answer *a)
+write_stream(struct answer *b, const struct bedrock_answer *a)
 {
 	const char *text = a->refusal != NULL ? a->refusal : a->text, *p;
 	size_t n;
 	int ix = 0;
 
-	add_event(b, "messageStart", json_pack("{s:s}", "role", "assistant"));
+	add_frame_event(b, "messageStart", json_pack("{s:s}", "role", "assistant"));
 	if (a->status != 0) {
 		static const char *const names[] = { ":exception-type",
 		    ":content-type", ":message-type" };
 		const char *values[] = { exception_of(a->status),
 		    "application/json", "exception" };
 
-		add_frame(b, names, values, 3, bedrock_error_body(*a->text !=
-		    '\0' ? a->text : "saop-mock: the script's error"));
+		add_frame(b, names, values, 3, json_pack("{s:s}", "message",
+		    *a->text != '\0' ? a->text :
+		    "saop-mock: the script's error"));
 		return;
 	}
 	if (*text != '\0') {
 		for (p = text; (n = piece_len(p)) > 0; p += n)
-			add_event(b, "contentBlockDelta", json_pack("{s:i, "
+			add_frame_event(b, "contentBlockDelta", json_pack("{s:i, "
 			    "s:{s:s%}, s:s}", "contentBlockIndex", ix, "delta",
 			    "text", p, n, "p", "abcdefgh"));
-		add_event(b, "contentBlockStop", json_pack("{s:i}",
+		add_frame_event(b, "contentBlockStop", json_pack("{s:i}",
 		    "contentBlockIndex", ix));
 		ix++;
 	}
 	if (a->tool_name != NULL) {
-		add_event(b, "contentBlockStart", json_pack("{s:i, s:{s:{s:s, "
+		add_frame_event(b, "contentBlockStart", json_pack("{s:i, s:{s:{s:s, "
 		    "s:s}}}", "contentBlockIndex", ix, "start", "toolUse",
 		    "toolUseId", "tooluse_mock1", "name", a->tool_name));
 		for (p = a->tool_args; (n = piece_len(p)) > 0; p += n)
-			add_event(b, "contentBlockDelta", json_pack("{s:i, "
+			add_frame_event(b, "contentBlockDelta", json_pack("{s:i, "
 			    "s:{s:{s:s%}}}", "contentBlockIndex", ix, "delta",
 			    "toolUse", "input", p, n));
-		add_event(b, "contentBlockStop", json_pack("{s:i}",
+		add_frame_event(b, "contentBlockStop", json_pack("{s:i}",
 		    "contentBlockIndex", ix));
 	}
 	if (a->finish != 4)	/* "finish": null: no messageStop */
-		add_event(b, "messageStop", json_pack("{s:s}", "stopReason",
+		add_frame_event(b, "messageStop", json_pack("{s:s}", "stopReason",
 		    stop_reason(a->finish)));
-	add_event(b, "metadata", json_pack("{s:o*, s:{s:i}}", "usage",
+	add_frame_event(b, "metadata", json_pack("{s:o*, s:{s:i}}", "usage",
 	    usage_of(a), "metrics", "latencyMs", 1));
 }
 
 /* Converse: the whole answer, one JSON body. */
 static void
-write_whole(struct body *b, const struct bedrock_answer *a)
+write_whole(struct answer *b, const struct bedrock_answer *a)
 {
 	const char *text = a->refusal != NULL ? a->refusal : a->text;
 	json_t *content = json_array(), *o;
@@ -457,106 +402,20 @@ write_whole(struct body *b, const struct bedrock_answer *a)
 	    "latencyMs", 1);
 	s = o != NULL ? json_dumps(o, JSON_COMPACT) : NULL;
 	json_decref(o);
-	add(b, s, s != NULL ? strlen(s) : 0);
+	add_bytes(b, s, s != NULL ? strlen(s) : 0);
 }
 
 /* ---- sending ---- */
 
-/* Sleep ms milliseconds (signals do not cut it short). */
-static void
-sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-/*
- * End b's connection in the middle of its body: an RST when b->reset
- * (the socket disconnected, SO_LINGER 0: as saop-mock's other formats
- * do), else a FIN.
- */
-static void
-cut(struct body *b)
-{
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(b->conn,
-	    MHD_CONNECTION_INFO_CONNECTION_FD);
-
-	if (ci == NULL)
-		return;
-	if (b->reset) {
-		struct linger lg = { 1, 0 };
-		struct sockaddr none;
-
-		setsockopt(ci->connect_fd, SOL_SOCKET, SO_LINGER, &lg,
-		    sizeof(lg));
-		memset(&none, 0, sizeof(none));
-		none.sa_family = AF_UNSPEC;
-		if (connect(ci->connect_fd, &none, sizeof(none)) != 0)
-			cli_warn("cannot reset the connection: %s",
-			    strerror(errno));
-	} else {
-		shutdown(ci->connect_fd, SHUT_RDWR);
-	}
-}
-
-/*
- * MHD's content reader: the next bytes of b (at most max, one piece at
- * most a call, chunk_delay_ms before each piece after the first), the
- * connection cut once drop_after bytes are out.  Returns the bytes given,
- * or MHD's end of stream or error.
- */
-static ssize_t
-read_body(void *cls, uint64_t pos, char *buf, size_t max)
-{
-	struct body *b = cls;
-	size_t n;
-
-	if (b->drop_after >= 0 && b->sent >=
-	    (unsigned long long)b->drop_after) {
-		cut(b);
-		return MHD_CONTENT_READER_END_WITH_ERROR;
-	}
-	if (b->at == b->npiece)
-		return MHD_CONTENT_READER_END_OF_STREAM;
-	if (b->off == 0 && b->at > 0 && b->chunk_delay_ms > 0)
-		sleep_ms(b->chunk_delay_ms);
-	n = b->piece[b->at].len - b->off;
-	if (n > max)
-		n = max;
-	if (b->drop_after >= 0 && n > (unsigned long long)b->drop_after -
-	    b->sent)
-		n = (size_t)((unsigned long long)b->drop_after - b->sent);
-	memcpy(buf, b->piece[b->at].data + b->off, n);
-	b->off += n;
-	b->sent += n;
-	if (b->off == b->piece[b->at].len) {
-		b->at++;
-		b->off = 0;
-	}
-	return (ssize_t)n;
-}
-
 /* See mock-bedrock.h. */
 enum MHD_Result
-bedrock_queue(struct MHD_Connection *c, const struct bedrock_answer *a)
+bedrock_queue(struct MHD_Connection *c, struct answer *b,
+    const struct bedrock_answer *a)
 {
-	struct body *b = calloc(1, sizeof(*b));
 	struct MHD_Response *resp;
-	const char *key;
-	const json_t *v;
-	unsigned long long total = 0;
 	int st = 200, stream = a->stream;
 	enum MHD_Result rc;
-	size_t i;
 
-	if (b == NULL)
-		return MHD_NO;
-	b->conn = c;
-	b->drop_after = a->drop_after;
-	b->chunk_delay_ms = a->chunk_delay_ms;
-	b->reset = a->reset;
 	/*
 	 * An error before the stream is an HTTP error (AWS's throttling of
 	 * a call is a 429); one the script gives a Retry-After can only be
@@ -564,14 +423,8 @@ bedrock_queue(struct MHD_Connection *c, const struct bedrock_answer *a)
 	 */
 	if (a->status != 0 && (!stream || a->retry_after >= 0)) {
 		stream = 0;
-		char *s = NULL;
-		json_t *o = bedrock_error_body(*a->text != '\0' ? a->text :
-		    "saop-mock: the script's error");
-
-		if (o != NULL)
-			s = json_dumps(o, JSON_COMPACT);
-		json_decref(o);
-		add(b, s, s != NULL ? strlen(s) : 0);
+		write_error(b, W_BEDROCK, a->status, *a->text != '\0' ?
+		    a->text : "saop-mock: the script's error");
 		st = a->status;
 	} else if (stream) {
 		write_stream(b, a);
@@ -579,17 +432,11 @@ bedrock_queue(struct MHD_Connection *c, const struct bedrock_answer *a)
 		write_whole(b, a);
 	}
 	if (b->oom) {
-		body_free(b);
+		answer_free(b);
 		return MHD_NO;
 	}
-	for (i = 0; i < b->npiece; i++)
-		total += b->piece[i].len;
-	resp = MHD_create_response_from_callback(stream ? MHD_SIZE_UNKNOWN :
-	    total, 64 * 1024, read_body, b, body_free);
-	if (resp == NULL) {
-		body_free(b);
+	if ((resp = answer_response(c, b, stream)) == NULL)
 		return MHD_NO;
-	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, stream ?
 	    "application/vnd.amazon.eventstream" : "application/json");
 	if (st != 200) {
@@ -605,8 +452,7 @@ bedrock_queue(struct MHD_Connection *c, const struct bedrock_answer *a)
 		snprintf(s, sizeof(s), "%ld", a->retry_after);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, s);
 	}
-	json_object_foreach((json_t *)a->headers, key, v)
-		MHD_add_response_header(resp, key, json_string_value(v));
+	add_headers(resp, a->headers);
 	rc = MHD_queue_response(c, (unsigned)st, resp);
 	MHD_destroy_response(resp);
 	return rc;

@@ -9,6 +9,8 @@
 #include <jansson.h>
 #include <microhttpd.h>
 
+struct answer;
+
 /* What one Bedrock answer says: saop-mock.c fills it from a reply. */
 struct bedrock_answer {
 	const char *text;	/* the answer's text ("" when none) */
@@ -21,9 +23,6 @@ struct bedrock_answer {
 	long in, out;		/* usage; -1: none reported */
 	int status;		/* an error: its HTTP status, or 0 */
 	long retry_after;	/* seconds, or -1 */
-	long drop_after;	/* bytes of the body, or -1 */
-	long chunk_delay_ms;	/* between the frames */
-	int reset;		/* the drop is an RST */
 	int stream;		/* converse-stream */
 	const json_t *headers;	/* more response headers, or NULL */
 };
@@ -43,16 +42,15 @@ int bedrock_path(const char *url, int *stream);
 int bedrock_key_state(struct MHD_Connection *c, const char *method,
     const char *url, const char *body, size_t len, const char *want);
 
-/* The body of a Bedrock error with msg: {"message": msg} (new). */
-json_t *bedrock_error_body(const char *msg);
-
 /*
- * Queue b on c: a Converse body or a ConverseStream event stream; an
- * error status as an exception frame in the stream, or as an HTTP error
- * (x-amzn-ErrorType, {"message"}) without a stream or with a Retry-After.
- * Returns MHD's result.
+ * Queue a on c in the body b (taken: the script's faults set in it, as
+ * for every format: answer_faults()): a Converse body or a ConverseStream
+ * event stream, each frame a piece; an error status as an exception
+ * frame in the stream, or as an HTTP error (x-amzn-ErrorType,
+ * {"message"}) without a stream or with a Retry-After.  Returns MHD's
+ * result.
  */
-enum MHD_Result bedrock_queue(struct MHD_Connection *c,
-    const struct bedrock_answer *b);
+enum MHD_Result bedrock_queue(struct MHD_Connection *c, struct answer *b,
+    const struct bedrock_answer *a);
 
 #endif

@@ -448,7 +448,7 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	}
 	answer_faults(a, r);
 	if (r->delay_ms > 0)
-		sleep_ms(r->delay_ms);
+		mock_sleep_ms(r->delay_ms);
 	if (r->no_answer) {
 		/* The request read, the connection closed: no status line. */
 		a->conn = c;
@@ -512,11 +512,10 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	case W_BEDROCK:
 		json_decref(body);
 		oracle_reply_free(&o);
-		answer_free(a);
-		return bedrock_queue(c, &(const struct bedrock_answer){ r->text,
-		    r->tool_name, r->tool_args, r->refusal, (int)s.fin, s.in,
-		    s.out, r->status, r->retry_after, r->drop_after,
-		    r->chunk_delay_ms, r->reset, gemini_stream, r->headers });
+		return bedrock_queue(c, a, &(const struct bedrock_answer){
+		    r->text, r->tool_name, r->tool_args, r->refusal,
+		    (int)s.fin, s.in, s.out, r->status, r->retry_after,
+		    gemini_stream, r->headers });
 	default:
 		write_openai(a, &s);
 		break;

@@ -157,7 +157,7 @@ void answer_free(void *cls);
 void drop(struct answer *a);
 
 /* Sleep ms milliseconds (signals do not cut it short). */
-void sleep_ms(long ms);
+void mock_sleep_ms(long ms);
 
 /*
  * The next piece of *s, at most chars characters (never a character
