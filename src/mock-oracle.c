@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "cli.h"
+#include "mock-lines.h"
 #include "mock-oracle.h"
 
 /* How the oracle carries on from where the request shows it stopped. */
@@ -128,24 +129,9 @@ oracle_defaults(const char *manner, long max_chars)
 	return 0;
 }
 
-/*
- * Say "saop-mock: FILE: line L: member M: msg" on stderr and exit 65: the
- * answers are refused as a whole before anything listens.
- */
-static _Noreturn void __attribute__((format(printf, 3, 4)))
-oracle_error(long line, const char *member, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: %s: line %ld: ", cli_name(), path_of, line);
-	if (member != NULL)
-		fprintf(stderr, "member \"%s\": ", member);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(EX_DATAERR);
-}
+/* A line of the answers refused (mock_line_error()): exits 65. */
+#define oracle_error(line, member, ...) \
+	mock_line_error(path_of, (line), (member), __VA_ARGS__)
 
 /* Fill a from the line v (line): a string, or an object; exits 65. */
 static void
@@ -193,52 +179,28 @@ parse_answer(struct answer *a, const json_t *v, long line)
 		oracle_error(line, NULL, "an answer object needs \"text\"");
 }
 
+/* mock_read_lines()'s callback: the line v (line) one more answer. */
+static void
+oracle_line(void *arg, json_t *v, long line)
+{
+	struct answer *na;
+
+	(void)arg;
+	if ((na = realloc(answers, (nanswers + 1) * sizeof(*na))) == NULL)
+		cli_die_nomem();
+	answers = na;
+	parse_answer(&answers[nanswers++], v, line);
+}
+
 /* See mock-oracle.h: read the answers at path; exits 66 or 65. */
 void
 oracle_load(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	long line = 0;
+	long line;
 
 	path_of = path;
-	if (f == NULL) {
-		cli_warn("%s: %s", path, strerror(errno));
-		exit(EX_NOINPUT);
-	}
-	if ((lines = json_array()) == NULL)
-		cli_die_nomem();
-	while ((n = getline(&buf, &cap, f)) != -1) {
-		const char *p = buf;
-		json_error_t je;
-		json_t *v;
-		struct answer *na;
-
-		line++;
-		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-			p++;
-		if (*p == '\0' || *p == '#')
-			continue;
-		v = json_loadb(buf, (size_t)n, JSON_REJECT_DUPLICATES |
-		    JSON_DECODE_ANY, &je);
-		if (v == NULL)
-			oracle_error(line, NULL, "not JSON: %s (column %d)",
-			    je.text, je.column);
-		if (json_array_append_new(lines, v) != 0 ||
-		    (na = realloc(answers, (nanswers + 1) *
-		    sizeof(*na))) == NULL)
-			cli_die_nomem();
-		answers = na;
-		parse_answer(&answers[nanswers++], v, line);
-	}
-	if (ferror(f)) {
-		cli_warn("%s: %s", path, strerror(errno));
-		exit(EX_NOINPUT);
-	}
-	free(buf);
-	fclose(f);
+	lines = mock_read_lines(path, JSON_DECODE_ANY, oracle_line, NULL,
+	    &line);
 	if (nanswers == 0)
 		oracle_error(line, NULL, "the file has no answer");
 }

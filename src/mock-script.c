@@ -1,13 +1,12 @@
 /* mock-script.c: saop-mock's --script: the replies read and handed out. */
 #include "config.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "mock.h"
+#include "mock-lines.h"
 #include "mock-replay.h"
 
 /* The script (the replies' served flags under the server's lock). */
@@ -15,24 +14,9 @@ static struct reply *replies;
 static size_t nreplies;
 static json_t *script_json;	/* the parsed lines: the strings' owner */
 
-/*
- * Say "saop-mock: FILE: line L: member M: msg" on stderr and exit 65: the
- * script is refused as a whole before anything listens.
- */
-static _Noreturn void __attribute__((format(printf, 3, 4)))
-script_error(long line, const char *member, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: %s: line %ld: ", cli_name(), script_path, line);
-	if (member != NULL)
-		fprintf(stderr, "member \"%s\": ", member);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(EX_DATAERR);
-}
+/* A line of the script refused (mock_line_error()): exits 65. */
+#define script_error(line, member, ...) \
+	mock_line_error(script_path, (line), (member), __VA_ARGS__)
 
 /*
  * The integer member name of o in [min, max], or def when o lacks it;
@@ -51,6 +35,20 @@ int_member(const json_t *o, const char *name, long min, long max, long def,
 		script_error(line, name, "not a whole number from %ld to %ld",
 		    min, max);
 	return (long)json_integer_value(v);
+}
+
+/*
+ * The boolean member name of o: 1 when true, 0 when false or missing;
+ * exits 65 naming line and member when it is neither.
+ */
+static int
+bool_member(const json_t *o, const char *name, long line)
+{
+	const json_t *v = json_object_get(o, name);
+
+	if (v != NULL && !json_is_boolean(v))
+		script_error(line, name, "not true or false");
+	return json_is_true(v);
 }
 
 /* Refuse (exit 65) any member of o not in the NULL-ended list known. */
@@ -118,11 +116,7 @@ parse_raw(struct reply *r, const json_t *o, long line)
 			script_error(line, "match", "not a string");
 		r->match = json_string_value(v);
 	}
-	if ((v = json_object_get(o, "any_key")) != NULL) {
-		if (!json_is_boolean(v))
-			script_error(line, "any_key", "not true or false");
-		r->any_key = json_is_true(v);
-	}
+	r->any_key = bool_member(o, "any_key", line);
 	if ((v = json_object_get(o, "recording")) != NULL) {
 		char *path;
 		const char *slash = strrchr(script_path, '/');
@@ -212,15 +206,11 @@ parse_reply(struct reply *r, const json_t *o, long line)
 		script_error(line, "retry_after", "only with a status 429 or "
 		    "5xx");
 	r->drop_after = int_member(o, "drop_after", 0, LONG_MAX, -1, line);
-	if ((v = json_object_get(o, "reset")) != NULL) {
-		if (!json_is_boolean(v))
-			script_error(line, "reset", "not true or false");
-		if (r->drop_after < 0 && json_object_get(o, "no_answer") ==
-		    NULL)
-			script_error(line, "reset", "only with \"drop_after\" "
-			    "or \"no_answer\"");
-		r->reset = json_is_true(v);
-	}
+	r->reset = bool_member(o, "reset", line);
+	if (json_object_get(o, "reset") != NULL && r->drop_after < 0 &&
+	    json_object_get(o, "no_answer") == NULL)
+		script_error(line, "reset", "only with \"drop_after\" or "
+		    "\"no_answer\"");
 	r->split = int_member(o, "split", 1, 1000000000, 4, line);
 	if ((v = json_object_get(o, "chunks")) != NULL) {
 		static const char *const chunks_known[] = { "seed", "max",
@@ -238,16 +228,8 @@ parse_reply(struct reply *r, const json_t *o, long line)
 			    line);
 		}
 	}
-	if ((v = json_object_get(o, "until_close")) != NULL) {
-		if (!json_is_boolean(v))
-			script_error(line, "until_close", "not true or false");
-		r->until_close = json_is_true(v);
-	}
-	if ((v = json_object_get(o, "no_answer")) != NULL) {
-		if (!json_is_boolean(v))
-			script_error(line, "no_answer", "not true or false");
-		r->no_answer = json_is_true(v);
-	}
+	r->until_close = bool_member(o, "until_close", line);
+	r->no_answer = bool_member(o, "no_answer", line);
 	r->delay_ms = int_member(o, "delay_ms", 0, 3600000, 0, line);
 	r->chunk_delay_ms = int_member(o, "chunk_delay_ms", 0, 3600000, 0,
 	    line);
@@ -271,6 +253,21 @@ parse_reply(struct reply *r, const json_t *o, long line)
 	parse_raw(r, o, line);
 }
 
+/* mock_read_lines()'s callback: the script's line o (line) a reply. */
+static void
+script_line(void *arg, json_t *o, long line)
+{
+	struct reply *nr;
+
+	(void)arg;
+	if (!json_is_object(o))
+		script_error(line, NULL, "a reply is a JSON object");
+	if ((nr = realloc(replies, (nreplies + 1) * sizeof(*nr))) == NULL)
+		cli_die_nomem();
+	replies = nr;
+	parse_reply(&replies[nreplies++], o, line);
+}
+
 /*
  * Read the script at path: one reply per line, blank lines and lines
  * starting with '#' skipped.  Exits 66 when it cannot be read, 65 when a
@@ -279,48 +276,9 @@ parse_reply(struct reply *r, const json_t *o, long line)
 void
 script_load(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	long line = 0;
+	long line;
 
-	if (f == NULL) {
-		cli_warn("%s: %s", path, strerror(errno));
-		exit(EX_NOINPUT);
-	}
-	if ((script_json = json_array()) == NULL)
-		cli_die_nomem();
-	while ((n = getline(&buf, &cap, f)) != -1) {
-		const char *p = buf;
-		json_error_t je;
-		json_t *o;
-		struct reply *nr;
-
-		line++;
-		while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-			p++;
-		if (*p == '\0' || *p == '#')
-			continue;
-		o = json_loadb(buf, (size_t)n, JSON_REJECT_DUPLICATES, &je);
-		if (o == NULL)
-			script_error(line, NULL, "not JSON: %s (column %d)",
-			    je.text, je.column);
-		if (!json_is_object(o))
-			script_error(line, NULL, "a reply is a JSON object");
-		if (json_array_append_new(script_json, o) != 0 ||
-		    (nr = realloc(replies, (nreplies + 1) *
-		    sizeof(*nr))) == NULL)
-			cli_die_nomem();
-		replies = nr;
-		parse_reply(&replies[nreplies++], o, line);
-	}
-	if (ferror(f)) {
-		cli_warn("%s: %s", path, strerror(errno));
-		exit(EX_NOINPUT);
-	}
-	free(buf);
-	fclose(f);
+	script_json = mock_read_lines(path, 0, script_line, NULL, &line);
 	if (nreplies == 0 && exhausted_status == 0)
 		script_error(line, NULL, "the script has no reply");
 }
