@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "saop-private.h"
+#include "unit.h"
 
 /* An allocator that always fails, for the out-of-memory paths. */
 static void *
@@ -351,8 +352,6 @@ main(void)
 {
 	Suite *s = suite_create("base");
 	TCase *tc = tcase_create("base");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, buf_grows_and_stays_nul_terminated);
 	tcase_add_test(tc, buf_steal_of_nothing_is_an_empty_string);
@@ -368,9 +367,5 @@ main(void)
 	tcase_add_test(tc, escaper_streams_large_input_in_blocks);
 	tcase_add_test(tc, escaper_stops_at_a_failed_write);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

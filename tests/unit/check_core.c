@@ -11,6 +11,7 @@
 
 #include "saop-private.h"
 #include "db-sqlite.h"
+#include "unit.h"
 
 static char tmpdir[] = "/tmp/check_core.XXXXXX";
 
@@ -845,8 +846,6 @@ main(void)
 {
 	Suite *s = suite_create("core");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, codes_map_to_sysexits);
@@ -873,9 +872,5 @@ main(void)
 	tcase_add_test(tc, record_event_takes_task_and_turn_from_the_record);
 	tcase_add_test(tc, record_every_member_set_and_read_back);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

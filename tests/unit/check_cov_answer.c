@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "saop-private.h"
+#include "unit.h"
 
 /* A body and what the parser must make of it (-2: not checked; NULL:
  * none). */
@@ -352,17 +353,11 @@ main(void)
 {
 	Suite *s = suite_create("cov_answer");
 	TCase *tc = tcase_create("answer");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, whole_bodies_of_every_provider, 0,
 	    (int)(sizeof(bodies) / sizeof(bodies[0])));
 	tcase_add_test(tc, a_second_candidate_is_another_choice);
 	tcase_add_loop_test(tc, what_comes_after_the_finish_is_not_read, 0, 4);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

@@ -13,6 +13,7 @@
 
 #include "saop-private.h"
 #include "schema-int.h"
+#include "unit.h"
 
 /* fmt's verdict on s. */
 static int
@@ -175,16 +176,10 @@ main(void)
 {
 	Suite *s = suite_create("cov_format");
 	TCase *tc = tcase_create("format");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, dates_and_times_at_their_edges);
 	tcase_add_test(tc, emails_uris_uuids_and_addresses);
 	tcase_add_test(tc, patterns_are_translated_from_ecma_262);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

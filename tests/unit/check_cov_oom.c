@@ -21,6 +21,7 @@
 
 #include "saop-private.h"
 #include "db-sqlite.h"
+#include "unit.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -1311,8 +1312,6 @@ main(void)
 {
 	Suite *s = suite_create("cov_oom");
 	TCase *tc = tcase_create("oom");
-	SRunner *sr;
-	int failed;
 
 #ifdef SANITIZED
 	json_set_alloc_funcs(json_failing_malloc, free);
@@ -1335,9 +1334,5 @@ main(void)
 	tcase_add_test(tc,
 	    correction_protocol_survives_every_failed_allocation);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

@@ -16,6 +16,7 @@
 
 #include "saop-private.h"
 #include "db-sqlite.h"
+#include "unit.h"
 
 /* One scripted answer: the code the call returns and the text it got. */
 struct step {
@@ -448,8 +449,6 @@ main(void)
 {
 	Suite *s = suite_create("cov_resume");
 	TCase *tc = tcase_create("resume");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, a_complete_record_that_came_truncated_is_ok);
 	tcase_add_test(tc, a_record_without_a_task_id_resolves);
@@ -466,9 +465,5 @@ main(void)
 	tcase_add_test(tc,
 	    a_prefill_with_only_the_tail_shown_sees_no_unseen_space);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "llm-int.h"
+#include "unit.h"
 
 /* Mask a copy of msg with key and compare with want. */
 static void
@@ -91,17 +92,11 @@ main(void)
 {
 	Suite *s = suite_create("cov_shown");
 	TCase *tc = tcase_create("shown");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, a_short_key_is_masked_wherever_it_is);
 	tcase_add_test(tc, every_copy_of_the_key_is_masked);
 	tcase_add_test(tc, keys_under_four_bytes_and_no_key_are_left);
 	tcase_add_test(tc, clip_keeps_whole_characters_and_says_so);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

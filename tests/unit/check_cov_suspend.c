@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "saop-private.h"
+#include "unit.h"
 
 /* ---- The probe: where it connects ---- */
 
@@ -204,8 +205,6 @@ main(void)
 {
 	Suite *s = suite_create("cov_suspend");
 	TCase *probe_tc = tcase_create("probe");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(probe_tc,
 	    the_probe_goes_through_the_proxy_libcurl_would_take);
@@ -213,9 +212,5 @@ main(void)
 	tcase_add_test(probe_tc, the_probe_reads_ipv6_literals);
 	tcase_add_test(probe_tc, durations_too_long_or_out_of_range_are_refused);
 	suite_add_tcase(s, probe_tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "saop.h"
+#include "unit.h"
 
 /* Scan a string literal (NUL bytes included). */
 #define SCAN(lit, r)	scan_buf((lit), sizeof(lit) - 1, (r))
@@ -1378,8 +1379,6 @@ main(void)
 	Suite *s = suite_create("detect");
 	TCase *tc = tcase_create("scanner");
 	TCase *tcc = tcase_create("corpora");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, empty_input_is_truncated_and_empty);
 	tcase_add_test(tc, whitespace_only_is_truncated_and_empty);
@@ -1434,9 +1433,5 @@ main(void)
 	tcase_add_test(tcc, every_y_file_prefix_is_truncated_and_closes);
 	tcase_add_test(tcc, every_schema_suite_prefix_is_truncated_and_closes);
 	suite_add_tcase(s, tcc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return unit_run(s);
 }

@@ -18,6 +18,7 @@
 
 #include "saop-private.h"
 #include "llm-int.h"
+#include "unit.h"
 
 /* ---- botocore's vectors (tests/unit/test_eventstream.py) ---- */
 
@@ -481,8 +482,6 @@ main(void)
 {
 	Suite *s = suite_create("eventstream");
 	TCase *tc = tcase_create("eventstream");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, crc32_check_value);
@@ -500,9 +499,5 @@ main(void)
 	tcase_add_loop_test(tc, a_guardrail_is_a_refusal, 0, 2);
 	tcase_add_test(tc, a_whole_converse_body);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "schema-int.h"
+#include "unit.h"
 
 #define FLAGS (JSON_DECODE_ANY | JSON_ALLOW_NUL)
 
@@ -278,11 +279,5 @@ fastjson_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(fastjson_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(fastjson_suite());
 }

@@ -18,6 +18,7 @@
 
 #include "saop-private.h"
 #include "llm-int.h"
+#include "unit.h"
 
 #define KEY "sk-test-check-llm-0123456789abcdef"
 
@@ -2584,8 +2585,6 @@ main(void)
 {
 	const char *top = getenv("top_srcdir");
 	struct stat st;
-	SRunner *sr;
-	int failed;
 
 	/* The recorded provider answers are part of the tree. */
 	snprintf(fixdir, sizeof(fixdir), "%s/tests/fixtures/llm",
@@ -2603,9 +2602,5 @@ main(void)
 	unsetenv("ALL_PROXY");
 	signal(SIGPIPE, SIG_IGN);
 	find_python();
-	sr = srunner_create(llm_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return unit_run(llm_suite());
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "saop-private.h"
+#include "unit.h"
 
 /* A model by an equals rule, in its provider: its prices; none for cache
  * writes is -1, never 0. */
@@ -108,8 +109,6 @@ main(void)
 {
 	Suite *s = suite_create("price");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int nf;
 
 	tcase_add_test(tc, test_equals);
 	tcase_add_test(tc, test_starts_any_provider);
@@ -118,9 +117,5 @@ main(void)
 	tcase_add_test(tc, test_usd);
 	tcase_add_test(tc, test_usd_unknown);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	nf = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return nf == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

@@ -7,6 +7,7 @@
 
 #include "saop-private.h"
 #include "db-sqlite.h"
+#include "unit.h"
 
 static char tmpdir[] = "/tmp/check_prune.XXXXXX";
 static struct saop_store *store;
@@ -877,8 +878,6 @@ main(void)
 {
 	Suite *s = suite_create("prune");
 	TCase *tc = tcase_create("prune");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
@@ -912,9 +911,5 @@ main(void)
 	tcase_add_test(tc, entries_without_a_turn_age_or_tallies_are_named);
 	tcase_add_test(tc, a_store_that_cannot_open_fails_every_read);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

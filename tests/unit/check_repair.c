@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "saop-private.h"
+#include "unit.h"
 
 /*
  * Repair in; expect out (NULL: left unchanged) and the comma-joined
@@ -1654,11 +1655,5 @@ repair_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(repair_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(repair_suite());
 }

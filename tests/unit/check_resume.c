@@ -10,6 +10,7 @@
 #include "saop-private.h"
 #include "db-sqlite.h"
 #include "resume-sim.h"
+#include "unit.h"
 
 #define PROMPT_AND(tok) SAOP_RESUME_PROMPT SAOP_RESUME_TOKEN_LABEL tok
 
@@ -2026,11 +2027,5 @@ resume_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(resume_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(resume_suite());
 }

@@ -18,6 +18,7 @@
 
 #include "saop-private.h"
 #include "resume-sim.h"
+#include "unit.h"
 
 static const char *const envelopes[] = {
 	/* C code in a string: escapes, \" and \\n. */
@@ -265,11 +266,5 @@ sweep_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(sweep_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(sweep_suite());
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "saop.h"
+#include "unit.h"
 
 static const char *datadir;	/* tests/data/schema */
 
@@ -696,9 +697,8 @@ main(void)
 {
 	Suite *su = suite_create("schema");
 	TCase *tc = tcase_create("schema");
-	SRunner *sr;
-	int failed;
 	char *dir;
+	int status;
 
 	if ((datadir = getenv("top_srcdir")) == NULL)
 		datadir = ".";
@@ -739,10 +739,7 @@ main(void)
 	    an_instance_past_the_evaluation_limit_is_invalid_with_one_error);
 	tcase_add_test(tc, one_schema_validates_many_instances);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
+	status = unit_run(su);
 	free(dir);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return status;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "saop-private.h"
+#include "unit.h"
 
 static char dir[64];
 static char path[128];
@@ -231,8 +232,6 @@ main(void)
 {
 	Suite *s = suite_create("settings");
 	TCase *tc = tcase_create("settings");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, environment_over_profile_over_default_section);
@@ -241,9 +240,5 @@ main(void)
 	tcase_add_test(tc, api_key_cmd_runs_once);
 	tcase_add_test(tc, faults_are_named_by_line);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(s);
 }

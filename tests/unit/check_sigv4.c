@@ -22,6 +22,7 @@
 
 #include "saop-private.h"
 #include "llm-int.h"
+#include "unit.h"
 
 /* The contents of tests/fixtures/sigv4/CASE/NAME (malloc), or NULL. */
 static char *
@@ -346,11 +347,5 @@ sigv4_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(sigv4_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(sigv4_suite());
 }

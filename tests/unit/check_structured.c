@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "llm-int.h"
+#include "unit.h"
 
 /* A JSON value from text, or the test fails. */
 static json_t *
@@ -470,11 +471,5 @@ structured_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(structured_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(structured_suite());
 }

@@ -10,6 +10,7 @@
 
 #include "saop-private.h"
 #include "db-sqlite.h"
+#include "unit.h"
 
 static char dir[] = "/tmp/check_suspend.XXXXXX";
 static char path[256];
@@ -1317,8 +1318,6 @@ main(void)
 {
 	Suite *s = suite_create("suspend");
 	TCase *tc = tcase_create("suspend");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, upsert_twice_overwrites);
@@ -1367,9 +1366,5 @@ main(void)
 	tcase_add_test(tc,
 	    the_guard_waits_out_a_429_and_passes_a_record_without_task);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? 0 : 1;
+	return unit_run(s);
 }

@@ -8,6 +8,7 @@
 #include "saop-private.h"
 #include "db-sqlite.h"
 #include "schema-int.h"
+#include "unit.h"
 
 static const char good[] = "{\"saop\": \"1.0\", \"turn_index\": 2, "
     "\"agent_role\": \"architect\", \"thought\": \"t\", \"action\": null}";
@@ -1038,11 +1039,5 @@ validate_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(validate_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return unit_run(validate_suite());
 }
