@@ -95,6 +95,8 @@ extern int no_usage;			/* --no-usage */
 extern int by_model;			/* --match model */
 extern int exhausted_status;		/* --exhausted; 0: last repeats */
 extern long max_requests;		/* --max-requests, 0: none */
+extern char *tls_cert;			/* --tls-cert's PEM text, or NULL */
+extern char *tls_key;			/* --tls-key's PEM text, or NULL */
 extern struct cli cli_opts;
 
 /* The server's state (mock-http.c). */
@@ -191,7 +193,10 @@ void write_gemini(struct answer *a, const struct said *s);
 
 /* mock-http.c */
 
-/* Start MHD on host and port; exits 69 when it cannot listen. */
+/*
+ * Start MHD on host and port, HTTPS with tls_cert and tls_key when set;
+ * exits 69 when it cannot listen.
+ */
 struct MHD_Daemon *mock_start(const char *host, long port);
 
 #endif

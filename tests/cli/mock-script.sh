@@ -1,9 +1,10 @@
 #!/bin/sh
 # saop-mock itself: a bad script is refused at the start naming the line
 # and the member (65); the options (--script needed, --exhausted an error
-# status, --port, --port-file, --max-seconds); SIGTERM and SIGINT end it
-# with 0; a path that is no model's (404) takes no reply; the log never
-# holds the key (headers, ?key=, --key-header) but says one came;
+# status, --port, --port-file, --max-seconds, --tls-cert and --tls-key);
+# SIGTERM and SIGINT end it with 0; a path that is no model's (404)
+# takes no reply; the log never holds the key (headers, ?key=,
+# --key-header) but says one came;
 # delay_ms and chunk_delay_ms wait; a tool call streamed reaches
 # saop-suspend's record; split sizes the pieces, finish null ends a
 # stream with no finish in each format, no_answer closes with no status.
@@ -67,6 +68,21 @@ expect_status 64 saop-mock --script "$tmp/s.ndjson" --exhausted 200 \
 grep -q 'not an error status' "$tmp/err" || fail "$(cat "$tmp/err")"
 expect_status 64 saop-mock --script "$tmp/s.ndjson" --port 70000 2>/dev/null
 expect_status 64 saop-mock --script "$tmp/s.ndjson" extra 2>/dev/null
+# --tls-cert and --tls-key: both or neither; unreadable 66; not PEM 69
+# (HTTPS itself: check_llm's tls_certificates_are_verified).
+expect_status 64 saop-mock --script "$tmp/s.ndjson" \
+    --tls-cert "$tmp/s.ndjson" 2>"$tmp/err"
+grep -q -- '--tls-cert and --tls-key go together' "$tmp/err" ||
+    fail "$(cat "$tmp/err")"
+expect_status 66 saop-mock --script "$tmp/s.ndjson" \
+    --tls-cert "$tmp/none" --tls-key "$tmp/none" 2>"$tmp/err"
+grep -q -- "--tls-cert $tmp/none: " "$tmp/err" || fail "$(cat "$tmp/err")"
+expect_status 69 saop-mock --script "$tmp/s.ndjson" --tls-cert \
+    "$tmp/s.ndjson" --tls-key "$tmp/s.ndjson" --port-file "$tmp/tls.port" \
+    2>"$tmp/err"
+grep -q 'not a PEM certificate and its key' "$tmp/err" ||
+    fail "$(cat "$tmp/err")"
+[ ! -e "$tmp/tls.port" ] || fail "listening with a certificate that is none"
 # --max-seconds: it ends by itself; 1 when --max-requests did not come.
 expect_status 0 saop-mock --script "$tmp/s.ndjson" --max-seconds 1
 expect_status 1 saop-mock --script "$tmp/s.ndjson" --max-seconds 1 \
