@@ -499,6 +499,19 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	} else {
 		s.stream = json_is_true(json_object_get(body, "stream"));
 	}
+	if (r->stream >= 0) {
+		/* Whole or streamed, whatever was asked. */
+		s.stream = r->stream;
+		s.gemini_array = s.gemini_array && s.stream;
+	}
+	if (s.stream && r->stream_error != 0)
+		s.fin = FIN_NONE;	/* the error comes in its place */
+	if (s.stream && !s.gemini_array) {
+		long i;
+
+		for (i = 0; i < r->comments; i++)
+			add_piece(a, strdup(": keep-alive\n\n"));
+	}
 	switch (w) {
 	case W_ANTHROPIC:
 		write_anthropic(a, &s);

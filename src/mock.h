@@ -49,6 +49,10 @@ struct reply {
 	const char *type;	/* its Content-Type */
 	const json_t *headers;	/* more response headers, or NULL */
 	const struct recorded *rec;	/* "recording", or NULL */
+	int stream_error;	/* an error's status inside the stream, 0 */
+	const char *stream_error_msg;	/* its message */
+	int stream;		/* -1: as asked; 0 whole, 1 streamed */
+	long comments;		/* SSE comment lines first */
 	const char *match;	/* only for a request body holding it */
 	int any_key;		/* served whatever key came */
 	int served;		/* taken already (under lock) */
@@ -169,6 +173,12 @@ json_t *next_piece(const char **s, long chars);
 
 /* The tool's arguments as a JSON object ({} when they are not one). */
 json_t *args_object(const struct reply *r);
+
+/* The error type of HTTP status st (OpenAI's and Anthropic's type). */
+const char *error_type(int st);
+
+/* Gemini's status word of HTTP status st (RESOURCE_EXHAUSTED...). */
+const char *gemini_status(int st);
 
 /* Append the error body of status st with msg, as the format w writes it. */
 void write_error(struct answer *a, enum wire w, int st, const char *msg);
