@@ -104,8 +104,8 @@ fake_start(struct fake *f, enum saop_provider prov, const char *const *steps)
 
 /*
  * Stop the server: SIGTERM, then SIGKILL when it is still answering after
- * 2 s (a reply's long delay_ms, which SIGTERM lets finish); remove its
- * directory.
+ * 250 ms (a reply's long delay_ms, which SIGTERM lets finish; its log is
+ * read already); remove its directory.
  */
 static void
 fake_stop(struct fake *f)
@@ -115,9 +115,9 @@ fake_stop(struct fake *f)
 
 	if (f->pid > 0) {
 		kill(f->pid, SIGTERM);
-		for (i = 0; i < 80 && waitpid(f->pid, NULL, WNOHANG) == 0; i++)
+		for (i = 0; i < 10 && waitpid(f->pid, NULL, WNOHANG) == 0; i++)
 			usleep(25000);
-		if (i == 80) {
+		if (i == 10) {
 			kill(f->pid, SIGKILL);
 			waitpid(f->pid, NULL, 0);
 		}
