@@ -276,7 +276,7 @@ args_object(const struct reply *r)
 }
 
 /* The type of an error body of HTTP status st (Anthropic's, OpenAI's). */
-static const char *
+const char *
 error_type(int st)
 {
 	switch (st) {
@@ -292,7 +292,7 @@ error_type(int st)
 }
 
 /* Gemini's status word of HTTP status st. */
-static const char *
+const char *
 gemini_status(int st)
 {
 	switch (st) {

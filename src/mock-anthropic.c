@@ -73,6 +73,10 @@ write_anthropic(struct answer *a, const struct said *s)
 		add_event(a, "content_block_stop", json_pack("{s:s, s:i}",
 		    "type", "content_block_stop", "index", 1));
 	}
+	if (r->stream_error != 0)
+		add_event(a, "error", json_pack("{s:s, s:{s:s, s:s}}", "type",
+		    "error", "error", "type", error_type(r->stream_error),
+		    "message", r->stream_error_msg));
 	if (s->fin == FIN_NONE)
 		return;		/* the stream ends cleanly, unfinished */
 	add_event(a, "message_delta", json_pack("{s:s, s:{s:o, s:n}, "

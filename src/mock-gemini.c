@@ -88,6 +88,10 @@ write_gemini(struct answer *a, const struct said *s)
 		    args_object(r)), 1));
 	else if (*r->text == '\0')
 		add_gemini(a, s, gemini_obj(s, json_array(), 1));
+	if (r->stream_error != 0)
+		add_gemini(a, s, json_pack("{s:{s:i, s:s, s:s}}", "error",
+		    "code", r->stream_error, "message", r->stream_error_msg,
+		    "status", gemini_status(r->stream_error)));
 	if (s->gemini_array)
 		add_piece(a, strdup("]"));
 }

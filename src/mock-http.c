@@ -499,6 +499,19 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	} else {
 		s.stream = json_is_true(json_object_get(body, "stream"));
 	}
+	if (r->stream >= 0) {
+		/* Whole or streamed, whatever was asked. */
+		s.stream = r->stream;
+		s.gemini_array = s.gemini_array && s.stream;
+	}
+	if (s.stream && r->stream_error != 0)
+		s.fin = FIN_NONE;	/* the error comes in its place */
+	if (s.stream && !s.gemini_array) {
+		long i;
+
+		for (i = 0; i < r->comments; i++)
+			add_piece(a, strdup(": keep-alive\n\n"));
+	}
 	switch (w) {
 	case W_ANTHROPIC:
 		write_anthropic(a, &s);
@@ -598,7 +611,10 @@ on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	*con_cls = NULL;
 }
 
-/* Start MHD on host and port; exits 69 when it cannot listen. */
+/*
+ * Start MHD on host and port, HTTPS with tls_cert and tls_key when set;
+ * exits 69 when it cannot listen.
+ */
 struct MHD_Daemon *
 mock_start(const char *host, long port)
 {
@@ -622,13 +638,22 @@ mock_start(const char *host, long port)
 		flags |= MHD_USE_IPv6;
 	if (cli_opts.verbose > 1)
 		flags |= MHD_USE_ERROR_LOG;
-	d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, on_request,
-	    NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
-	    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-	    MHD_OPTION_END);
+	if (tls_cert != NULL)
+		d = MHD_start_daemon(flags | MHD_USE_TLS, (uint16_t)port,
+		    NULL, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR,
+		    ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+		    NULL, MHD_OPTION_HTTPS_MEM_CERT, tls_cert,
+		    MHD_OPTION_HTTPS_MEM_KEY, tls_key, MHD_OPTION_END);
+	else
+		d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL,
+		    on_request, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		    MHD_OPTION_END);
 	freeaddrinfo(ai);
 	if (d == NULL) {
-		cli_warn("cannot listen on %s port %ld", host, port);
+		cli_warn("cannot listen on %s port %ld%s", host, port,
+		    tls_cert != NULL ? " (or --tls-cert or --tls-key is not "
+		    "a PEM certificate and its key)" : "");
 		exit(EX_UNAVAILABLE);
 	}
 	return d;

@@ -81,6 +81,16 @@ write_openai(struct answer *a, const struct said *s)
 			    "{s:[{s:i, s:{s:o}}]}", "tool_calls", "index", 0,
 			    "function", "arguments", x), NULL));
 	}
+	if (r->stream_error != 0) {
+		/* OpenRouter's: a chunk with an error, finish "error". */
+		json_t *o = openai_chunk(s, json_pack("{s:s}", "content", ""),
+		    "error");
+
+		json_object_set_new(o, "error", json_pack("{s:i, s:s}",
+		    "code", r->stream_error, "message", r->stream_error_msg));
+		add_event(a, NULL, o);
+		add_piece(a, strdup("data: [DONE]\n\n"));
+	}
 	if (s->fin == FIN_NONE) {
 		json_decref(usage);
 		return;		/* no finish, no usage, no [DONE] */

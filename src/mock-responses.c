@@ -94,6 +94,10 @@ write_responses(struct answer *a, const struct said *s)
 			    "item_id", "fc_mock", "output_index", n, "delta",
 			    x));
 	}
+	if (r->stream_error != 0)
+		add_typed(a, json_pack("{s:s, s:s, s:s, s:n}", "type", "error",
+		    "code", error_type(r->stream_error), "message",
+		    r->stream_error_msg, "param"));
 	if (s->fin == FIN_NONE)
 		return;		/* neither completed nor incomplete */
 	add_typed(a, json_pack("{s:s, s:o}", "type", s->fin == FIN_LENGTH ?

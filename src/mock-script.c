@@ -82,7 +82,8 @@ static void
 parse_raw(struct reply *r, const json_t *o, long line)
 {
 	static const char *const not_raw[] = { "text", "tool_call",
-	    "refusal", "finish", "usage", NULL };
+	    "refusal", "finish", "usage", "stream_error", "stream",
+	    "comments", NULL };
 	const json_t *v;
 	size_t i;
 
@@ -148,7 +149,10 @@ parse_reply(struct reply *r, const json_t *o, long line)
 	static const char *const known[] = { "text", "finish", "tool_call",
 	    "status", "retry_after", "drop_after", "reset", "delay_ms",
 	    "chunk_delay_ms", "refusal", "usage", "body", "type", "headers",
-	    "recording", "match", "any_key", "split", "no_answer", "chunks", "until_close", NULL };
+	    "recording", "match", "any_key", "split", "no_answer", "chunks",
+	    "until_close", "stream_error", "stream", "comments", NULL };
+	static const char *const error_known[] = { "status", "message",
+	    NULL };
 	static const char *const tool_known[] = { "name", "arguments", NULL };
 	static const char *const usage_known[] = { "input", "output", NULL };
 	const json_t *v;
@@ -242,6 +246,34 @@ parse_reply(struct reply *r, const json_t *o, long line)
 			script_error(line, "refusal", "neither a string nor "
 			    "true");
 	}
+	if ((v = json_object_get(o, "stream_error")) != NULL) {
+		const json_t *st;
+
+		if (!json_is_object(v))
+			script_error(line, "stream_error", "not an object");
+		only_members(v, error_known, "stream_error", line);
+		st = json_object_get(v, "status");
+		if (st != NULL && (!json_is_integer(st) ||
+		    json_integer_value(st) < 400 ||
+		    json_integer_value(st) > 599))
+			script_error(line, "stream_error", "\"status\" is not "
+			    "a whole number from 400 to 599");
+		r->stream_error = st != NULL ? (int)json_integer_value(st) :
+		    529;
+		r->stream_error_msg = "saop-mock: an error in the stream";
+		if (json_object_get(v, "message") != NULL &&
+		    (r->stream_error_msg = json_string_value(json_object_get(v,
+		    "message"))) == NULL)
+			script_error(line, "stream_error", "\"message\" is not "
+			    "a string");
+	}
+	r->stream = -1;
+	if ((v = json_object_get(o, "stream")) != NULL) {
+		if (!json_is_boolean(v))
+			script_error(line, "stream", "not true or false");
+		r->stream = json_is_true(v);
+	}
+	r->comments = int_member(o, "comments", 0, 1000, 0, line);
 	r->usage_in = r->usage_out = -1;
 	if ((v = json_object_get(o, "usage")) != NULL) {
 		if (!json_is_object(v))

@@ -49,6 +49,10 @@ struct reply {
 	const char *type;	/* its Content-Type */
 	const json_t *headers;	/* more response headers, or NULL */
 	const struct recorded *rec;	/* "recording", or NULL */
+	int stream_error;	/* an error's status inside the stream, 0 */
+	const char *stream_error_msg;	/* its message */
+	int stream;		/* -1: as asked; 0 whole, 1 streamed */
+	long comments;		/* SSE comment lines first */
 	const char *match;	/* only for a request body holding it */
 	int any_key;		/* served whatever key came */
 	int served;		/* taken already (under lock) */
@@ -95,6 +99,8 @@ extern int no_usage;			/* --no-usage */
 extern int by_model;			/* --match model */
 extern int exhausted_status;		/* --exhausted; 0: last repeats */
 extern long max_requests;		/* --max-requests, 0: none */
+extern char *tls_cert;			/* --tls-cert's PEM text, or NULL */
+extern char *tls_key;			/* --tls-key's PEM text, or NULL */
 extern struct cli cli_opts;
 
 /* The server's state (mock-http.c). */
@@ -168,6 +174,12 @@ json_t *next_piece(const char **s, long chars);
 /* The tool's arguments as a JSON object ({} when they are not one). */
 json_t *args_object(const struct reply *r);
 
+/* The error type of HTTP status st (OpenAI's and Anthropic's type). */
+const char *error_type(int st);
+
+/* Gemini's status word of HTTP status st (RESOURCE_EXHAUSTED...). */
+const char *gemini_status(int st);
+
 /* Append the error body of status st with msg, as the format w writes it. */
 void write_error(struct answer *a, enum wire w, int st, const char *msg);
 
@@ -191,7 +203,10 @@ void write_gemini(struct answer *a, const struct said *s);
 
 /* mock-http.c */
 
-/* Start MHD on host and port; exits 69 when it cannot listen. */
+/*
+ * Start MHD on host and port, HTTPS with tls_cert and tls_key when set;
+ * exits 69 when it cannot listen.
+ */
 struct MHD_Daemon *mock_start(const char *host, long port);
 
 #endif

@@ -40,6 +40,10 @@ const char *want_key;			/* its variable's value */
 static long port;			/* --port */
 long max_requests;			/* --max-requests, 0: none */
 static long max_seconds;		/* --max-seconds, 0: none */
+static const char *tls_cert_path;	/* --tls-cert */
+static const char *tls_key_path;	/* --tls-key */
+char *tls_cert;				/* its PEM text, or NULL */
+char *tls_key;				/* its PEM text, or NULL */
 int exhausted_status;			/* --exhausted, 0: last repeats */
 struct cli cli_opts;
 static volatile sig_atomic_t got_signal;
@@ -83,6 +87,10 @@ static const struct cli_option options[] = {
 	    "end once N requests are answered (0: no limit)"),
 	CLI_COUNT("max-seconds", "N", &max_seconds, 31536000,
 	    "end after N seconds (0: no limit)"),
+	CLI_VALUE("tls-cert", "FILE", &tls_cert_path,
+	    "serve HTTPS with the PEM certificate (chain) of FILE"),
+	CLI_VALUE("tls-key", "FILE", &tls_key_path,
+	    "the PEM private key of --tls-cert"),
 	CLI_OPTS_BASIC,
 	CLI_OPTS_END
 };
@@ -117,6 +125,33 @@ write_port_file(unsigned port_no)
 		exit(EX_CANTCREAT);
 	}
 	free(tmp);
+}
+
+/*
+ * The whole text of the file path (an option's, named opt), NUL-ended
+ * (malloc), a megabyte at most.  Exits 66 naming both when it cannot be
+ * read.
+ */
+static char *
+read_pem(const char *opt, const char *path)
+{
+	struct saop_err e;
+	FILE *f = fopen(path, "r");
+	char *buf;
+	size_t len;
+	int rc;
+
+	if (f == NULL) {
+		cli_warn("--%s %s: %s", opt, path, strerror(errno));
+		exit(EX_NOINPUT);
+	}
+	rc = saop_read_all(f, &buf, &len, (size_t)1 << 20, &e);
+	fclose(f);
+	if (rc != 0) {
+		cli_warn("--%s %s: %s", opt, path, e.msg);
+		exit(EX_NOINPUT);
+	}
+	return buf;
 }
 
 /* saop-mock's own option: --exhausted, --log.  Returns 1 (taken). */
@@ -191,6 +226,17 @@ main(int argc, char *argv[])
 	}
 	if (key_env != NULL && (want_key = cli_env_named(key_env)) == NULL)
 		cli_usage_error("--key-env: $%s is not set", key_env);
+	if ((tls_cert_path != NULL) != (tls_key_path != NULL))
+		cli_usage_error("--tls-cert and --tls-key go together");
+	if (tls_cert_path != NULL) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			cli_warn("--tls-cert: this libmicrohttpd was built "
+			    "without TLS (GnuTLS): cannot serve HTTPS");
+			exit(EX_UNAVAILABLE);
+		}
+		tls_cert = read_pem("tls-cert", tls_cert_path);
+		tls_key = read_pem("tls-key", tls_key_path);
+	}
 	if (replay_path != NULL)
 		replay_load(replay_path);
 	else if (oracle_path != NULL)
@@ -247,6 +293,8 @@ main(int argc, char *argv[])
 	script_free();
 	oracle_free();
 	replay_free();
+	free(tls_cert);
+	free(tls_key);
 	return cli_exit(status);
 }
 

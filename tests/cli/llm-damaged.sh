@@ -8,41 +8,38 @@
 . "$top_srcdir/tests/cli/llm-lib.sh"
 command -v jq >/dev/null 2>&1 || skip "no jq"
 
-# step PROVIDER BAD TEXT...: a fake-llm step serving an SSE stream that
-# has each TEXT as a delta, with the event BAD (its lines) after the second.
+# step PROVIDER BAD TEXT...: a step of saop-mock's script serving an SSE
+# stream that has each TEXT as a delta, with the event BAD (its lines)
+# after the second.
 step() {
-	"$PYTHON3" - "$@" <<'EOF'
-import json, sys
-prov, bad, texts = sys.argv[1], sys.argv[2], sys.argv[3:]
-bad = bad.rstrip("\n") + "\n\n" if bad else ""
-def ev(t):
-    if prov == "openai":
-        return "data: " + json.dumps({"choices": [{"index": 0,
-            "delta": {"content": t}}]}) + "\n\n"
-    return "event: content_block_delta\ndata: " + json.dumps({
-        "type": "content_block_delta", "index": 0,
-        "delta": {"type": "text_delta", "text": t}}) + "\n\n"
-body = "" if prov == "openai" else (
-    'event: message_start\ndata: {"type":"message_start","message":'
-    '{"usage":{"input_tokens":3,"output_tokens":1}}}\n\n'
-    'event: content_block_start\ndata: {"type":"content_block_start",'
-    '"index":0,"content_block":{"type":"text","text":""}}\n\n'
-    'event: ping\ndata: {"type": "ping"}\n\n')
-for i, t in enumerate(texts):
-    body += ev(t)
-    if i == 1:
-        body += bad
-if prov == "openai":
-    body += ('data: {"choices":[{"index":0,"delta":{},'
-             '"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
-else:
-    body += ('event: content_block_stop\ndata: {"type":'
-             '"content_block_stop","index":0}\n\nevent: message_delta\n'
-             'data: {"type":"message_delta","delta":{"stop_reason":'
-             '"end_turn"},"usage":{"output_tokens":4}}\n\n'
-             'event: message_stop\ndata: {"type":"message_stop"}\n\n')
-print(json.dumps({"body": body, "type": "text/event-stream"}))
-EOF
+	_st_prov=$1
+	_st_bad=$2
+	shift 2
+	jq -nc --arg prov "$_st_prov" --arg bad "$_st_bad" '
+	def ev(t): if $prov == "openai" then "data: " + ({choices: [{index: 0,
+	    delta: {content: t}}]} | tojson) + "\n\n"
+	    else "event: content_block_delta\ndata: " + ({type:
+	    "content_block_delta", index: 0, delta: {type: "text_delta",
+	    text: t}} | tojson) + "\n\n" end;
+	(if $bad == "" then "" else ($bad | sub("\n+$"; "")) + "\n\n" end)
+	    as $b |
+	(if $prov == "openai" then "" else
+	    "event: message_start\ndata: {\"type\":\"message_start\"," +
+	    "\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}" +
+	    "\n\nevent: content_block_start\ndata: {\"type\":" +
+	    "\"content_block_start\",\"index\":0,\"content_block\":" +
+	    "{\"type\":\"text\",\"text\":\"\"}}\n\nevent: ping\n" +
+	    "data: {\"type\": \"ping\"}\n\n" end) +
+	([$ARGS.positional | to_entries[] | ev(.value) +
+	    (if .key == 1 then $b else "" end)] | add // "") +
+	(if $prov == "openai" then "data: {\"choices\":[{\"index\":0," +
+	    "\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"
+	else "event: content_block_stop\ndata: {\"type\":" +
+	    "\"content_block_stop\",\"index\":0}\n\nevent: message_delta\n" +
+	    "data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":" +
+	    "\"end_turn\"},\"usage\":{\"output_tokens\":4}}\n\n" +
+	    "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	end) | {body: ., type: "text/event-stream"}' --args "$@"
 }
 
 req='"request":{"messages":[{"role":"user","content":"JSON please"}]}'

@@ -1,10 +1,10 @@
 #!/bin/sh
-# The fake LLM server and llm-lib.sh: both wire formats, plain and SSE, the
-# request log (key hashed, never stored), the key check, the end of script.
+# llm-lib.sh over saop-mock: the steps made replies (finish length, a tool
+# call, a 429 with Retry-After), both wire formats, plain and SSE, the
+# request log as fake_llm_requests prints it (the key never stored, its
+# state), the key check off argv, the end of the script.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/llm-lib.sh"
-# This test is of fake-llm.py itself (its log and key check): it stays on it.
-FAKE_LLM_PYTHON=1
 command -v curl >/dev/null 2>&1 || skip "no curl"
 
 fake_llm_start --provider anthropic \
@@ -29,7 +29,9 @@ curl -sS -N -H "$hk" -d '{"model": "m", "stream": true, "messages": []}' \
     "$SAOP_API_BASE/messages" >"$tmp/sse"
 grep -q '^event: message_stop$' "$tmp/sse" ||
     fail "no message_stop: $(cat "$tmp/sse")"
-grep -q '"stop_reason": "max_tokens"' "$tmp/sse" || fail "no max_tokens"
+sed -n 's/^data: //p' "$tmp/sse" | jq -e -s 'map(select(.type ==
+    "message_delta"))[0].delta.stop_reason == "max_tokens"' >/dev/null ||
+    fail "no max_tokens"
 [ "$(grep -c '"text_delta"' "$tmp/sse")" -ge 2 ] || fail "text not split"
 text=$(sed -n 's/^data: //p' "$tmp/sse" |
     jq -j 'select(.type == "content_block_delta") | .delta.text')
@@ -71,8 +73,9 @@ for _ in 1 2; do
 	curl -sS -N -H "Authorization: Bearer $SAOP_API_KEY" \
 	    -d '{"stream": true}' "$SAOP_API_BASE/chat/completions" >"$tmp/sse"
 	grep -q '^data: \[DONE\]$' "$tmp/sse" || fail "no [DONE]"
-	grep -q '"finish_reason": "tool_calls"' "$tmp/sse" ||
-	    fail "no tool_calls"
+	sed -n 's/^data: //p' "$tmp/sse" | grep -v '^\[DONE\]$' |
+	    jq -e -s 'map(.choices[0].finish_reason) | index("tool_calls")' \
+	    >/dev/null || fail "no tool_calls"
 done
 fake_llm_requests | jq -s -e 'map(.key) == ["wrong", "ok", "ok"]' >/dev/null ||
     fail "keys: $(fake_llm_requests)"

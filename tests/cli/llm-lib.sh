@@ -1,7 +1,6 @@
 # llm-lib.sh: start and stop the fake LLM server from a shell test:
-# saop-mock, its script made from the steps below; tests/fake-llm.py only
-# for a step saop-mock's script cannot say (see _fl_reply: Bedrock's
-# event-stream files) or with FAKE_LLM_PYTHON set.  Source it after lib.sh:
+# saop-mock (saop-mock(1)), its script made from the steps below.  Source
+# it after lib.sh:
 #
 #	. "$top_srcdir/tests/cli/lib.sh"
 #	. "$top_srcdir/tests/cli/llm-lib.sh"
@@ -13,9 +12,9 @@
 #
 # fake_llm_start [--provider openai|anthropic] [--repeat-last] [--no-key]
 #     [--max-seconds S] STEP...
-#	Writes the STEPs (one JSON object each, the step syntax is documented
-#	at the top of tests/fake-llm.py) to a script, starts the server on a
-#	free port of 127.0.0.1, waits until it listens (wait_port), and
+#	Writes the STEPs (one JSON object each, see "The steps" below) as
+#	saop-mock's script, starts it on a free port of 127.0.0.1, waits
+#	until it listens (wait_port), and
 #	exports SAOP_API_BASE=http://127.0.0.1:PORT/v1, SAOP_API_KEY (a fresh
 #	test key that the server checks: a wrong or missing key gets a 401),
 #	SAOP_PROVIDER (default openai) and SAOP_MODEL=fake-model (a test
@@ -33,17 +32,36 @@
 #
 # fake_llm_requests
 #	Prints the requests received so far, one JSON object per line:
-#	{"n", "method", "path", "headers" (the key replaced by a hash), "key"
-#	("ok", "wrong", "missing", "unchecked"), "body" (the parsed JSON),
-#	"step"}.
+#	{"n", "method", "path" (with the query), "headers" (but those that
+#	carry the key), "key" ("ok", "wrong", "missing", "unchecked"),
+#	"key_in" (the headers the key came in), "body" (the parsed JSON),
+#	"step" (the step that answered, from 1; 0 for none)}.
 #
 # fake_llm_bodies
 #	Prints only the request bodies, one per line.
+#
+# The steps: these members of saop-mock's replies (saop-mock(1), The
+# script) as they are: text, finish (stop, length or null), tool_call,
+# status, body, type, headers, retry_after, delay_ms, drop_after, reset,
+# split, match; and these older names of the tests, each made one of its
+# members (_fl_reply):
+#	"tool": {...}           tool_call
+#	"usage": [P, C]         usage {input: P, output: C} (default [7,
+#	                        a token per 4 bytes of text])
+#	"message": "..."        with a status: the error's message (text)
+#	"finish": "tool_calls"  the finish of a tool call, as without it
+#	"cut": N, "how": "reset"|"close"   drop_after N, reset (the default)
+#	                        or not
+#	"drip_ms": N            chunk_delay_ms
+#	"refuse": true          no_answer
+#	"chunks": "random", "seed": S      chunks {seed: S} (default 1)
+#	"framing": "close"      until_close
+#	"check_key": false      any_key
+#	"fixture": "NAME"       recording, NAME in tests/fixtures/llm (or an
+#	                        absolute path)
+# A step with another member, or one that does not fit (a fixture with a
+# status, a text with an error status), fails the test, naming it.
 
-: "${PYTHON3:=python3}"
-# The interpreter itself, not a pyenv shim (a second per start).
-_fl_py=$("$PYTHON3" -c 'import sys; print(sys.executable)' 2>/dev/null) &&
-    [ -n "$_fl_py" ] && PYTHON3=$_fl_py
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
     2>/dev/null || true
 FAKE_LLM_PID=""
@@ -91,29 +109,18 @@ fake_llm_start() {
 		unset SAOP_API_KEY
 		set --
 	fi
-	# saop-mock when every step says what its script can say (a reply
-	# each, _fl_reply below); else, or with FAKE_LLM_PYTHON set, the
-	# Python server.
-	if [ -z "${FAKE_LLM_PYTHON:-}" ] &&
-	    jq -c -n --arg fx "$top_srcdir/tests/fixtures/llm" \
+	# Each step a reply of saop-mock's script (_fl_reply below).
+	jq -c -n --arg fx "$top_srcdir/tests/fixtures/llm" \
 	    "[inputs | $_fl_reply] | .[]" "$_fl_dir/script" \
-	    >"$_fl_dir/mock.ndjson" 2>"$_fl_dir/why"; then
-		FAKE_LLM_SERVER=saop-mock
-		[ "$_fl_exh" = repeat ] || set -- "$@" --exhausted 500
-		saop-mock --script "$_fl_dir/mock.ndjson" \
-		    --port-file "$_fl_dir/port" --log "$FAKE_LLM_LOG" \
-		    --max-seconds "$_fl_max" "$@" &
-	else
-		FAKE_LLM_SERVER=fake-llm.py
-		echo "llm-lib: fake-llm.py: $(cat "$_fl_dir/why")" >&2
-		"$PYTHON3" "$top_srcdir/tests/fake-llm.py" \
-		    --script "$_fl_dir/script" --port-file "$_fl_dir/port" \
-		    --log "$FAKE_LLM_LOG" --exhausted "$_fl_exh" \
-		    --max-seconds "$_fl_max" "$@" &
-	fi
+	    >"$_fl_dir/mock.ndjson" 2>"$_fl_dir/why" ||
+	    fail "llm-lib: a step saop-mock cannot serve: $(cat "$_fl_dir/why")"
+	[ "$_fl_exh" = repeat ] || set -- "$@" --exhausted 500
+	saop-mock --script "$_fl_dir/mock.ndjson" \
+	    --port-file "$_fl_dir/port" --log "$FAKE_LLM_LOG" \
+	    --max-seconds "$_fl_max" "$@" &
 	FAKE_LLM_PID=$!
 	at_exit fake_llm_stop
-	wait_port "$_fl_dir/port" "$FAKE_LLM_PID" "$FAKE_LLM_SERVER"
+	wait_port "$_fl_dir/port" "$FAKE_LLM_PID" saop-mock
 	FAKE_LLM_PORT=$(cat "$_fl_dir/port")
 	SAOP_API_BASE="http://127.0.0.1:$FAKE_LLM_PORT/v1"
 	SAOP_PROVIDER=$_fl_provider
@@ -122,18 +129,14 @@ fake_llm_start() {
 }
 
 fake_llm_requests() {
-	if [ "$FAKE_LLM_SERVER" = saop-mock ]; then
-		jq -c "$_fl_logged" "$FAKE_LLM_LOG"
-	else
-		cat "$FAKE_LLM_LOG"
-	fi
+	jq -c "$_fl_logged" "$FAKE_LLM_LOG"
 }
 
 fake_llm_bodies() {
 	jq -c '.body' "$FAKE_LLM_LOG"
 }
 
-# A step of fake-llm.py's script as a reply of saop-mock's (jq; the
+# A step (see "The steps" above) as a reply of saop-mock's (jq; the
 # fixtures' directory in $fx); an error naming what it cannot say.
 _fl_reply='
 	(keys - ["text", "finish", "tool", "usage", "status", "message",
@@ -186,10 +189,11 @@ _fl_reply='
 	(if .check_key == false then {any_key: true} else {} end) +
 	(if has("match") then {match} else {} end)'
 
-# saop-mock's log line as fake-llm.py wrote it (jq).
+# saop-mock's log line as fake_llm_requests prints it (jq): the path
+# with its query, key "ok", "wrong", "missing" or "unchecked", step the
+# script line that answered.
 _fl_logged='{n, method, path: (.path + (if .query == {} then "" else "?" +
 	(.query | to_entries | map("\(.key)=\(.value)") | join("&")) end)),
 	headers, key: (if .key_ok == null then "unchecked" elif .key_ok then
 	"ok" elif .key then "wrong" else "missing" end), body, step: .reply,
 	key_in}'
-FAKE_LLM_SERVER=""

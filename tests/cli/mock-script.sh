@@ -1,12 +1,14 @@
 #!/bin/sh
 # saop-mock itself: a bad script is refused at the start naming the line
 # and the member (65); the options (--script needed, --exhausted an error
-# status, --port, --port-file, --max-seconds); SIGTERM and SIGINT end it
-# with 0; a path that is no model's (404) takes no reply; the log never
-# holds the key (headers, ?key=, --key-header) but says one came;
+# status, --port, --port-file, --max-seconds, --tls-cert and --tls-key);
+# SIGTERM and SIGINT end it with 0; a path that is no model's (404)
+# takes no reply; the log never holds the key (headers, ?key=,
+# --key-header) but says one came;
 # delay_ms and chunk_delay_ms wait; a tool call streamed reaches
 # saop-suspend's record; split sizes the pieces, finish null ends a
-# stream with no finish in each format, no_answer closes with no status.
+# stream with no finish in each format, no_answer closes with no status;
+# stream_error, stream and comments.
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/mock-lib.sh"
 command -v jq >/dev/null 2>&1 || skip "no jq"
@@ -67,6 +69,21 @@ expect_status 64 saop-mock --script "$tmp/s.ndjson" --exhausted 200 \
 grep -q 'not an error status' "$tmp/err" || fail "$(cat "$tmp/err")"
 expect_status 64 saop-mock --script "$tmp/s.ndjson" --port 70000 2>/dev/null
 expect_status 64 saop-mock --script "$tmp/s.ndjson" extra 2>/dev/null
+# --tls-cert and --tls-key: both or neither; unreadable 66; not PEM 69
+# (HTTPS itself: check_llm's tls_certificates_are_verified).
+expect_status 64 saop-mock --script "$tmp/s.ndjson" \
+    --tls-cert "$tmp/s.ndjson" 2>"$tmp/err"
+grep -q -- '--tls-cert and --tls-key go together' "$tmp/err" ||
+    fail "$(cat "$tmp/err")"
+expect_status 66 saop-mock --script "$tmp/s.ndjson" \
+    --tls-cert "$tmp/none" --tls-key "$tmp/none" 2>"$tmp/err"
+grep -q -- "--tls-cert $tmp/none: " "$tmp/err" || fail "$(cat "$tmp/err")"
+expect_status 69 saop-mock --script "$tmp/s.ndjson" --tls-cert \
+    "$tmp/s.ndjson" --tls-key "$tmp/s.ndjson" --port-file "$tmp/tls.port" \
+    2>"$tmp/err"
+grep -q 'not a PEM certificate and its key' "$tmp/err" ||
+    fail "$(cat "$tmp/err")"
+[ ! -e "$tmp/tls.port" ] || fail "listening with a certificate that is none"
 # --max-seconds: it ends by itself; 1 when --max-requests did not come.
 expect_status 0 saop-mock --script "$tmp/s.ndjson" --max-seconds 1
 expect_status 1 saop-mock --script "$tmp/s.ndjson" --max-seconds 1 \
@@ -326,4 +343,75 @@ head -1 "$tmp/c6" | grep -q '^HTTP/1.0 200' &&
 want 'line 1: member "chunks": unknown member "min"' \
     '{"chunks": {"min": 1}}'
 want 'line 1: member "until_close": not true or false' '{"until_close": 1}'
+# 9. stream_error: after the text, an error inside the 200 stream as each
+#    format sends one, in place of the finish; stream: whole or streamed
+#    whatever was asked; comments: SSE comment lines first.
+e='{"text": "abcd", "stream_error": {"status": 429, "message": "slow"}}'
+mock_start openai "$e" "$e" "$e" "$e" "$e" \
+    '{"text": "ab", "stream": false}' \
+    '{"text": "ab", "stream": true, "comments": 2}' \
+    '{"text": "ab", "comments": 3}'
+b="http://127.0.0.1:$MOCK_PORT/v1"
+i=0
+for p in chat/completions messages responses \
+    "models/m1:streamGenerateContent?alt=sse" \
+    "models/m1:streamGenerateContent"; do
+	i=$((i + 1))
+	curl -sS -N -D "$tmp/se$i.h" -d '{"stream": true}' "$b/$p" \
+	    >"$tmp/se$i" || fail "stream_error $p: curl failed"
+	grep -q '^HTTP/1.1 200' "$tmp/se$i.h" || fail "$p: $(cat "$tmp/se$i.h")"
+	! grep -q 'message_delta\|message_stop\|response.completed\|response.incomplete\|finishReason\|"finish_reason":"stop"' \
+	    "$tmp/se$i" || fail "stream_error $p: a finish: $(cat "$tmp/se$i")"
+done
+last() { sed -n 's/^data: //p' "$1" | grep -v '^\[DONE\]$' | tail -n 1; }
+last "$tmp/se1" | jq -e '.error == {code: 429, message: "slow"} and
+    .choices[0].finish_reason == "error"' >/dev/null &&
+    tail -n 2 "$tmp/se1" | grep -q '^data: \[DONE\]' ||
+    fail "stream_error openai: $(cat "$tmp/se1")"
+grep -q '^event: error$' "$tmp/se2" && last "$tmp/se2" | jq -e '. ==
+    {type: "error", error: {type: "rate_limit_error", message: "slow"}}' \
+    >/dev/null || fail "stream_error anthropic: $(cat "$tmp/se2")"
+last "$tmp/se3" | jq -e '.type == "error" and .code == "rate_limit_error"
+    and .message == "slow"' >/dev/null ||
+    fail "stream_error responses: $(cat "$tmp/se3")"
+last "$tmp/se4" | jq -e '.error == {code: 429, message: "slow",
+    status: "RESOURCE_EXHAUSTED"}' >/dev/null ||
+    fail "stream_error gemini: $(cat "$tmp/se4")"
+jq -e '.[-1].error.status == "RESOURCE_EXHAUSTED" and
+    ([.[0:-1][].candidates[0].content.parts[0].text] | add) == "abcd"' \
+    "$tmp/se5" >/dev/null || fail "stream_error gemini array: $(cat "$tmp/se5")"
+# The text came before the error, whole, in each format.
+for i in 1 2 3 4; do
+	sed -n 's/^data: //p' "$tmp/se$i" | grep -v '^\[DONE\]$' |
+	    jq -j 'if .type == "response.output_text.delta" then .delta
+	    elif .type == "content_block_delta" then .delta.text
+	    else .choices[0].delta.content //
+	    .candidates[0].content.parts[0].text // empty end' \
+	    >"$tmp/se.t"
+	[ "$(cat "$tmp/se.t")" = abcd ] ||
+	    fail "stream_error $i: text $(cat "$tmp/se.t")"
+done
+curl -sS -D "$tmp/w.h" -d '{"stream": true}' "$b/chat/completions" >"$tmp/w"
+grep -qi '^content-type: application/json' "$tmp/w.h" &&
+    jq -e '.object == "chat.completion" and
+    .choices[0].message.content == "ab"' "$tmp/w" >/dev/null ||
+    fail "stream false: $(cat "$tmp/w.h" "$tmp/w")"
+curl -sS -d '{}' "$b/messages" >"$tmp/w"
+[ "$(head -n 2 "$tmp/w")" = ": keep-alive" ] &&
+    [ "$(grep -c '^: keep-alive$' "$tmp/w")" -eq 2 ] &&
+    grep -q '^event: message_stop$' "$tmp/w" ||
+    fail "stream true, comments 2: $(cat "$tmp/w")"
+curl -sS -d '{"stream": true}' "$b/chat/completions" >"$tmp/w"
+[ "$(grep -c '^: keep-alive$' "$tmp/w")" -eq 3 ] &&
+    [ "$(sed -n 7p "$tmp/w" | cut -c1-6)" = "data: " ] ||
+    fail "comments 3: $(cat "$tmp/w")"
+mock_stop
+want 'line 1: member "stream_error": unknown member "type"' \
+    '{"stream_error": {"type": "x"}}'
+want 'line 1: member "stream_error": "status" is not a whole number from'\
+' 400 to 599' \
+    '{"stream_error": {"status": 200}}'
+want 'line 1: member "stream": not true or false' '{"stream": 1}'
+want 'line 1: member "stream_error": not with "body"' \
+    '{"body": "x", "stream_error": {}}'
 exit 0
