@@ -135,26 +135,19 @@ static char *
 read_pem(const char *opt, const char *path)
 {
 	FILE *f = fopen(path, "r");
+	struct saop_err e;
 	char *buf = NULL;
-	size_t len = 0, n;
+	size_t len;
 
-	if (f != NULL) {
-		do {
-			char *nb = realloc(buf, len + 4097);
-
-			if (nb == NULL)
-				cli_die_nomem();
-			buf = nb;
-			n = fread(buf + len, 1, 4096, f);
-			len += n;
-		} while (n == 4096);
-	}
-	if (f == NULL || ferror(f)) {
+	if (f == NULL) {
 		cli_warn("--%s %s: %s", opt, path, strerror(errno));
 		exit(EX_NOINPUT);
 	}
+	if (saop_read_all(f, &buf, &len, 0, &e) != 0) {
+		cli_warn("--%s %s: %s", opt, path, e.msg);
+		exit(EX_NOINPUT);
+	}
 	fclose(f);
-	buf[len] = '\0';
 	return buf;
 }
 
