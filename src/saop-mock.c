@@ -129,28 +129,25 @@ write_port_file(unsigned port_no)
 
 /*
  * The whole text of the file path (an option's, named opt), NUL-ended
- * (malloc), a megabyte at most.  Exits 66 naming both when it cannot be
- * read.
+ * (malloc).  Exits 66 when it cannot be read.
  */
 static char *
 read_pem(const char *opt, const char *path)
 {
-	struct saop_err e;
 	FILE *f = fopen(path, "r");
-	char *buf;
+	struct saop_err e;
+	char *buf = NULL;
 	size_t len;
-	int rc;
 
 	if (f == NULL) {
 		cli_warn("--%s %s: %s", opt, path, strerror(errno));
 		exit(EX_NOINPUT);
 	}
-	rc = saop_read_all(f, &buf, &len, (size_t)1 << 20, &e);
-	fclose(f);
-	if (rc != 0) {
+	if (saop_read_all(f, &buf, &len, 0, &e) != 0) {
 		cli_warn("--%s %s: %s", opt, path, e.msg);
 		exit(EX_NOINPUT);
 	}
+	fclose(f);
 	return buf;
 }
 
