@@ -486,14 +486,15 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 int
 saop_llm_configured(const struct saop_llm_config *cfg)
 {
-	char host[128];
-
 	if (cfg == NULL)
 		return 0;
 	if (cfg->vertex && cfg->vertex_location != NULL &&
-	    (cfg->key == NULL || *cfg->key == '\0'))
+	    (cfg->key == NULL || *cfg->key == '\0')) {
+		char host[128];
+
 		return cfg->base != NULL && strcmp(cfg->base, vertex_host(
 		    cfg->vertex_location, host, sizeof(host))) != 0;
+	}
 	if (cfg->key != NULL && *cfg->key != '\0')
 		return 1;
 	if (cfg->aws_id != NULL && cfg->aws_secret != NULL)

@@ -1241,7 +1241,7 @@ START_TEST(config_problems_are_reported_by_the_call_and_the_dry_run_only)
 	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(e.msg, "SAOP_PROVIDER: unknown provider "
 	    "'antropic' (openai, anthropic, openai-responses, "
-	    "gemini or bedrock)"));
+	    "gemini, bedrock, vertex-gemini or vertex-anthropic)"));
 	ck_assert_int_eq(saop_err_exit_status(e.code), 78);
 	ck_assert_str_eq(a.raw, "");
 	saop_llm_answer_free(&a);
