@@ -153,6 +153,7 @@ const char *saop_setting_key(size_t i);
  * The key in force: $SAOP_API_KEY, else the file's api_key or the output
  * of its api_key_cmd (the profile's before the default section's; the
  * command, run with sh -c and /dev/null as its input, once per process,
+ * and again by saop_llm_call() when a call is refused with HTTP 401,
  * its last line breaks cut),
  * where from in *from when not NULL.  *key is borrowed (NULL: none; the
  * provider's own variables, OPENAI_API_KEY..., are read after it by
