@@ -1,8 +1,9 @@
 /*
  * llm-config.c: how to reach the model (SAOP_PROVIDER, SAOP_API_BASE, the
- * key, SAOP_MODEL, SAOP_TIMEOUT_MS, SAOP_HEADERS, SAOP_AUTH_HEADER, each
- * also a key of the configuration file, through settings.c; the
- * provider's own key variables after the file) and the endpoint URL.
+ * key, SAOP_MODEL, SAOP_TIMEOUT_MS, SAOP_HEADERS, SAOP_AUTH_HEADER,
+ * SAOP_VERTEX_PROJECT, SAOP_VERTEX_LOCATION, each also a key of the
+ * configuration file, through settings.c; the provider's own key
+ * variables after the file) and the endpoint URL.
  * What keeps the key out of everything shown is in lib/llm-shown.c.
  */
 #include "config.h"
@@ -291,6 +292,75 @@ bedrock_env(struct saop_llm_config *cfg)
 	return bad;
 }
 
+/* ---- Google Vertex AI: the project and the location ---- */
+
+/*
+ * The host URL of Vertex AI at location into buf (size bytes):
+ * https://LOCATION-aiplatform.googleapis.com, or
+ * https://aiplatform.googleapis.com for "global" (Google's "Generate
+ * content with the Gemini API in Vertex AI" and "Request predictions
+ * with Claude models", cloud.google.com/vertex-ai/generative-ai/docs).
+ * Returns buf.
+ */
+static const char *
+vertex_host(const char *location, char *buf, size_t size)
+{
+	if (strcmp(location, "global") == 0)
+		snprintf(buf, size, "https://aiplatform.googleapis.com");
+	else
+		snprintf(buf, size, "https://%.64s-aiplatform.googleapis.com",
+		    location);
+	return buf;
+}
+
+/* 1 when s is made of the bytes of ok alone (a word of the path). */
+static int
+path_word(const char *s, const char *ok)
+{
+	return strspn(s, ok) == strlen(s);
+}
+
+/*
+ * Fill cfg's Vertex AI settings: the project (SAOP_VERTEX_PROJECT, else
+ * the file's vertex_project: missing, a configuration problem naming
+ * the variable), the location (SAOP_VERTEX_LOCATION, vertex_location,
+ * else VERTEX_LOCATION) and the base URL when SAOP_API_BASE gives none.
+ * Returns 0, or nonzero on ENOMEM.
+ */
+static int
+vertex_env(struct saop_llm_config *cfg)
+{
+	static const char word[] = "abcdefghijklmnopqrstuvwxyz0123456789-";
+	char name[300], host[128];
+	int bad = 0;
+
+	cfg->vertex_project = setting_dup("vertex_project");
+	if ((cfg->vertex_location = setting_dup("vertex_location")) == NULL &&
+	    (cfg->vertex_location = strdup(VERTEX_LOCATION)) == NULL)
+		return 1;
+	/* A project ID; an old one may be "domain.com:name". */
+	if (cfg->vertex_project == NULL)
+		bad |= config_problem(cfg, "%s: no project: set "
+		    "SAOP_VERTEX_PROJECT (or vertex_project in the "
+		    "configuration file)", cfg->provider ==
+		    SAOP_PROVIDER_ANTHROPIC ? "vertex-anthropic" :
+		    "vertex-gemini");
+	else if (!path_word(cfg->vertex_project, "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:"))
+		bad |= config_problem(cfg, "%s: '%.64s' is not a project ID",
+		    saop__setting_name("vertex_project", name, sizeof(name)),
+		    cfg->vertex_project);
+	if (!path_word(cfg->vertex_location, word) ||
+	    strlen(cfg->vertex_location) > 64)
+		bad |= config_problem(cfg, "%s: '%.64s' is not a location",
+		    saop__setting_name("vertex_location", name, sizeof(name)),
+		    cfg->vertex_location);
+	else if (cfg->base == NULL && (cfg->base = strdup(vertex_host(
+	    cfg->vertex_location, host, sizeof(host)))) == NULL)
+		bad = 1;
+	return bad;
+}
+
 /*
  * Fill cfg from the environment (see saop.h and DESIGN.md).  Returns 0 or
  * -SAOP_ENOMEM.  An unknown provider or a bad SAOP_TIMEOUT_MS is kept in
@@ -300,6 +370,7 @@ bedrock_env(struct saop_llm_config *cfg)
 int
 saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 {
+	struct saop_setting_from kfrom;
 	struct saop_err ke;
 	const char *v, *key;
 	char name[300];
@@ -320,11 +391,18 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 		cfg->provider = SAOP_PROVIDER_GEMINI;
 	} else if (strcmp(v, "bedrock") == 0) {
 		cfg->provider = SAOP_PROVIDER_BEDROCK;
+	} else if (strcmp(v, "vertex-gemini") == 0) {
+		cfg->provider = SAOP_PROVIDER_GEMINI;
+		cfg->vertex = 1;
+	} else if (strcmp(v, "vertex-anthropic") == 0) {
+		cfg->provider = SAOP_PROVIDER_ANTHROPIC;
+		cfg->vertex = 1;
 	} else {
 		cfg->provider = SAOP_PROVIDER_OPENAI;
 		known = 0;
 		bad |= config_problem(cfg, "%s: unknown provider '%.64s' "
-		    "(openai, anthropic, openai-responses, gemini or bedrock)",
+		    "(openai, anthropic, openai-responses, gemini, bedrock, "
+		    "vertex-gemini or vertex-anthropic)",
 		    saop__setting_name("provider", name, sizeof(name)), v);
 	}
 	if ((v = setting("timeout_ms")) != NULL) {
@@ -344,34 +422,44 @@ saop_llm_config_from_env(struct saop_llm_config *cfg, struct saop_err *e)
 	if (cfg->connect_timeout_ms > cfg->timeout_ms)
 		cfg->connect_timeout_ms = cfg->timeout_ms;
 	cfg->base = setting_dup("api_base");
-	if (cfg->base == NULL && cfg->provider != SAOP_PROVIDER_BEDROCK)
+	if (cfg->base == NULL && cfg->provider != SAOP_PROVIDER_BEDROCK &&
+	    !cfg->vertex)
 		cfg->base = strdup(default_base(cfg->provider));
 	/*
 	 * With an unknown provider either provider's key will do: a key
 	 * means a model was meant, and the call then says what is wrong.
 	 */
-	if (saop_settings_api_key(&key, NULL, &ke) != 0) {
+	if (saop_settings_api_key(&key, &kfrom, &ke) != 0) {
 		if (ke.code == SAOP_ENOMEM)
 			bad = 1;
 		else
 			bad |= config_problem(cfg, "%s", ke.msg);
 	} else if (key != NULL && (cfg->key = strdup(key)) == NULL)
 		bad = 1;
-	if (cfg->key == NULL && !bad &&
+	else
+		cfg->key_cmd = key != NULL && kfrom.cmd;
+	/* Vertex AI's token is Google's, not a provider's API key. */
+	if (cfg->key == NULL && !bad && !cfg->vertex &&
 	    ((cfg->provider != SAOP_PROVIDER_ANTHROPIC &&
 	    cfg->provider != SAOP_PROVIDER_GEMINI &&
 	    cfg->provider != SAOP_PROVIDER_BEDROCK) || !known))
 		cfg->key = env_dup("OPENAI_API_KEY");
-	if (cfg->key == NULL && (cfg->provider == SAOP_PROVIDER_ANTHROPIC ||
-	    !known))
+	if (cfg->key == NULL && !cfg->vertex &&
+	    (cfg->provider == SAOP_PROVIDER_ANTHROPIC || !known))
 		cfg->key = env_dup("ANTHROPIC_API_KEY");
 	if (cfg->key == NULL && cfg->provider == SAOP_PROVIDER_GEMINI &&
-	    (cfg->key = env_dup("GEMINI_API_KEY")) == NULL)
+	    !cfg->vertex && (cfg->key = env_dup("GEMINI_API_KEY")) == NULL)
 		cfg->key = env_dup("GOOGLE_API_KEY");
 	cfg->model = setting_dup("model");
 	if (cfg->provider == SAOP_PROVIDER_BEDROCK) {
 		bad |= bedrock_env(cfg);
 		/* Without a region: a base to keep, the call fails. */
+		if (cfg->base == NULL)
+			cfg->base = strdup(default_base(cfg->provider));
+	}
+	if (cfg->vertex) {
+		bad |= vertex_env(cfg);
+		/* A bad location: a base to keep, the call fails. */
 		if (cfg->base == NULL)
 			cfg->base = strdup(default_base(cfg->provider));
 	}
@@ -400,6 +488,13 @@ saop_llm_configured(const struct saop_llm_config *cfg)
 {
 	if (cfg == NULL)
 		return 0;
+	if (cfg->vertex && cfg->vertex_location != NULL &&
+	    (cfg->key == NULL || *cfg->key == '\0')) {
+		char host[128];
+
+		return cfg->base != NULL && strcmp(cfg->base, vertex_host(
+		    cfg->vertex_location, host, sizeof(host))) != 0;
+	}
 	if (cfg->key != NULL && *cfg->key != '\0')
 		return 1;
 	if (cfg->aws_id != NULL && cfg->aws_secret != NULL)
@@ -424,6 +519,9 @@ saop_llm_config_free(struct saop_llm_config *cfg)
 	free(cfg->aws_region);
 	cfg->aws_secret = cfg->aws_token = cfg->aws_id = NULL;
 	cfg->aws_region = NULL;
+	free(cfg->vertex_project);
+	free(cfg->vertex_location);
+	cfg->vertex_project = cfg->vertex_location = NULL;
 	free(cfg->base);
 	free(cfg->key);
 	free(cfg->model);
@@ -474,8 +572,11 @@ saop__llm_auth_header(enum saop_provider p, const char *key)
  * path put after its own path, before any query (an Azure-style
  * ?api-version=): /chat/completions, /messages, /responses, or Gemini's
  * /models/MODEL:streamGenerateContent?alt=sse (:generateContent when not
- * streaming; a "models/" prefix of the model is not doubled).  A new
- * string (free()), or NULL on ENOMEM.
+ * streaming; a "models/" prefix of the model is not doubled), or Vertex
+ * AI's /v1/projects/P/locations/L/publishers/google/models/MODEL and
+ * Gemini's method, or .../publishers/anthropic/models/MODEL:
+ * streamRawPredict (:rawPredict).  A new string (free()), or NULL on
+ * ENOMEM.
  */
 char *
 saop__llm_endpoint(const struct saop_llm_config *cfg, const char *model)
@@ -515,20 +616,35 @@ saop__llm_endpoint(const struct saop_llm_config *cfg, const char *model)
 		strcpy(q, cfg->stream ? "/converse-stream" : "/converse");
 		path = gp;
 	}
-	if (cfg->provider == SAOP_PROVIDER_GEMINI) {
+	if (cfg->provider == SAOP_PROVIDER_GEMINI || cfg->vertex) {
+		int gem = cfg->provider == SAOP_PROVIDER_GEMINI;
 		size_t plen;
 
 		if (model == NULL)
 			model = "";
-		if (strncmp(model, "models/", 7) == 0)
+		if (gem && strncmp(model, "models/", 7) == 0)
 			model += 7;
-		plen = strlen(model) + 40;
+		plen = strlen(model) + 100 + (cfg->vertex ?
+		    strlen(cfg->vertex_project != NULL ? cfg->vertex_project :
+		    "") + strlen(cfg->vertex_location != NULL ?
+		    cfg->vertex_location : "") : 0);
 		if ((gp = malloc(plen)) == NULL)
 			return NULL;
-		snprintf(gp, plen, "/models/%s:%s", model, cfg->stream ?
-		    "streamGenerateContent" : "generateContent");
+		if (cfg->vertex)
+			snprintf(gp, plen, "/v1/projects/%s/locations/%s/"
+			    "publishers/%s/models/%s:%s", cfg->vertex_project !=
+			    NULL ? cfg->vertex_project : "",
+			    cfg->vertex_location != NULL ?
+			    cfg->vertex_location : "", gem ? "google" :
+			    "anthropic", model, gem ? (cfg->stream ?
+			    "streamGenerateContent" : "generateContent") :
+			    cfg->stream ? "streamRawPredict" : "rawPredict");
+		else
+			snprintf(gp, plen, "/models/%s:%s", model,
+			    cfg->stream ? "streamGenerateContent" :
+			    "generateContent");
 		path = gp;
-		if (cfg->stream)
+		if (cfg->stream && gem)
 			extra = "alt=sse";
 	}
 	/* The query starts at the first '?' or '#' after the scheme. */
@@ -571,8 +687,9 @@ saop__llm_auth_line(const struct saop_llm_config *cfg, const char *shown_key)
 	size_t n;
 	char *s;
 
-	if (name == NULL)
-		return saop__llm_auth_header(cfg->provider, shown_key);
+	if (name == NULL)	/* Vertex AI's: Google's bearer token */
+		return saop__llm_auth_header(cfg->vertex ?
+		    SAOP_PROVIDER_OPENAI : cfg->provider, shown_key);
 	n = strlen(name) + strlen(shown_key) + 16;
 	if ((s = malloc(n)) == NULL)
 		return NULL;

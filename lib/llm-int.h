@@ -22,6 +22,13 @@
 #define ANTHROPIC_BASE		"https://api.anthropic.com/v1"
 #define ANTHROPIC_VERSION	"2023-06-01"
 #define GEMINI_BASE		"https://generativelanguage.googleapis.com/v1beta"
+/*
+ * Claude on Vertex AI: the API version goes in the body, not a header
+ * (Google's "Request predictions with Claude models").
+ */
+#define VERTEX_ANTHROPIC_VERSION	"vertex-2023-10-16"
+/* Vertex AI's location when none is set (Google's SDKs' default). */
+#define VERTEX_LOCATION		"us-central1"
 /* Anthropic requires max_tokens; this is sent when the request has none. */
 #define DEFAULT_MAX_TOKENS	SAOP_LLM_DEFAULT_MAX_TOKENS
 #define DEFAULT_TIMEOUT_MS	600000L

@@ -1172,6 +1172,16 @@ saop__llm_body(const struct saop_llm_config *cfg, const json_t *request,
 	/* The user's schema, where the provider takes it (llm-schema.c). */
 	if (r == 0)
 		r = saop__llm_schema_apply(out, cfg, request);
+	/*
+	 * Claude on Vertex AI: the model is in the path, the API version in
+	 * the body (Google's "Request predictions with Claude models").
+	 */
+	if (r == 0 && cfg->vertex && cfg->provider ==
+	    SAOP_PROVIDER_ANTHROPIC) {
+		json_object_del(out, "model");
+		r = json_object_set_new(out, "anthropic_version",
+		    json_string(VERTEX_ANTHROPIC_VERSION));
+	}
 	if (r == 0)
 		return out;
 	json_decref(out);
@@ -1309,7 +1319,7 @@ saop_llm_dry_run(FILE *f, const struct saop_llm_config *cfg,
 	    cfg->provider == SAOP_PROVIDER_BEDROCK ?
 	    "Accept: application/vnd.amazon.eventstream" :
 	    "Accept: text/event-stream");
-	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
+	if (cfg->provider == SAOP_PROVIDER_ANTHROPIC && !cfg->vertex)
 		print_header(f, cfg, "anthropic-version: " ANTHROPIC_VERSION);
 	for (i = 0; i < cfg->nheaders; i++)
 		print_shown_header(f, cfg, cfg->headers[i]);

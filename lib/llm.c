@@ -386,14 +386,14 @@ signed_headers(const struct saop_llm_config *cfg, const char *url,
 }
 
 /*
- * POST body to url once and fill a (see saop_llm_call()); shown is the
- * URL as messages may show it.  Returns 0 or a negative code, e filled
- * and masked of the key.
+ * POST body to url once with key (cfg's, or api_key_cmd's newer output)
+ * and fill a (see saop_llm_call()); shown is the URL as messages may show
+ * it.  Returns 0 or a negative code, e filled and masked of the key.
  */
 static int
-call_once(const struct saop_llm_config *cfg, const char *url,
-    const char *shown, const char *body, struct saop_llm_answer *a,
-    struct saop_err *e)
+call_once(const struct saop_llm_config *cfg, const char *key,
+    const char *url, const char *shown, const char *body,
+    struct saop_llm_answer *a, struct saop_err *e)
 {
 	struct call c = { 0 };
 	struct curl_slist *hd = NULL, *x = NULL;
@@ -410,7 +410,7 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		saop__llm_parser_free(c.p);
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	}
-	c.p->key = cfg->key;
+	c.p->key = key;
 	c.cfg = cfg;
 	{
 		const char *own[4];
@@ -423,7 +423,8 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		    "Accept: application/vnd.amazon.eventstream" :
 		    "Accept: text/event-stream";
 		own[k++] = "Expect:";
-		if (cfg->provider == SAOP_PROVIDER_ANTHROPIC)
+		/* Vertex AI takes Claude's version in the body. */
+		if (cfg->provider == SAOP_PROVIDER_ANTHROPIC && !cfg->vertex)
 			own[k++] = "anthropic-version: " ANTHROPIC_VERSION;
 		/* A header of the user's replaces saop's own of that name. */
 		for (i = 0; i < k + cfg->nheaders; i++) {
@@ -441,9 +442,9 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 			goto out;
 		}
 	}
-	if (cfg->key != NULL && *cfg->key != '\0') {
+	if (key != NULL && *key != '\0') {
 		x = NULL;
-		if ((auth = saop__llm_auth_line(cfg, cfg->key)) != NULL) {
+		if ((auth = saop__llm_auth_line(cfg, key)) != NULL) {
 			if (!saop__llm_header_given(cfg, auth))
 				x = C.slist_append(hd, auth);
 			else
@@ -500,7 +501,7 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		saop__llm_fill_answer(c.p, a);
 		snprintf(a->finish_reason, sizeof(a->finish_reason), "error");
 		r = c.status >= 300 && c.status <= 399 ? redirect_error(&c,
-		    shown, cfg->key, e) : http_error(&c, shown, cfg->key, e);
+		    shown, key, e) : http_error(&c, shown, key, e);
 		goto out;
 	}
 	if (rc == CURLE_WRITE_ERROR && c.p->fail) {
@@ -518,7 +519,7 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		/* curl's detail often ends in its short text already
 		 * ("Failed to connect ...: Couldn't connect to server"):
 		 * then it is said once. */
-		r = saop__llm_fail_masked(e, net_code(rc), cfg->key,
+		r = saop__llm_fail_masked(e, net_code(rc), key,
 		    "%s: %s%s%s", shown, strstr(errbuf, C.easy_strerror(rc))
 		    != NULL ? "" : C.easy_strerror(rc), strstr(errbuf,
 		    C.easy_strerror(rc)) == NULL && errbuf[0] != '\0' ? ": " :
@@ -534,7 +535,7 @@ call_once(const struct saop_llm_config *cfg, const char *url,
 		e->http_status = c.status;
 out:
 	if (r < 0)
-		saop__llm_mask_secret(e->msg, cfg->key);
+		saop__llm_mask_secret(e->msg, key);
 	if (auth != NULL)
 		free(auth);
 	C.slist_free_all(hd);
@@ -546,16 +547,20 @@ out:
 /*
  * Send request and fill a (see saop.h).  After an SAOP_ENETWORK or
  * SAOP_ERATELIMIT failure, cfg->on_failure (when set) decides whether to
- * call again.  Returns 0, or the last call's negative code with e filled.
+ * call again.  A key of api_key_cmd (cfg->key_cmd) is its newest output;
+ * refused with HTTP 401, the command is run once more (an expired token)
+ * and the call made once more.  Returns 0, or the last call's negative
+ * code with e filled.
  */
 int
 saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
     struct saop_llm_answer *a, struct saop_err *e)
 {
-	struct saop_err dummy;
+	struct saop_err dummy, ke;
 	json_t *body;
-	char *url = NULL, *shown = NULL, *text = NULL;
-	int r, attempt;
+	char *url = NULL, *shown = NULL, *text = NULL, *fresh = NULL, *k2;
+	const char *key = cfg->key;
+	int r, attempt, again = cfg->key_cmd;
 
 	if (e == NULL)
 		e = &dummy;
@@ -571,6 +576,10 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		return saop__fail(e, SAOP_ECONFIG, 0, "no AWS credentials: "
 		    "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "
 		    "AWS_PROFILE, or AWS_BEARER_TOKEN_BEDROCK");
+	if (!saop_llm_configured(cfg) && cfg->vertex)
+		return saop__fail(e, SAOP_ECONFIG, 0, "no access token for "
+		    "Vertex AI: set SAOP_API_KEY, or api_key_cmd in the "
+		    "configuration file (gcloud auth print-access-token)");
 	if (!saop_llm_configured(cfg))
 		return saop__fail(e, SAOP_ECONFIG, 0, "no API key: set "
 		    "SAOP_API_KEY (or %s), or SAOP_API_BASE for a local "
@@ -591,9 +600,20 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		free(url);
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	}
+	/* api_key_cmd's output as it is now (another call may have run it). */
+	if (cfg->key_cmd && saop__settings_key_again(NULL, &fresh, &ke) == 0)
+		key = fresh;
 	for (attempt = 1;; attempt++) {
-		r = call_once(cfg, url, shown, text, a, e);
-		if ((r != -SAOP_ENETWORK && r != -SAOP_ERATELIMIT) ||
+		r = call_once(cfg, key, url, shown, text, a, e);
+		if (r == -SAOP_EREFUSED && e->http_status == 401 && again &&
+		    saop__settings_key_again(key, &k2, &ke) == 0) {
+			again = 0;	/* a second 401 is the answer */
+			if (fresh != NULL)
+				saop__wipe(fresh);
+			free(fresh);
+			key = fresh = k2;
+			attempt--;
+		} else if ((r != -SAOP_ENETWORK && r != -SAOP_ERATELIMIT) ||
 		    cfg->on_failure == NULL ||
 		    !cfg->on_failure(cfg->on_failure_arg, e, attempt))
 			break;
@@ -604,6 +624,9 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		}
 		saop_err_clear(e);
 	}
+	if (fresh != NULL)
+		saop__wipe(fresh);
+	free(fresh);
 	free(url);
 	free(shown);
 	free(text);

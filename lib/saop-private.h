@@ -34,6 +34,17 @@ const char *saop__setting(const char *key);
  */
 const char *saop__setting_name(const char *key, char *buf, size_t size);
 
+/*
+ * The key once more after a call was refused for it (HTTP 401: a token
+ * expired): when the key in force is api_key_cmd's output and still stale
+ * (the key that was refused), the command is run again (lib/settings.c,
+ * under a lock: threads may share it).  Returns 0 with *key a new copy
+ * (wipe, free()), or -SAOP_ECONFIG (no api_key_cmd gave the key, or it
+ * failed: the last output is kept) or -SAOP_ENOMEM.
+ */
+int saop__settings_key_again(const char *stale, char **key,
+    struct saop_err *e);
+
 /* Overwrite the string s with NULs (a key, before free()). */
 void saop__wipe(char *s);
 

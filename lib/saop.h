@@ -153,6 +153,7 @@ const char *saop_setting_key(size_t i);
  * The key in force: $SAOP_API_KEY, else the file's api_key or the output
  * of its api_key_cmd (the profile's before the default section's; the
  * command, run with sh -c and /dev/null as its input, once per process,
+ * and again by saop_llm_call() when a call is refused with HTTP 401,
  * its last line breaks cut),
  * where from in *from when not NULL.  *key is borrowed (NULL: none; the
  * provider's own variables, OPENAI_API_KEY..., are read after it by
@@ -749,6 +750,21 @@ struct saop_llm_config {
 	 * stored; wiped by saop_llm_config_free().  Owned; NULL when unset.
 	 */
 	char *aws_region, *aws_id, *aws_secret, *aws_token;
+	/*
+	 * Google Vertex AI (SAOP_PROVIDER vertex-gemini or vertex-anthropic:
+	 * provider SAOP_PROVIDER_GEMINI or SAOP_PROVIDER_ANTHROPIC, vertex 1):
+	 * the project and the location of the path ($SAOP_VERTEX_PROJECT,
+	 * $SAOP_VERTEX_LOCATION); the key is sent as a bearer token.  Owned;
+	 * NULL when unset.
+	 */
+	int vertex;
+	char *vertex_project, *vertex_location;
+	/*
+	 * 1 when the key is the output of the file's api_key_cmd: a call
+	 * refused with HTTP 401 runs the command again (an expired token)
+	 * and is made once more.
+	 */
+	int key_cmd;
 	/*
 	 * Headers sent with every call, "Name: value" each ($SAOP_HEADERS,
 	 * one a line, then saop_llm_config_add_header()); one named as a

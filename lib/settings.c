@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ini.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ static const struct {
 	{ "auth_header", "SAOP_AUTH_HEADER" },
 	{ "headers", "SAOP_HEADERS" },
 	{ "timeout_ms", "SAOP_TIMEOUT_MS" },
+	{ "vertex_project", "SAOP_VERTEX_PROJECT" },
+	{ "vertex_location", "SAOP_VERTEX_LOCATION" },
 	{ "db", "SAOP_DB" },
 	{ "max_auto_resume", "SAOP_MAX_AUTO_RESUME" },
 	{ "network_poll_interval_ms", "SAOP_NETWORK_POLL_INTERVAL_MS" },
@@ -58,7 +61,11 @@ static struct {
 	int key_run;			/* api_key_cmd has been run */
 	char *key_out;			/* its output */
 	struct saop_setting_from key_from;
+	const char *key_cmd;		/* the command run (in e[][]) */
 } file;
+
+/* Held while api_key_cmd is run again and key_out replaced. */
+static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The parse under way: where inih is and the first problem. */
 struct parse {
@@ -447,7 +454,47 @@ run_key_cmd(const char *cmd, const struct saop_setting_from *from,
 	if (file.key_out == NULL)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	file.key_from = *from;
+	file.key_cmd = cmd;
 	return 0;
+}
+
+/*
+ * See saop-private.h: api_key_cmd run once more when its output in force
+ * is still stale (another thread may have run it already), under
+ * key_lock.  Returns 0 with *key a new copy (wipe, free()), or
+ * -SAOP_ECONFIG (no command gave the key, or it failed again) or
+ * -SAOP_ENOMEM.
+ */
+int
+saop__settings_key_again(const char *stale, char **key, struct saop_err *e)
+{
+	struct saop_setting_from from;
+	char *old;
+	int rc = 0;
+
+	*key = NULL;
+	pthread_mutex_lock(&key_lock);
+	if (file.key_out == NULL || file.key_cmd == NULL) {
+		rc = saop__fail(e, SAOP_ECONFIG, 0, "no api_key_cmd gave "
+		    "the key");
+		goto out;
+	}
+	if (stale != NULL && strcmp(stale, file.key_out) == 0) {
+		old = file.key_out;
+		file.key_out = NULL;
+		from = file.key_from;
+		if ((rc = run_key_cmd(file.key_cmd, &from, e)) != 0) {
+			file.key_out = old;	/* the last that worked */
+			goto out;
+		}
+		saop__wipe(old);
+		free(old);
+	}
+	if ((*key = strdup(file.key_out)) == NULL)
+		rc = saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+out:
+	pthread_mutex_unlock(&key_lock);
+	return rc;
 }
 
 /*

@@ -36,29 +36,48 @@ struct call {
 	int answered;		/* a reply (or an error) was queued */
 };
 
-/* The wire format of path, or -1 when it is none of the five. */
+/*
+ * The wire format of path, or -1 when it is none of the five; *path_stream
+ * 1 or 0 when the path says whether the answer streams (Gemini's, Vertex
+ * AI's and Bedrock's), else -1 (the body's "stream" says).
+ */
 static int
-wire_of(const char *path, int *gemini_stream)
+wire_of(const char *path, int *path_stream)
 {
 	size_t n = strlen(path);
 
 #define ENDS(s) (n >= sizeof(s) - 1 && \
 	strcmp(path + n - (sizeof(s) - 1), (s)) == 0)
-	*gemini_stream = 0;
+	*path_stream = 0;
 	/* Bedrock's stream is named by its path too (src/mock-bedrock.c). */
-	if (bedrock_path(path, gemini_stream))
+	if (bedrock_path(path, path_stream))
 		return W_BEDROCK;
+	/*
+	 * Claude on Vertex AI: Anthropic's body at
+	 * .../publishers/anthropic/models/M:streamRawPredict (an SSE
+	 * stream) or :rawPredict (one JSON body).  Gemini on Vertex AI
+	 * (.../publishers/google/models/M:streamGenerateContent) is Gemini's
+	 * below.
+	 */
+	if (strstr(path, "/publishers/anthropic/models/") != NULL &&
+	    (ENDS(":streamRawPredict") || ENDS(":rawPredict"))) {
+		*path_stream = ENDS(":streamRawPredict");
+		return W_ANTHROPIC;
+	}
+	*path_stream = -1;
 	if (ENDS("/chat/completions"))
 		return W_OPENAI;
 	if (ENDS("/responses"))
 		return W_RESPONSES;
 	if (ENDS("/messages"))
 		return W_ANTHROPIC;
-	if (strstr(path, "/models/") != NULL && ENDS(":generateContent"))
+	if (strstr(path, "/models/") != NULL && ENDS(":generateContent")) {
+		*path_stream = 0;
 		return W_GEMINI;
+	}
 	if (strstr(path, "/models/") != NULL &&
 	    ENDS(":streamGenerateContent")) {
-		*gemini_stream = 1;
+		*path_stream = 1;
 		return W_GEMINI;
 	}
 #undef ENDS
@@ -330,7 +349,7 @@ respond_replay(struct MHD_Connection *c, const char *url, const char *method,
 	const struct recorded *rec = NULL;
 	char mbuf[128], *msg = NULL;
 	const char *model;
-	int gemini_stream, w = wire_of(url, &gemini_stream), matched = 1;
+	int path_stream, w = wire_of(url, &path_stream), matched = 1;
 	unsigned st;
 	long n;
 	enum MHD_Result rc;
@@ -393,7 +412,7 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 	struct oracle_reply o;
 	struct reply orep;
 	char mbuf[128];
-	int gemini_stream = 0, w = wire_of(url, &gemini_stream), ks;
+	int path_stream = 0, w = wire_of(url, &path_stream), ks;
 	long n;
 	enum MHD_Result rc;
 
@@ -493,9 +512,11 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		const char *alt = MHD_lookup_connection_value(c,
 		    MHD_GET_ARGUMENT_KIND, "alt");
 
-		s.stream = gemini_stream;
-		s.gemini_array = gemini_stream && (alt == NULL ||
+		s.stream = path_stream;
+		s.gemini_array = path_stream && (alt == NULL ||
 		    strcmp(alt, "sse") != 0);
+	} else if (path_stream >= 0) {
+		s.stream = path_stream;	/* Vertex AI's rawPredict */
 	} else {
 		s.stream = json_is_true(json_object_get(body, "stream"));
 	}
@@ -528,7 +549,7 @@ respond(struct MHD_Connection *c, const char *url, const char *method,
 		return bedrock_queue(c, a, &(const struct bedrock_answer){
 		    r->text, r->tool_name, r->tool_args, r->refusal,
 		    (int)s.fin, s.in, s.out, r->status, r->retry_after,
-		    gemini_stream, r->headers });
+		    path_stream, r->headers });
 	default:
 		write_openai(a, &s);
 		break;

@@ -1356,6 +1356,69 @@ START_TEST(config_reads_the_environment)
 }
 END_TEST
 
+/*
+ * Vertex AI's endpoints, streamed and not (the programs always stream:
+ * only here is :rawPredict / :generateContent made), and Claude's body
+ * there: anthropic_version, no model.
+ */
+START_TEST(vertex_endpoints_and_body)
+{
+	struct saop_llm_config cfg;
+	struct saop_err e;
+	json_t *req = simple_request(), *body;
+	char *url;
+
+	clear_env();
+	setenv("SAOP_PROVIDER", "vertex-anthropic", 1);
+	setenv("SAOP_VERTEX_PROJECT", "p-1", 1);
+	setenv("SAOP_VERTEX_LOCATION", "us-east5", 1);
+	setenv("SAOP_MODEL", "claude-x@20250101", 1);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert_ptr_null(cfg.problem);
+	ck_assert(!saop_llm_configured(&cfg));	/* no token */
+	cfg.stream = 0;
+	url = saop__llm_endpoint(&cfg, "claude-x@20250101");
+	ck_assert_str_eq(url, "https://us-east5-aiplatform.googleapis.com/v1/"
+	    "projects/p-1/locations/us-east5/publishers/anthropic/models/"
+	    "claude-x@20250101:rawPredict");
+	free(url);
+	body = saop__llm_body(&cfg, req, &e);
+	ck_assert_ptr_nonnull(body);
+	ck_assert_ptr_null(json_object_get(body, "model"));
+	ck_assert_str_eq(json_string_value(json_object_get(body,
+	    "anthropic_version")), "vertex-2023-10-16");
+	json_decref(body);
+	saop_llm_config_free(&cfg);
+	setenv("SAOP_PROVIDER", "vertex-gemini", 1);
+	setenv("SAOP_VERTEX_LOCATION", "global", 1);
+	setenv("SAOP_API_KEY", "ya29.token", 1);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert(saop_llm_configured(&cfg));
+	cfg.stream = 0;
+	url = saop__llm_endpoint(&cfg, "models/gemini-x");
+	ck_assert_str_eq(url, "https://aiplatform.googleapis.com/v1/projects/"
+	    "p-1/locations/global/publishers/google/models/gemini-x:"
+	    "generateContent");
+	free(url);
+	body = saop__llm_body(&cfg, req, &e);
+	ck_assert_ptr_nonnull(body);
+	ck_assert_ptr_null(json_object_get(body, "anthropic_version"));
+	json_decref(body);
+	saop_llm_config_free(&cfg);
+	/* A bad location: a configuration problem naming the variable. */
+	setenv("SAOP_VERTEX_LOCATION", "us/east", 1);
+	ck_assert_int_eq(saop_llm_config_from_env(&cfg, &e), 0);
+	ck_assert_ptr_nonnull(cfg.problem);
+	ck_assert_ptr_nonnull(strstr(cfg.problem, "SAOP_VERTEX_LOCATION: "
+	    "'us/east' is not a location"));
+	saop_llm_config_free(&cfg);
+	unsetenv("SAOP_VERTEX_PROJECT");
+	unsetenv("SAOP_VERTEX_LOCATION");
+	json_decref(req);
+	clear_env();
+}
+END_TEST
+
 START_TEST(config_problems_are_reported_by_the_call_and_the_dry_run_only)
 {
 	struct saop_llm_config cfg;
@@ -1383,7 +1446,7 @@ START_TEST(config_problems_are_reported_by_the_call_and_the_dry_run_only)
 	ck_assert_int_eq(saop_llm_call(&cfg, req, &a, &e), -SAOP_ECONFIG);
 	ck_assert_ptr_nonnull(strstr(e.msg, "SAOP_PROVIDER: unknown provider "
 	    "'antropic' (openai, anthropic, openai-responses, "
-	    "gemini or bedrock)"));
+	    "gemini, bedrock, vertex-gemini or vertex-anthropic)"));
 	ck_assert_int_eq(saop_err_exit_status(e.code), 78);
 	ck_assert_str_eq(a.raw, "");
 	saop_llm_answer_free(&a);
@@ -2688,6 +2751,7 @@ llm_suite(void)
 	tcase_add_test(cf, anthropic_body_lifts_system_and_defaults_max_tokens);
 	tcase_add_test(cf, anthropic_system_blocks_are_copied_not_shared);
 	tcase_add_test(cf, body_without_model_or_messages_is_refused);
+	tcase_add_test(cf, vertex_endpoints_and_body);
 	tcase_add_test(cf,
 	    dry_run_prints_url_headers_and_body_with_the_key_masked);
 	suite_add_tcase(s, cf);
