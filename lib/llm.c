@@ -561,6 +561,7 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		e = &dummy;
 	memset(a, 0, sizeof(*a));
 	a->prompt_tokens = a->completion_tokens = -1;
+	a->cached_tokens = a->reasoning_tokens = -1;
 	saop_err_clear(e);
 	if ((a->raw = strdup("")) == NULL)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
@@ -604,6 +605,8 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		}
 		saop_err_clear(e);
 	}
+	/* What the last call cost: a failed call's usage is paid too. */
+	saop__price_answer(cfg->provider, saop__llm_model_of(cfg, request), a);
 	free(url);
 	free(shown);
 	free(text);

@@ -178,3 +178,49 @@ saop__price_usd(const struct saop__price *p, long input, long cached,
 		return -1;
 	return sum;
 }
+
+/*
+ * The price table's provider id of provider (the Responses API is
+ * OpenAI's, Gemini Google's, Bedrock AWS's).  Returns a static string.
+ */
+static const char *
+table_id(enum saop_provider provider)
+{
+	switch (provider) {
+	case SAOP_PROVIDER_ANTHROPIC:
+		return "anthropic";
+	case SAOP_PROVIDER_GEMINI:
+		return "google";
+	case SAOP_PROVIDER_BEDROCK:
+		return "aws";
+	case SAOP_PROVIDER_OPENAI:
+	case SAOP_PROVIDER_RESPONSES:
+	default:
+		return "openai";
+	}
+}
+
+/*
+ * See saop-private.h: a's cost at the prices of model (provider's own
+ * first) set on a (a->priced 1), when the table prices the model and the
+ * answer reported its usage; else a left unpriced.  Returns nothing.
+ */
+void
+saop__price_answer(enum saop_provider provider, const char *model,
+    struct saop_llm_answer *a)
+{
+	struct saop__price p;
+	double usd;
+
+	a->priced = 0;
+	if (model == NULL || saop__price_find(table_id(provider), model,
+	    &p) != 1)
+		return;
+	usd = saop__price_usd(&p, a->prompt_tokens, a->cached_tokens,
+	    a->completion_tokens, a->reasoning_tokens);
+	if (usd < 0)
+		return;
+	a->cost = usd;
+	a->priced = 1;
+}
+

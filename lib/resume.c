@@ -1574,7 +1574,8 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 		return rc;
 	rc = resume(&g, opts, &w, out, e);
 	saop_detect_result_free(&g.r);
-	if (write_outcome(rec, &w) != 0 && rc >= 0)
+	if ((write_outcome(rec, &w) != 0 ||
+	    saop_record_add_cost(rec, "recovery", &out->cost) != 0) && rc >= 0)
 		rc = saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
 	out->state = w.state != SAOP_STATE_NONE ? w.state : g.state;
 	json_decref(w.raw);

@@ -68,6 +68,13 @@ int saop__price_find(const char *provider, const char *model,
  */
 double saop__price_usd(const struct saop__price *p, long input,
     long cached, long output, long reasoning);
+/*
+ * What answer a of model (reached through provider) cost, set on it
+ * (a->cost, a->priced 1) when the table prices the model and a reports
+ * its usage; else a->priced 0 (unknown, never 0).
+ */
+void saop__price_answer(enum saop_provider provider, const char *model,
+    struct saop_llm_answer *a);
 
 /*
  * Strict UTF-8 (lib/utf8.c).  saop__utf8_lead(): how many continuation

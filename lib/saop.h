@@ -292,6 +292,7 @@ enum saop_record_member {
 	SAOP_RECORD_VALIDATE,
 	SAOP_RECORD_ENVELOPE,
 	SAOP_RECORD_STRUCTURED_OUTPUT,
+	SAOP_RECORD_COST,
 	SAOP_RECORD_STATE,
 	SAOP_RECORD_ERROR,
 	SAOP_RECORD_MEMBERS	/* how many there are */
@@ -323,7 +324,8 @@ void saop_record_del(json_t *rec, enum saop_record_member m);
  *    for raw.
  *  - request, tool_call, usage, suspend, detect (saop_record_detect_info(),
  *    for saop_record_detect() scans), resume, validate, structured_output,
- *    error: the object, else NULL.  tool_calls, choices, server_tools: the
+ *    cost, error: the object, else NULL.  tool_calls, choices,
+ *    server_tools: the
  *    array, else NULL.  envelope: the value, any (JSON null too), else
  *    NULL.  The value may be changed in place (it stays rec's).
  */
@@ -345,8 +347,11 @@ json_t *saop_record_resume(const json_t *rec);
 json_t *saop_record_validate(const json_t *rec);
 json_t *saop_record_envelope(const json_t *rec);
 json_t *saop_record_structured_output(const json_t *rec);
+json_t *saop_record_cost(const json_t *rec);
 const char *saop_record_state_word(const json_t *rec);
 json_t *saop_record_error(const json_t *rec);
+
+struct saop_llm_cost;
 
 /*
  * Writing a member: each replaces the member (or adds it, at the end).
@@ -360,9 +365,9 @@ json_t *saop_record_error(const json_t *rec);
  *  - The others take a new reference to v (stolen, even on failure; NULL
  *    is -SAOP_ENOMEM, so a json_pack() can be passed as it is): request,
  *    tool_call, usage, suspend, detect, resume, validate,
- *    structured_output an object; tool_calls, choices, server_tools an
- *    array; envelope any value.  state: saop_record_set_state(); error:
- *    saop_record_set_error().
+ *    structured_output, cost an object; tool_calls, choices,
+ *    server_tools an array; envelope any value.  state:
+ *    saop_record_set_state(); error: saop_record_set_error().
  */
 int saop_record_set_task_id(json_t *rec, const char *id);
 int saop_record_set_turn(json_t *rec, long turn);
@@ -381,6 +386,19 @@ int saop_record_set_resume(json_t *rec, json_t *v);
 int saop_record_set_validate(json_t *rec, json_t *v);
 int saop_record_set_envelope(json_t *rec, json_t *v);
 int saop_record_set_structured_output(json_t *rec, json_t *v);
+int saop_record_set_cost(json_t *rec, json_t *v);
+
+/*
+ * Add what the calls c counted cost to rec's cost.part (part "answer": the
+ * turn's own call; "recovery": resume attempts, correction turns,
+ * suspension retries), the cost object made when rec has none (with
+ * recovery 0).  A part that is absent becomes c's cost; one that is null
+ * (not known) stays null; c with a call not priced makes it null.  c with
+ * no call changes nothing but the object's making.  Returns 0, or
+ * -SAOP_ENOMEM.
+ */
+int saop_record_add_cost(json_t *rec, const char *part,
+    const struct saop_llm_cost *c);
 
 /*
  * Scan raw (len bytes, rec's raw or a text that replaces it) as rec's
@@ -836,6 +854,17 @@ struct saop_llm_answer {
 	int broken;		/* the stream ended without a finish reason */
 	long prompt_tokens;	/* -1 when not reported */
 	long completion_tokens;
+	long cached_tokens;	/* of prompt_tokens, read from the provider's
+				 * cache; -1 when not reported */
+	long reasoning_tokens;	/* of completion_tokens, the model's
+				 * reasoning; -1 when not reported */
+	/*
+	 * What the call cost in USD at the price table's prices (lib/price.c)
+	 * when priced is 1; 0 leaves it unknown (a model the table does not
+	 * price, or no usage reported): never a cost of 0.
+	 */
+	int priced;
+	double cost;
 	int http_status;
 	json_t *tool_calls;	/* OpenAI-style tool calls, or NULL */
 	/*
@@ -870,6 +899,8 @@ struct saop_llm_cost {
 	size_t received_bytes;	/* the answers' raw text */
 	long prompt_tokens;	/* summed usage; -1 while no call reported it */
 	long completion_tokens;
+	double usd;		/* the priced calls' cost summed */
+	int unpriced;		/* calls whose cost is not known */
 };
 
 /* Make c empty: no call, no bytes, token counts -1 (none reported). */
@@ -885,10 +916,18 @@ void saop_llm_cost_add(struct saop_llm_cost *c, size_t sent,
 /*
  * Set c on obj as it goes on a record or in an event: sent_bytes,
  * received_bytes, prompt_tokens, completion_tokens (a count not reported
- * null), after obj's other members.  Returns 0, or -1 when obj is not an
- * object or out of memory.
+ * null) and cost (USD; null when a call's cost is not known, 0 only when
+ * no call was made), after obj's other members.  Returns 0, or -1 when
+ * obj is not an object or out of memory.
  */
 int saop_llm_cost_put(json_t *obj, const struct saop_llm_cost *c);
+
+/*
+ * The cost of c as it goes on a record: USD, or null when a call of c is
+ * not priced (0 only when c counts no call).  Returns a new reference, or
+ * NULL out of memory.
+ */
+json_t *saop_llm_cost_usd(const struct saop_llm_cost *c);
 
 /*
  * Send request (a record's provider-neutral "request": model, messages,
@@ -1948,7 +1987,9 @@ int saop_report_new(struct saop_store *s, const char *task, json_t **report,
  * Count record rec (borrowed; skipped unless its task_id is task, when
  * task is not NULL) in report: records, final states, local repairs by
  * kind (validate.repairs), saop-suspend's tokens (usage, a refused
- * answer's too).  Returns 0 or SAOP_ENOMEM.
+ * answer's too), and money (the record's cost: answer and recovery in USD
+ * into money.answer, money.recovery, money.total; a part not known, null,
+ * counted in money.unpriced).  Returns 0 or SAOP_ENOMEM.
  */
 int saop_report_add_record(json_t *report, const json_t *rec,
     const char *task, struct saop_err *e);

@@ -986,6 +986,7 @@ correct(const struct given *g, const struct saop_validate_opts *o,
 		}
 		memset(&a, 0, sizeof(a));
 		a.prompt_tokens = a.completion_tokens = -1;
+		a.cached_tokens = a.reasoning_tokens = -1;
 		rc = saop_model_call(&o->model, req, &a, e);
 		json_decref(req);
 		if (rc == 0 && a.raw_len > max)
@@ -1100,7 +1101,8 @@ write_outcome(json_t *rec, const struct given *g, const struct work *w,
 		m[n] = SAOP_RECORD_STATE;
 		v[n++] = state;
 	}
-	if (saop__record_put_all(rec, m, v, n) != 0)
+	if (saop__record_put_all(rec, m, v, n) != 0 ||
+	    saop_record_add_cost(rec, "recovery", &w->cost) != 0)
 		return -1;
 	if (w->state != SAOP_STATE_NONE)
 		out->state = w->state;
@@ -1123,7 +1125,7 @@ saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
 {
 	struct given g;
 	struct work w = { NULL, NULL, NULL, NULL, SAOP_STATE_NONE, 0, 0, 0,
-	    0, { 0, 0, 0, 0, 0 } };
+	    0, { 0, 0, 0, 0, 0, 0, 0 } };
 	int rc;
 
 	saop_llm_cost_init(&w.cost);

@@ -3,6 +3,7 @@
 
 #include <check.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "saop-private.h"
 
@@ -102,6 +103,40 @@ START_TEST(test_usd_unknown)
 }
 END_TEST
 
+/*
+ * An answer priced by its model and provider: gpt-4o-mini's usage at its
+ * prices, cached input at the cached price; an unknown model, no model or
+ * an answer without usage left unpriced (never 0).
+ */
+START_TEST(test_answer)
+{
+	struct saop_llm_answer a;
+
+	memset(&a, 0, sizeof(a));
+	a.prompt_tokens = 1000000;
+	a.completion_tokens = 1000000;
+	a.cached_tokens = 400000;
+	a.reasoning_tokens = -1;
+	saop__price_answer(SAOP_PROVIDER_OPENAI, "gpt-4o-mini", &a);
+	ck_assert_int_eq(a.priced, 1);
+	ck_assert_double_eq_tol(a.cost, 0.6 * 0.15 + 0.4 * 0.075 + 0.6,
+	    1e-12);
+	saop__price_answer(SAOP_PROVIDER_OPENAI, "my-local-model", &a);
+	ck_assert_int_eq(a.priced, 0);
+	saop__price_answer(SAOP_PROVIDER_ANTHROPIC, NULL, &a);
+	ck_assert_int_eq(a.priced, 0);
+	a.completion_tokens = -1;
+	saop__price_answer(SAOP_PROVIDER_OPENAI, "gpt-4o-mini", &a);
+	ck_assert_int_eq(a.priced, 0);
+	a.completion_tokens = 0;
+	a.cached_tokens = -1;
+	saop__price_answer(SAOP_PROVIDER_ANTHROPIC,
+	    "claude-3-5-haiku-20241022", &a);
+	ck_assert_int_eq(a.priced, 1);
+	ck_assert_double_eq_tol(a.cost, 0.8, 1e-12);
+}
+END_TEST
+
 /* The suite. */
 int
 main(void)
@@ -117,6 +152,7 @@ main(void)
 	tcase_add_test(tc, test_unknown);
 	tcase_add_test(tc, test_usd);
 	tcase_add_test(tc, test_usd_unknown);
+	tcase_add_test(tc, test_answer);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
