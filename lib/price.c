@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -224,3 +226,74 @@ saop__price_answer(enum saop_provider provider, const char *model,
 	a->priced = 1;
 }
 
+/* ---- the budget of a record's recovery ---- */
+
+/* See saop.h: b started on rec.  Returns nothing. */
+void
+saop_budget_record(struct saop_budget *b, const json_t *rec)
+{
+	const json_t *v = json_object_get(saop_record_cost(rec), "recovery");
+
+	b->spent = json_is_number(v) && json_number_value(v) > 0 ?
+	    json_number_value(v) : 0;
+	b->worst = -1;
+}
+
+/*
+ * See saop.h: whether request may go under b.  Returns 0, or
+ * -SAOP_EBUDGET with e filled.
+ */
+int
+saop_budget_check(struct saop_budget *b, const json_t *request,
+    struct saop_err *e)
+{
+	const json_t *m = json_object_get(request, "model");
+	const json_t *mt = json_object_get(request, "max_tokens");
+	const char *model = json_is_string(m) ? json_string_value(m) :
+	    b->model;
+	struct saop__price p;
+	size_t bytes;
+	long out;
+
+	b->worst = -1;
+	if (b->max_usd < 0)
+		return 0;
+	if (model == NULL || saop__price_find(table_id(b->provider), model,
+	    &p) != 1 || p.input < 0 || p.output < 0) {
+		b->unpriced = 1;
+		return 0;
+	}
+	bytes = json_dumpb(request, NULL, 0, JSON_COMPACT);
+	out = json_is_integer(mt) && json_integer_value(mt) > 0 &&
+	    json_integer_value(mt) < LONG_MAX ? (long)json_integer_value(mt) :
+	    SAOP_LLM_DEFAULT_MAX_TOKENS;
+	/* At worst: no token read from a cache, every output token at the
+	 * dearer of output and reasoning. */
+	if (p.reasoning > p.output)
+		p.output = p.reasoning;
+	p.cached_input = p.input;
+	p.reasoning = p.output;
+	b->worst = saop__price_usd(&p, (long)bytes, 0, out, 0);
+	if (b->worst >= 0 && b->spent + b->worst > b->max_usd) {
+		saop_err_clear(e);
+		e->code = SAOP_EBUDGET;
+		snprintf(e->msg, sizeof(e->msg), "stopped at the cost limit "
+		    "(--max-cost, SAOP_MAX_COST) of $%.6f: the recovery of "
+		    "this record has cost $%.6f, and the next call (%s, %zu "
+		    "bytes, max_tokens %ld) could cost up to $%.6f",
+		    b->max_usd, b->spent, model, bytes, out, b->worst);
+		return -SAOP_EBUDGET;
+	}
+	return 0;
+}
+
+/* See saop.h: a's cost (else the call's worst) into b.  Returns nothing. */
+void
+saop_budget_spend(struct saop_budget *b, const struct saop_llm_answer *a)
+{
+	if (a->priced)
+		b->spent += a->cost;
+	else if (b->worst > 0)
+		b->spent += b->worst;
+	b->worst = -1;
+}

@@ -74,7 +74,9 @@ enum saop_errcode {
 	SAOP_ERATELIMIT = 13,	/* 429/503/529 that waiting can fix (75) */
 	SAOP_EPREFILL = 14,	/* the model refused assistant prefill (400) */
 	SAOP_EBADREQ = 15,	/* the endpoint said the request is wrong (69) */
-	SAOP_EBUSY = 16		/* a saved turn is held by another process (75) */
+	SAOP_EBUSY = 16,	/* a saved turn is held by another process
+				   (75) */
+	SAOP_EBUDGET = 17	/* a call would pass --max-cost (3) */
 };
 
 /*
@@ -718,6 +720,7 @@ enum saop_task_status {
 /* Why a task is in its status (the tasks table's reason). */
 #define SAOP_REASON_NETWORK_LOSS	"NETWORK_LOSS"
 #define SAOP_REASON_MAX_RETRIES_EXCEEDED	"MAX_RETRIES_EXCEEDED"
+#define SAOP_REASON_MAX_COST_EXCEEDED	"MAX_COST_EXCEEDED"
 
 /* The word of status st ("IN_PROGRESS", ...), or NULL when unknown. */
 const char *saop_task_status_name(enum saop_task_status st);
@@ -928,6 +931,47 @@ int saop_llm_cost_put(json_t *obj, const struct saop_llm_cost *c);
  * NULL out of memory.
  */
 json_t *saop_llm_cost_usd(const struct saop_llm_cost *c);
+
+/*
+ * The budget of one record's recovery (--max-cost, SAOP_MAX_COST; the
+ * calls of lib/price.c): what its recovery calls (resume attempts,
+ * correction turns, saop-suspend's retries) have cost, and the limit no
+ * call may take it past.  A call is priced before it is made at worst:
+ * every byte of the request a token of input, and max_tokens (else
+ * SAOP_LLM_DEFAULT_MAX_TOKENS) of output.  A model without a price is not
+ * limited.
+ */
+struct saop_budget {
+	double max_usd;		/* the limit in USD; < 0: none */
+	enum saop_provider provider;	/* whose models are priced first */
+	const char *model;	/* for a request naming none (borrowed) */
+	double spent;		/* the record's recovery so far (USD) */
+	double worst;		/* the last call checked, at worst; -1 none */
+	int unpriced;		/* a call of a model without price was let
+				 * through (the caller warns, once) */
+};
+
+/*
+ * Start b on record rec: spent is what rec's cost.recovery says (earlier
+ * programs' recovery), else 0.
+ */
+void saop_budget_record(struct saop_budget *b, const json_t *rec);
+
+/*
+ * Whether request (a provider-neutral request, as sent) may be sent
+ * under b.  Returns 0 (within the limit, or not limited: b->unpriced set
+ * for a model without price), or -SAOP_EBUDGET with e naming the limit,
+ * what was spent and what the call could cost.
+ */
+int saop_budget_check(struct saop_budget *b, const json_t *request,
+    struct saop_err *e);
+
+/*
+ * Count answer a of the call last checked into b->spent: its cost, else
+ * (priced model, usage not reported) that call's worst.
+ */
+void saop_budget_spend(struct saop_budget *b,
+    const struct saop_llm_answer *a);
 
 /*
  * Send request (a record's provider-neutral "request": model, messages,
@@ -1226,6 +1270,10 @@ struct saop_resume_opts {
 				   marked SUSPENDED with 0 attempts */
 	struct saop_store *store;	/* log rows and events; NULL: none */
 	const char *task_id;	/* for records without one; may be NULL */
+	/* The record's recovery budget (--max-cost), started on each
+	 * record; NULL: none.  Over it, no further attempt: EXHAUSTED,
+	 * and SAOP_EBUDGET returned. */
+	struct saop_budget *budget;
 };
 
 /* What one saop_resume_record() did. */
@@ -1319,6 +1367,13 @@ struct saop_suspend_opts {
 	volatile sig_atomic_t *stop;
 	/* Set to 1 while waiting, 0 while calling (for the handler). */
 	volatile sig_atomic_t *waiting;
+	/*
+	 * The record's recovery budget (--max-cost; NULL: none): the
+	 * turn's calls after its first, past it, are not made; the turn
+	 * stays saved (let go), suspend.limit "max-cost", state
+	 * USER_ESCALATION, and SAOP_EBUDGET is returned.
+	 */
+	struct saop_budget *budget;
 };
 
 /* What one saop_suspend_turn() did. */
@@ -1767,6 +1822,10 @@ struct saop_validate_opts {
 	int max_retries;	/* correction turns per record */
 	/* The correction calls; model.call NULL: only validate. */
 	struct saop_model model;
+	/* The record's recovery budget (--max-cost), started on each
+	 * record; NULL: none.  Over it, no further correction turn:
+	 * USER_ESCALATION, and SAOP_EBUDGET returned. */
+	struct saop_budget *budget;
 	struct saop_store *store;	/* events and tasks; needed with a
 					   model */
 	size_t max_answer;	/* longest answer (0: SAOP_MAX_RECORD_BYTES) */

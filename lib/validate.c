@@ -906,6 +906,7 @@ correct(const struct given *g, const struct saop_validate_opts *o,
     int keep, struct work *w, struct saop_err *e)
 {
 	struct saop_llm_answer a;
+	struct saop_err be;
 	struct saop_llm_cost one;
 	json_t *v = NULL, *errors = NULL, *repairs = NULL, *readings = NULL;
 	json_t *req;
@@ -984,11 +985,30 @@ correct(const struct given *g, const struct saop_validate_opts *o,
 			rc = -e->code;
 			goto out;
 		}
+		if (o->budget != NULL &&
+		    saop_budget_check(o->budget, req, &be) != 0) {
+			/* Over --max-cost: a person decides, as when the
+			 * retries are spent; the error names the limit. */
+			json_decref(req);
+			if (set_validate(w, 0, attempts - 1, repairs,
+			    errors) != 0)
+				goto oom;
+			w->state = SAOP_STATE_USER_ESCALATION;
+			if (o->store != NULL && (rc = saop_task_set_status(
+			    o->store, g->task_id, SAOP_TASK_USER_ESCALATION,
+			    SAOP_REASON_MAX_COST_EXCEEDED, e)) < 0)
+				goto out;
+			*e = be;
+			rc = -SAOP_EBUDGET;
+			goto out;
+		}
 		memset(&a, 0, sizeof(a));
 		a.prompt_tokens = a.completion_tokens = -1;
 		a.cached_tokens = a.reasoning_tokens = -1;
 		rc = saop_model_call(&o->model, req, &a, e);
 		json_decref(req);
+		if (o->budget != NULL)
+			saop_budget_spend(o->budget, &a);
 		if (rc == 0 && a.raw_len > max)
 			rc = saop__fail(e, SAOP_ELIMIT, 0, "the answer to "
 			    "correction turn %d is %zu bytes, over the limit "
@@ -1130,6 +1150,8 @@ saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
 
 	saop_llm_cost_init(&w.cost);
 	read_given(rec, &g);
+	if (o->budget != NULL)
+		saop_budget_record(o->budget, rec);
 	rc = correct(&g, o, !o->no_envelope, &w, e);
 	/* Out of memory, w may be half made: rec stays as it came. */
 	if (write_outcome(rec, &g, &w, rc != -SAOP_ENOMEM, out) != 0 &&

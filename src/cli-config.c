@@ -221,6 +221,12 @@ cli_show_config(const struct cli *o, const struct saop_llm_config *cfg)
 			if (o->timeout_ms > 0)
 				opt = "--timeout";
 			builtin = "built in";
+		} else if (strcmp(k, "max_cost") == 0) {
+			if (o->max_cost != NULL) {
+				printf("%s", o->max_cost);
+				opt = "--max-cost";
+			} else if (v != NULL)
+				printf("%s", v);
 		} else if (strcmp(k, "db") == 0) {
 			printf("%s", saop_config_db(o->db));
 			if (o->db != NULL)

@@ -277,8 +277,29 @@ seconds_ms(const char *name, const char *arg)
 }
 
 /*
+ * Parse "USD" (a decimal amount, 0 or more, as 0.50 or 2) of name (an
+ * option, or where a setting was set); exits 64 when it is not one.
+ * Returns the amount.
+ */
+static double
+usd_arg(const char *name, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno != 0 || end == arg || *end != '\0' || !(v >= 0) ||
+	    v > 1e12)
+		cli_usage_error("%s: '%s' is not an amount of USD (0 or more, "
+		    "as 0.50)", name, arg);
+	return v;
+}
+
+/*
  * Handle a common option (see cli.h); exits 0 after -h or -V, 64 for an
- * empty --task, a bad --max-record or timeout, 70 out of memory.  Returns
+ * empty --task, a bad --max-record, timeout or --max-cost, 70 out of
+ * memory.  Returns
  * 1 when ch was a common option, else 0.
  */
 int
@@ -347,8 +368,44 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 			cli_usage_error("-m: the model name is empty");
 		o->model = arg;
 		return 1;
+	case CLI_OPT_MAX_COST:
+		usd_arg("--max-cost", arg);
+		o->max_cost = arg;
+		return 1;
 	default:
 		return 0;
+	}
+}
+
+/* See cli.h: the budget of o (and the settings) into b.  Returns nothing. */
+void
+cli_budget(const struct cli *o, const struct saop_llm_config *cfg,
+    struct saop_budget *b)
+{
+	char name[300];
+	const char *v = o->max_cost;
+
+	memset(b, 0, sizeof(*b));
+	snprintf(name, sizeof(name), "--max-cost");
+	if (v == NULL)
+		v = cli_env_max_cost(name, sizeof(name));
+	b->max_usd = v != NULL ? usd_arg(name, v) : -1;
+	b->provider = cfg->provider;
+	b->model = cfg->model;
+	b->worst = -1;
+}
+
+/* See cli.h: the warning of a model without price, once.  Returns
+ * nothing. */
+void
+cli_budget_warn(const struct saop_budget *b)
+{
+	static int warned;
+
+	if (b->unpriced && !warned) {
+		warned = 1;
+		cli_warn("--max-cost: a model with no price in the price table "
+		    "was called: its calls are not limited");
 	}
 }
 

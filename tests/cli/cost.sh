@@ -90,4 +90,97 @@ sed -n '/^task t1/,/^task t2/p' "$tmp/text" | grep -qx "$want" ||
     fail "text report, t1: $(cat "$tmp/text")"
 sed -n '/^overall/,$p' "$tmp/text" | grep -qx "$want, 2 costs not known" ||
     fail "text report, overall: $(cat "$tmp/text")"
+
+# 5. --max-cost: a model that never fixes its answer.  Each correction
+# turn costs $0.03015 (1000 tokens in, 50000 out); at worst, with
+# max_tokens 100000, one could cost over $0.06.  Under $0.10 the third
+# would pass it: two turns, then the record's state, an error naming the
+# limit, exit 3 (as for an exhausted correction).
+bad='{"text": "{\"a\": \"x\"}", "usage": {"input": 1000, "output": 50000}}'
+mock_start openai "$bad" "$bad" "$bad" "$bad" "$bad"
+big() {
+	rec "$1" "$2" | jq -c '.request.max_tokens = 100000 |
+	    .raw = "{\"a\": \"y\"}"'
+}
+big t5 gpt-4o-mini | expect_status 3 saop-validate --max-retries 5 \
+    --max-cost 0.10 --schema "$tmp/schema.json" >"$tmp/r5" 2>"$tmp/err"
+jq -e "$near"' .state == "USER_ESCALATION" and .validate.attempts == 2 and
+    .validate.valid == false and near(.cost.recovery; 0.0603) and
+    .error.status == 3 and (.error.message | test("max-cost.*0\\.100000"))' \
+    "$tmp/r5" >/dev/null || fail "--max-cost: $(cat "$tmp/r5")"
+[ "$(mock_log | wc -l)" -eq 2 ] || fail "--max-cost: $(mock_log | wc -l) calls"
+sqlite3 "$SAOP_DB" "SELECT status, reason FROM tasks WHERE task_id = 't5'" \
+    | grep -qx 'USER_ESCALATION|MAX_COST_EXCEEDED' ||
+    fail "--max-cost: task $(sqlite3 "$SAOP_DB" "SELECT * FROM tasks")"
+# The environment (or the file) sets it too; the recovery already spent
+# on the record counts: $0.0603 of it leaves room for no further turn.
+mock_start openai "$bad"
+jq -c '.raw = "{\"a\": \"z\"}" | del(.state, .error)' "$tmp/r5" |
+    SAOP_MAX_COST=0.10 expect_status 3 saop-validate --max-retries 5 \
+    --schema "$tmp/schema.json" >"$tmp/r6" 2>"$tmp/err"
+jq -e '.validate.attempts == 0 and (.error.message | test("max-cost"))' \
+    "$tmp/r6" >/dev/null || fail "SAOP_MAX_COST: $(cat "$tmp/r6")"
+[ ! -s "$MOCK_LOG" ] || fail "SAOP_MAX_COST: a call was made"
+# The configuration file's max_cost, shown by --show-config with its line.
+mkdir -p "$XDG_CONFIG_HOME/saop"
+printf 'max_cost = 0.10\n' >"$XDG_CONFIG_HOME/saop/config"
+cfg="$XDG_CONFIG_HOME/saop/config"
+saop-validate --show-config >"$tmp/show"
+grep -qx "max_cost = 0.10	# $cfg:1 (default section)" "$tmp/show" ||
+    fail "--show-config: $(cat "$tmp/show")"
+saop-resume --max-cost 2 --show-config >"$tmp/show"
+grep -qx 'max_cost = 2	# --max-cost' "$tmp/show" ||
+    fail "--show-config --max-cost: $(cat "$tmp/show")"
+jq -c '.raw = "{\"a\": \"z\"}" | del(.state, .error)' "$tmp/r5" |
+    expect_status 3 saop-validate --max-retries 5 \
+    --schema "$tmp/schema.json" >"$tmp/r6" 2>"$tmp/err"
+jq -e '.validate.attempts == 0 and (.error.message | test("max-cost"))' \
+    "$tmp/r6" >/dev/null || fail "max_cost, the file: $(cat "$tmp/r6")"
+rm "$XDG_CONFIG_HOME/saop/config"
+[ ! -s "$MOCK_LOG" ] || fail "max_cost in the file: a call was made"
+# Not an amount: a usage error.
+echo '{}' | SAOP_MAX_COST=lots expect_status 64 saop-validate >/dev/null \
+    2>"$tmp/err"
+grep -q "SAOP_MAX_COST: 'lots' is not an amount" "$tmp/err" ||
+    fail "SAOP_MAX_COST=lots: $(cat "$tmp/err")"
+expect_status 64 saop-resume --max-cost -1 </dev/null >/dev/null 2>&1
+
+# saop-resume: continuations that stay cut, each $0.03015, stop alike.
+cut='{"text": "1, ", "finish": "length",
+    "usage": {"input": 1000, "output": 50000}}'
+mock_start openai "$cut" "$cut" "$cut" "$cut"
+rec t9 gpt-4o-mini | jq -c '.request.max_tokens = 100000 |
+    .raw = "[0, "' | expect_status 3 saop-resume --max-attempts 4 \
+    --max-cost 0.10 >"$tmp/r9" 2>"$tmp/err"
+jq -e "$near"' .state == "RESUME_EXHAUSTED" and .resume.attempts == 2 and
+    .resume.status == "EXHAUSTED" and near(.cost.recovery; 0.0603) and
+    .error.status == 3 and (.error.message | test("max-cost"))' \
+    "$tmp/r9" >/dev/null || fail "resume --max-cost: $(cat "$tmp/r9")"
+[ "$(mock_log | wc -l)" -eq 2 ] || fail "resume --max-cost: calls"
+
+# saop-suspend: the turn's first call is its answer, never limited; a
+# continuation after a lost network is recovery: under --max-cost 0 it is
+# not made, the turn stays saved.
+mock_start openai "$(jq -nc --arg t "{\"a\": [$long" '{text: ($t + "]}"),
+    drop_after: 600}')" '{"text": "0]}"}'
+rec t10 gpt-4o-mini | SAOP_NETWORK_POLL_INTERVAL_MS=50 expect_status 3 \
+    saop-suspend --max-cost 0 >"$tmp/r10" 2>"$tmp/err"
+jq -e '.state == "USER_ESCALATION" and
+    .suspend.limit == "max-cost" and .suspend.received > 0 and
+    .error.status == 3 and (.error.message | test("max-cost"))' \
+    "$tmp/r10" >/dev/null || fail "suspend --max-cost: $(cat "$tmp/r10")"
+[ "$(mock_log | wc -l)" -eq 1 ] || fail "suspend --max-cost: calls"
+[ "$(sqlite3 "$SAOP_DB" "SELECT count(*) FROM agent_turn_states WHERE
+    task_id = 't10'")" -eq 1 ] || fail "suspend --max-cost: not saved"
+
+# 6. A model without price is not limited, said once per process.
+mock_start openai "$bad" "$bad" "$bad" "$bad"
+{ big t7 no-such-model-anywhere; big t8 no-such-model-anywhere; } |
+    expect_status 3 saop-validate --max-retries 2 --max-cost 0 \
+    --schema "$tmp/schema.json" >"$tmp/r7" 2>"$tmp/err"
+jq -s -e 'length == 2 and all(.validate.attempts == 2 and
+    .state == "USER_ESCALATION" and .cost.recovery == null)' "$tmp/r7" \
+    >/dev/null || fail "unpriced: $(cat "$tmp/r7")"
+[ "$(grep -c 'no price in the price table' "$tmp/err")" -eq 1 ] ||
+    fail "unpriced warning: $(cat "$tmp/err")"
 exit 0

@@ -137,6 +137,68 @@ START_TEST(test_answer)
 }
 END_TEST
 
+/*
+ * The budget of a record's recovery: started from the record's
+ * cost.recovery; a request priced at worst (its bytes as input tokens,
+ * max_tokens, else 4096, of output) may not take it past the limit; an
+ * answer's cost, else that worst, counted; no limit or a model without
+ * price lets everything through, the latter noted.
+ */
+START_TEST(test_budget)
+{
+	struct saop_budget b;
+	struct saop_llm_answer a;
+	struct saop_err e;
+	json_t *rec, *req;
+	size_t bytes;
+
+	memset(&b, 0, sizeof(b));
+	memset(&a, 0, sizeof(a));
+	b.max_usd = 0.1;
+	b.provider = SAOP_PROVIDER_OPENAI;
+	rec = json_pack("{s:{s:f}}", "cost", "recovery", 0.02);
+	saop_budget_record(&b, rec);
+	ck_assert_double_eq_tol(b.spent, 0.02, 1e-12);
+	/* gpt-4o-mini: output $0.6 a million; 100000 tokens $0.06. */
+	req = json_pack("{s:s, s:i, s:[]}", "model", "gpt-4o-mini",
+	    "max_tokens", 100000, "messages");
+	bytes = json_dumpb(req, NULL, 0, JSON_COMPACT);
+	ck_assert_int_eq(saop_budget_check(&b, req, &e), 0);
+	ck_assert_double_eq_tol(b.worst, 0.06 + (double)bytes * 0.15 / 1e6,
+	    1e-12);
+	a.priced = 1;
+	a.cost = 0.01;
+	saop_budget_spend(&b, &a);
+	ck_assert_double_eq_tol(b.spent, 0.03, 1e-12);
+	ck_assert_int_eq(saop_budget_check(&b, req, &e), 0);
+	a.priced = 0;	/* no usage: counted at its worst */
+	saop_budget_spend(&b, &a);
+	ck_assert(b.spent > 0.09);
+	ck_assert_int_eq(saop_budget_check(&b, req, &e), -SAOP_EBUDGET);
+	ck_assert_int_eq(e.code, SAOP_EBUDGET);
+	ck_assert_ptr_nonnull(strstr(e.msg, "--max-cost"));
+	ck_assert_ptr_nonnull(strstr(e.msg, "$0.100000"));
+	ck_assert_int_eq(saop_err_exit_status(SAOP_EBUDGET), 3);
+	/* No max_tokens: 4096 of output, within what is left. */
+	json_object_del(req, "max_tokens");
+	saop_budget_record(&b, rec);
+	ck_assert_int_eq(saop_budget_check(&b, req, &e), 0);
+	ck_assert(b.worst < 0.003);
+	/* A model without price: let through, noted. */
+	json_object_set_new(req, "model", json_string("my-local-model"));
+	b.max_usd = 0;
+	ck_assert_int_eq(saop_budget_check(&b, req, &e), 0);
+	ck_assert_int_eq(b.unpriced, 1);
+	/* No limit: nothing checked. */
+	b.max_usd = -1;
+	b.unpriced = 0;
+	ck_assert_int_eq(saop_budget_check(&b, req, &e), 0);
+	ck_assert_int_eq(b.unpriced, 0);
+	json_decref(req);
+	json_decref(rec);
+}
+END_TEST
+
 /* The suite. */
 int
 main(void)
@@ -153,6 +215,7 @@ main(void)
 	tcase_add_test(tc, test_usd);
 	tcase_add_test(tc, test_usd_unknown);
 	tcase_add_test(tc, test_answer);
+	tcase_add_test(tc, test_budget);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
