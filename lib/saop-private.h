@@ -356,6 +356,15 @@ int saop__record_put_all(json_t *rec, const enum saop_record_member *m,
     json_t *const *v, size_t n);
 
 /*
+ * record: rec's cost with the cost of c added to part (as
+ * saop_record_add_cost() adds it), a new object into *out for
+ * saop__record_put_all(); *out NULL when c made no call.  Returns 0, or
+ * -1 out of memory.
+ */
+int saop__record_cost_with(const json_t *rec, const char *part,
+    const struct saop_llm_cost *c, json_t **out);
+
+/*
  * store: the checks of the state database's place, as ssh does for its
  * files: its directory (no symbolic link, ours or root's, not writable by
  * every user), the files SQLite keeps beside it (-wal, -shm, -journal:

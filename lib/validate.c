@@ -1088,8 +1088,8 @@ static int
 write_outcome(json_t *rec, const struct given *g, const struct work *w,
     int write, struct saop_validate_outcome *out)
 {
-	enum saop_record_member m[4];
-	json_t *v[4], *state = NULL;
+	enum saop_record_member m[5];
+	json_t *v[5], *state = NULL, *cost;
 	size_t n = 0;
 	int first = w->valid && w->attempts == 0;
 
@@ -1101,6 +1101,11 @@ write_outcome(json_t *rec, const struct given *g, const struct work *w,
 	if (w->state != SAOP_STATE_NONE &&
 	    (state = json_string(saop_state_name(w->state))) == NULL)
 		return -1;
+	/* What the correction turns cost, on the record's recovery. */
+	if (saop__record_cost_with(rec, "recovery", &w->cost, &cost) != 0) {
+		json_decref(state);
+		return -1;
+	}
 	if (w->raw != NULL) {
 		m[n] = SAOP_RECORD_RAW;
 		v[n++] = json_incref(w->raw);
@@ -1117,12 +1122,15 @@ write_outcome(json_t *rec, const struct given *g, const struct work *w,
 		m[n] = SAOP_RECORD_ENVELOPE;
 		v[n++] = json_incref(w->envelope);
 	}
+	if (cost != NULL) {
+		m[n] = SAOP_RECORD_COST;
+		v[n++] = cost;
+	}
 	if (state != NULL) {
 		m[n] = SAOP_RECORD_STATE;
 		v[n++] = state;
 	}
-	if (saop__record_put_all(rec, m, v, n) != 0 ||
-	    saop_record_add_cost(rec, "recovery", &w->cost) != 0)
+	if (saop__record_put_all(rec, m, v, n) != 0)
 		return -1;
 	if (w->state != SAOP_STATE_NONE)
 		out->state = w->state;
