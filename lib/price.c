@@ -110,22 +110,18 @@ find_in(const json_t *prov, const char *model, struct saop__price *p)
 }
 
 /*
- * See saop-private.h: model's prices from the embedded table into p, from
- * provider's models first (a table provider id, or NULL), then from every
- * provider's in table order.  Returns 1 found, 0 not in the table, -1 the
- * table unreadable (no memory).
+ * model's prices from table t into p, from provider's models first (a
+ * table provider id, or NULL), then from every provider's in table order.
+ * Returns 1 found, 0 not.
  */
-int
-saop__price_find(const char *provider, const char *model,
+static int
+find_table(const json_t *t, const char *provider, const char *model,
     struct saop__price *p)
 {
-	json_t *t, *prov;
+	json_t *prov;
 	size_t i;
 	int found = 0;
 
-	t = json_loadb(saop__prices_json.text, saop__prices_json.len, 0, NULL);
-	if (t == NULL)
-		return -1;
 	if (provider != NULL)
 		json_array_foreach(json_object_get(t, "providers"), i, prov) {
 			const char *id = json_string_value(json_object_get(prov,
@@ -140,8 +136,84 @@ saop__price_find(const char *provider, const char *model,
 		json_array_foreach(json_object_get(t, "providers"), i, prov)
 			if ((found = find_in(prov, model, p)) != 0)
 				break;
+	return found;
+}
+
+/*
+ * The user's price table ($SAOP_PRICES, the file's prices), or NULL with
+ * *set 0 when none is set, or NULL with *set 1 and je filled when it
+ * cannot be read as one (an object with a providers array).  Returns a
+ * new reference.
+ */
+static json_t *
+user_table(int *set, json_error_t *je)
+{
+	const char *path = saop__setting("prices");
+	json_t *t;
+
+	*set = path != NULL && *path != '\0';
+	if (!*set)
+		return NULL;
+	if ((t = json_load_file(path, 0, je)) != NULL &&
+	    !json_is_array(json_object_get(t, "providers"))) {
+		json_decref(t);
+		t = NULL;
+		snprintf(je->text, sizeof(je->text), "no \"providers\" "
+		    "array (the shape of data/prices.json)");
+	}
+	return t;
+}
+
+/*
+ * See saop-private.h: model's prices into p, from the user's table
+ * ($SAOP_PRICES) first, then from the embedded one.  Returns 1 found, 0
+ * not in either, -1 a table unreadable.
+ */
+int
+saop__price_find(const char *provider, const char *model,
+    struct saop__price *p)
+{
+	json_error_t je;
+	json_t *t;
+	int found = 0, set;
+
+	t = user_table(&set, &je);
+	if (set && t == NULL)
+		return -1;
+	if (t != NULL) {
+		found = find_table(t, provider, model, p);
+		json_decref(t);
+		if (found)
+			return found;
+	}
+	t = json_loadb(saop__prices_json.text, saop__prices_json.len, 0, NULL);
+	if (t == NULL)
+		return -1;
+	found = find_table(t, provider, model, p);
 	json_decref(t);
 	return found;
+}
+
+/*
+ * See saop.h: whether the user's price table, when one is set, can be
+ * read.  Returns 0, or -SAOP_ECONFIG with e naming the setting and the
+ * file.
+ */
+int
+saop_prices_check(struct saop_err *e)
+{
+	json_error_t je;
+	char name[300];
+	json_t *t;
+	int set;
+
+	if ((t = user_table(&set, &je)) != NULL || !set) {
+		json_decref(t);
+		return 0;
+	}
+	return saop__fail(e, SAOP_ECONFIG, 0, "%s: %.200s is not a price "
+	    "table: %.200s", saop__setting_name("prices", name, sizeof(name)),
+	    saop__setting("prices"), je.text);
 }
 
 /*

@@ -56,6 +56,8 @@ extern const struct saop__blob saop__prices_json;
 struct saop__price {
 	double input, output, cached_input, cache_write, reasoning;
 };
+/* model's prices into p, from $SAOP_PRICES's table first, then from the
+ * embedded one.  Returns 1 found, 0 not, -1 a table unreadable. */
 int saop__price_find(const char *provider, const char *model,
     struct saop__price *p);
 /*

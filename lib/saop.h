@@ -952,6 +952,14 @@ struct saop_budget {
 };
 
 /*
+ * Whether the user's price table ($SAOP_PRICES, or the configuration
+ * file's prices: a JSON file of data/prices.json's shape, searched before
+ * the embedded table) can be read, when one is set.  Returns 0, or
+ * -SAOP_ECONFIG with e naming the setting and the file.
+ */
+int saop_prices_check(struct saop_err *e);
+
+/*
  * Start b on record rec: spent is what rec's cost.recovery says (earlier
  * programs' recovery), else 0.
  */

@@ -384,7 +384,10 @@ cli_budget(const struct cli *o, const struct saop_llm_config *cfg,
 {
 	char name[300];
 	const char *v = o->max_cost;
+	struct saop_err e;
 
+	if (saop_prices_check(&e) != 0)
+		cli_die(&e);
 	memset(b, 0, sizeof(*b));
 	snprintf(name, sizeof(name), "--max-cost");
 	if (v == NULL)

@@ -193,7 +193,8 @@ int cli_suspend_opt(struct saop_suspend_opts *so, int ch, const char *val);
  * The budget of a record's recovery into b: --max-cost, else
  * $SAOP_MAX_COST (or the file's max_cost), else none (max_usd -1); the
  * provider and the default model of cfg.  Exits 64 on a value that is
- * not an amount of USD.
+ * not an amount of USD, 78 when $SAOP_PRICES (or the file's prices) is
+ * not a price table.
  */
 void cli_budget(const struct cli *o, const struct saop_llm_config *cfg,
     struct saop_budget *b);

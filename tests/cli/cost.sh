@@ -71,6 +71,25 @@ jq -e "$near"' .suspend.resumes == 1 and .cost.answer == null and
     near(.cost.recovery; 0.15) and .usage.cost == null' "$tmp/r4" \
     >/dev/null || fail "suspension retries: $(cat "$tmp/r4")"
 
+# SAOP_PRICES: a table of the user's, searched before the embedded one:
+# a model of its own priced ($1 and $2 a million); one not a table: 78.
+cat >"$tmp/prices.json" <<'EOF'
+{"providers": [{"id": "openai", "models": [{"id": "mine",
+  "match": {"equals": "my-own-model"}, "input": 1, "output": 2}]}]}
+EOF
+mock_start openai \
+    '{"text": "{\"a\": 5}", "usage": {"input": 1000000, "output": 500000}}'
+rec t11 my-own-model | SAOP_PRICES="$tmp/prices.json" saop-suspend \
+    >"$tmp/r11" || fail "SAOP_PRICES: $(cat "$tmp/r11")"
+jq -e "$near"' near(.usage.cost; 2) and near(.cost.answer; 2)' \
+    "$tmp/r11" >/dev/null || fail "SAOP_PRICES: $(cat "$tmp/r11")"
+echo '[]' >"$tmp/bad.json"
+rec t12 my-own-model | SAOP_PRICES="$tmp/bad.json" expect_status 78 \
+    saop-suspend >/dev/null 2>"$tmp/err"
+grep -q "SAOP_PRICES: $tmp/bad.json is not a price table" "$tmp/err" ||
+    fail "SAOP_PRICES not a table: $(cat "$tmp/err")"
+[ "$(mock_log | wc -l)" -eq 1 ] || fail "SAOP_PRICES: a call with a bad table"
+
 # 4. saop-report: money per task and overall, recovery apart; the null
 # parts counted as not known.
 expect_status 0 saop-report --json "$tmp/r1" "$tmp/r2" >"$tmp/rep"

@@ -2,8 +2,10 @@
 #include "config.h"
 
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "saop-private.h"
 
@@ -199,6 +201,54 @@ START_TEST(test_budget)
 }
 END_TEST
 
+/*
+ * $SAOP_PRICES: its table searched first (a model of its own, a price
+ * of the embedded table replaced), the embedded one after; a file that
+ * is not a table: no price found (-1), and saop_prices_check() names
+ * the variable and the file (78).
+ */
+START_TEST(test_user_table)
+{
+	char path[] = "/tmp/check-price.XXXXXX";
+	struct saop__price p;
+	struct saop_err e;
+	FILE *f;
+	int fd;
+
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	ck_assert_ptr_nonnull(f = fdopen(fd, "w"));
+	fputs("{\"providers\": [{\"id\": \"openai\", \"models\": ["
+	    "{\"id\": \"a\", \"match\": {\"equals\": \"my-model\"}, "
+	    "\"input\": 1, \"output\": 2}, "
+	    "{\"id\": \"b\", \"match\": {\"equals\": \"gpt-4o-mini\"}, "
+	    "\"input\": 5, \"output\": 6}]}]}", f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(setenv("SAOP_PRICES", path, 1), 0);
+	ck_assert_int_eq(saop_prices_check(&e), 0);
+	ck_assert_int_eq(saop__price_find("openai", "my-model", &p), 1);
+	ck_assert_double_eq(p.input, 1);
+	ck_assert_double_eq(p.output, 2);
+	ck_assert_int_eq(saop__price_find("openai", "gpt-4o-mini", &p), 1);
+	ck_assert_double_eq(p.input, 5);
+	ck_assert_int_eq(saop__price_find("anthropic",
+	    "claude-3-5-haiku-latest", &p), 1);
+	ck_assert_double_eq(p.input, 0.8);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs("[1, 2]", f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(saop__price_find("openai", "gpt-4o-mini", &p), -1);
+	ck_assert_int_eq(saop_prices_check(&e), -SAOP_ECONFIG);
+	ck_assert_ptr_nonnull(strstr(e.msg, "SAOP_PRICES"));
+	ck_assert_ptr_nonnull(strstr(e.msg, path));
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(saop_prices_check(&e), -SAOP_ECONFIG);
+	ck_assert_int_eq(unsetenv("SAOP_PRICES"), 0);
+	ck_assert_int_eq(saop_prices_check(&e), 0);
+	ck_assert_int_eq(saop__price_find("openai", "gpt-4o-mini", &p), 1);
+	ck_assert_double_eq(p.input, 0.15);
+}
+END_TEST
+
 /* The suite. */
 int
 main(void)
@@ -216,6 +266,7 @@ main(void)
 	tcase_add_test(tc, test_usd_unknown);
 	tcase_add_test(tc, test_answer);
 	tcase_add_test(tc, test_budget);
+	tcase_add_test(tc, test_user_table);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
