@@ -351,7 +351,7 @@ saop_budget_check(struct saop_budget *b, const json_t *request,
 		e->code = SAOP_EBUDGET;
 		snprintf(e->msg, sizeof(e->msg), "stopped at the cost limit "
 		    "(--max-cost, SAOP_MAX_COST) of $%.6f: the recovery of "
-		    "this record has cost $%.6f, and the next call (%s, %zu "
+		    "this record has cost $%.6f, and the next call (%.100s, %zu "
 		    "bytes, max_tokens %ld) could cost up to $%.6f",
 		    b->max_usd, b->spent, model, bytes, out, b->worst);
 		return -SAOP_EBUDGET;
