@@ -104,6 +104,8 @@ saop_err_exit_status(int code)
 	case SAOP_ERATELIMIT:
 	case SAOP_EBUSY:
 		return EX_TEMPFAIL;
+	case SAOP_EBUDGET:
+		return 3;	/* as an exhausted correction */
 	case SAOP_ENOMEM:
 	case SAOP_EINTERNAL:
 	default:

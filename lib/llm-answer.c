@@ -29,6 +29,7 @@ saop_llm_answer_free(struct saop_llm_answer *a)
 	json_decref(a->server_tools);
 	memset(a, 0, sizeof(*a));
 	a->prompt_tokens = a->completion_tokens = -1;
+	a->cached_tokens = a->reasoning_tokens = -1;
 }
 
 /* See saop.h: c empty, its token counts -1.  Returns nothing. */
@@ -58,6 +59,21 @@ saop_llm_cost_add(struct saop_llm_cost *c, size_t sent,
 		c->received_bytes += a->raw_len;
 	add_tokens(&c->prompt_tokens, a->prompt_tokens);
 	add_tokens(&c->completion_tokens, a->completion_tokens);
+	if (a->priced)
+		c->usd += a->cost;
+	else
+		c->unpriced++;
+}
+
+/*
+ * See saop.h: c's cost as it goes on a record, USD, null when a call of c
+ * is not priced (0 only for no call).  Returns a new reference, or NULL
+ * out of memory.
+ */
+json_t *
+saop_llm_cost_usd(const struct saop_llm_cost *c)
+{
+	return c->unpriced > 0 ? json_null() : json_real(c->usd);
 }
 
 /* A JSON integer of n, or null when n is negative (not reported). */
@@ -67,7 +83,7 @@ count_or_null(long n)
 	return n < 0 ? json_null() : json_integer((json_int_t)n);
 }
 
-/* See saop.h: c's four counts set on obj, in order.  Returns 0 or -1. */
+/* See saop.h: c's counts and cost set on obj, in order.  Returns 0 or -1. */
 int
 saop_llm_cost_put(json_t *obj, const struct saop_llm_cost *c)
 {
@@ -79,7 +95,8 @@ saop_llm_cost_put(json_t *obj, const struct saop_llm_cost *c)
 	    json_object_set_new(obj, "prompt_tokens",
 	    count_or_null(c->prompt_tokens)) != 0 ||
 	    json_object_set_new(obj, "completion_tokens",
-	    count_or_null(c->completion_tokens)) != 0)
+	    count_or_null(c->completion_tokens)) != 0 ||
+	    json_object_set_new(obj, "cost", saop_llm_cost_usd(c)) != 0)
 		return -1;
 	return 0;
 }
@@ -342,6 +359,7 @@ static void
 usage_of(struct saop__llm_parser *p, const json_t *u)
 {
 	json_t *v;
+	long n;
 
 	if (!json_is_object(u))
 		return;
@@ -351,6 +369,25 @@ usage_of(struct saop__llm_parser *p, const json_t *u)
 	if ((v = json_object_get(u, "completion_tokens")) == NULL)
 		v = json_object_get(u, "output_tokens");
 	num(v, &p->completion);
+	/* OpenAI's chat and Responses: the cached and reasoning tokens are
+	 * among the counts. */
+	if ((v = json_object_get(u, "prompt_tokens_details")) == NULL)
+		v = json_object_get(u, "input_tokens_details");
+	num(json_object_get(v, "cached_tokens"), &p->cached);
+	if ((v = json_object_get(u, "completion_tokens_details")) == NULL)
+		v = json_object_get(u, "output_tokens_details");
+	num(json_object_get(v, "reasoning_tokens"), &p->reasoning);
+	/* Anthropic's input_tokens leave out what was read from the cache
+	 * and written to it: counted in here, the reads as cached. */
+	if (json_object_get(u, "input_tokens") != NULL &&
+	    num(json_object_get(u, "cache_read_input_tokens"), &n) == 0 &&
+	    p->prompt >= 0 && n >= 0) {
+		p->cached = n;
+		p->prompt += n;
+		if (num(json_object_get(u, "cache_creation_input_tokens"),
+		    &n) == 0 && n > 0)
+			p->prompt += n;
+	}
 }
 
 /* 1 when v is absent, null or of the JSON type t; else 0. */
@@ -1092,10 +1129,14 @@ gemini_obj(struct saop__llm_parser *p, const json_t *o)
 
 	if (json_is_object(u)) {
 		num(json_object_get(u, "promptTokenCount"), &p->prompt);
+		num(json_object_get(u, "cachedContentTokenCount"),
+		    &p->cached);
 		if (num(json_object_get(u, "candidatesTokenCount"), &n) == 0) {
 			if (num(json_object_get(u, "thoughtsTokenCount"),
-			    &th) == 0)
+			    &th) == 0) {
 				n += th;
+				p->reasoning = th;
+			}
 			p->completion = n;
 		}
 	}
@@ -1149,14 +1190,25 @@ ollama_obj(struct saop__llm_parser *p, const json_t *o)
 
 /* ---- Amazon Bedrock Converse ---- */
 
-/* Take the token counts of a Bedrock usage object (inputTokens...). */
+/*
+ * Take the token counts of a Bedrock usage object (inputTokens...; the
+ * tokens read from the cache, left out of inputTokens, counted in as
+ * cached).
+ */
 static void
 bedrock_usage(struct saop__llm_parser *p, const json_t *u)
 {
+	long n;
+
 	if (!json_is_object(u))
 		return;
 	num(json_object_get(u, "inputTokens"), &p->prompt);
 	num(json_object_get(u, "outputTokens"), &p->completion);
+	if (p->prompt >= 0 && num(json_object_get(u,
+	    "cacheReadInputTokens"), &n) == 0 && n >= 0) {
+		p->cached = n;
+		p->prompt += n;
+	}
 }
 
 /*
@@ -1622,6 +1674,7 @@ saop__llm_parser_new(size_t limit)
 		return NULL;
 	p->status = 200;
 	p->prompt = p->completion = -1;
+	p->cached = p->reasoning = -1;
 	p->limit = limit != 0 ? limit : SAOP_MAX_RECORD_BYTES;
 	return p;
 }
@@ -1827,6 +1880,8 @@ saop__llm_fill_answer(struct saop__llm_parser *p, struct saop_llm_answer *a)
 	snprintf(a->finish_reason, sizeof(a->finish_reason), "%s", p->finish);
 	a->prompt_tokens = p->prompt;
 	a->completion_tokens = p->completion;
+	a->cached_tokens = p->cached;
+	a->reasoning_tokens = p->reasoning;
 	a->http_status = p->status;
 	if ((tc = calls_json(p, &a->open_call)) != NULL) {
 		json_decref(a->tool_calls);

@@ -89,6 +89,7 @@ guarded_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 	saop_llm_answer_free(a);
 	memset(a, 0, sizeof(*a));
 	a->prompt_tokens = a->completion_tokens = -1;
+	a->cached_tokens = a->reasoning_tokens = -1;
 	saop_err_clear(e);
 	return saop_model_call(&g->inner, request, a, e);
 }

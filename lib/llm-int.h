@@ -129,6 +129,7 @@ struct saop__llm_parser {
 	char errmsg[300];
 	int fail;		/* ENOMEM or ELIMIT while reading */
 	long prompt, completion;
+	long cached, reasoning;	/* of prompt and completion; -1 not told */
 	size_t received;	/* body bytes */
 	size_t limit;
 	const char *key;	/* borrowed: masked out of error messages */

@@ -566,6 +566,7 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 		e = &dummy;
 	memset(a, 0, sizeof(*a));
 	a->prompt_tokens = a->completion_tokens = -1;
+	a->cached_tokens = a->reasoning_tokens = -1;
 	saop_err_clear(e);
 	if ((a->raw = strdup("")) == NULL)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
@@ -627,6 +628,8 @@ saop_llm_call(const struct saop_llm_config *cfg, const json_t *request,
 	if (fresh != NULL)
 		saop__wipe(fresh);
 	free(fresh);
+	/* What the last call cost: a failed call's usage is paid too. */
+	saop__price_answer(cfg->provider, saop__llm_model_of(cfg, request), a);
 	free(url);
 	free(shown);
 	free(text);

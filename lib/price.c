@@ -5,6 +5,8 @@
  */
 #include "config.h"
 
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -108,22 +110,18 @@ find_in(const json_t *prov, const char *model, struct saop__price *p)
 }
 
 /*
- * See saop-private.h: model's prices from the embedded table into p, from
- * provider's models first (a table provider id, or NULL), then from every
- * provider's in table order.  Returns 1 found, 0 not in the table, -1 the
- * table unreadable (no memory).
+ * model's prices from table t into p, from provider's models first (a
+ * table provider id, or NULL), then from every provider's in table order.
+ * Returns 1 found, 0 not.
  */
-int
-saop__price_find(const char *provider, const char *model,
+static int
+find_table(const json_t *t, const char *provider, const char *model,
     struct saop__price *p)
 {
-	json_t *t, *prov;
+	json_t *prov;
 	size_t i;
 	int found = 0;
 
-	t = json_loadb(saop__prices_json.text, saop__prices_json.len, 0, NULL);
-	if (t == NULL)
-		return -1;
 	if (provider != NULL)
 		json_array_foreach(json_object_get(t, "providers"), i, prov) {
 			const char *id = json_string_value(json_object_get(prov,
@@ -138,8 +136,84 @@ saop__price_find(const char *provider, const char *model,
 		json_array_foreach(json_object_get(t, "providers"), i, prov)
 			if ((found = find_in(prov, model, p)) != 0)
 				break;
+	return found;
+}
+
+/*
+ * The user's price table ($SAOP_PRICES, the file's prices), or NULL with
+ * *set 0 when none is set, or NULL with *set 1 and je filled when it
+ * cannot be read as one (an object with a providers array).  Returns a
+ * new reference.
+ */
+static json_t *
+user_table(int *set, json_error_t *je)
+{
+	const char *path = saop__setting("prices");
+	json_t *t;
+
+	*set = path != NULL && *path != '\0';
+	if (!*set)
+		return NULL;
+	if ((t = json_load_file(path, 0, je)) != NULL &&
+	    !json_is_array(json_object_get(t, "providers"))) {
+		json_decref(t);
+		t = NULL;
+		snprintf(je->text, sizeof(je->text), "no \"providers\" "
+		    "array (the shape of data/prices.json)");
+	}
+	return t;
+}
+
+/*
+ * See saop-private.h: model's prices into p, from the user's table
+ * ($SAOP_PRICES) first, then from the embedded one.  Returns 1 found, 0
+ * not in either, -1 a table unreadable.
+ */
+int
+saop__price_find(const char *provider, const char *model,
+    struct saop__price *p)
+{
+	json_error_t je;
+	json_t *t;
+	int found = 0, set;
+
+	t = user_table(&set, &je);
+	if (set && t == NULL)
+		return -1;
+	if (t != NULL) {
+		found = find_table(t, provider, model, p);
+		json_decref(t);
+		if (found)
+			return found;
+	}
+	t = json_loadb(saop__prices_json.text, saop__prices_json.len, 0, NULL);
+	if (t == NULL)
+		return -1;
+	found = find_table(t, provider, model, p);
 	json_decref(t);
 	return found;
+}
+
+/*
+ * See saop.h: whether the user's price table, when one is set, can be
+ * read.  Returns 0, or -SAOP_ECONFIG with e naming the setting and the
+ * file.
+ */
+int
+saop_prices_check(struct saop_err *e)
+{
+	json_error_t je;
+	char name[300];
+	json_t *t;
+	int set;
+
+	if ((t = user_table(&set, &je)) != NULL || !set) {
+		json_decref(t);
+		return 0;
+	}
+	return saop__fail(e, SAOP_ECONFIG, 0, "%s: %.200s is not a price "
+	    "table: %.200s", saop__setting_name("prices", name, sizeof(name)),
+	    saop__setting("prices"), je.text);
 }
 
 /*
@@ -177,4 +251,121 @@ saop__price_usd(const struct saop__price *p, long input, long cached,
 	    p->reasoning) != 0)
 		return -1;
 	return sum;
+}
+
+/*
+ * The price table's provider id of provider (the Responses API is
+ * OpenAI's, Gemini Google's, Bedrock AWS's).  Returns a static string.
+ */
+static const char *
+table_id(enum saop_provider provider)
+{
+	switch (provider) {
+	case SAOP_PROVIDER_ANTHROPIC:
+		return "anthropic";
+	case SAOP_PROVIDER_GEMINI:
+		return "google";
+	case SAOP_PROVIDER_BEDROCK:
+		return "aws";
+	case SAOP_PROVIDER_OPENAI:
+	case SAOP_PROVIDER_RESPONSES:
+	default:
+		return "openai";
+	}
+}
+
+/*
+ * See saop-private.h: a's cost at the prices of model (provider's own
+ * first) set on a (a->priced 1), when the table prices the model and the
+ * answer reported its usage; else a left unpriced.  Returns nothing.
+ */
+void
+saop__price_answer(enum saop_provider provider, const char *model,
+    struct saop_llm_answer *a)
+{
+	struct saop__price p;
+	double usd;
+
+	a->priced = 0;
+	if (model == NULL || saop__price_find(table_id(provider), model,
+	    &p) != 1)
+		return;
+	usd = saop__price_usd(&p, a->prompt_tokens, a->cached_tokens,
+	    a->completion_tokens, a->reasoning_tokens);
+	if (usd < 0)
+		return;
+	a->cost = usd;
+	a->priced = 1;
+}
+
+/* ---- the budget of a record's recovery ---- */
+
+/* See saop.h: b started on rec.  Returns nothing. */
+void
+saop_budget_record(struct saop_budget *b, const json_t *rec)
+{
+	const json_t *v = json_object_get(saop_record_cost(rec), "recovery");
+
+	b->spent = json_is_number(v) && json_number_value(v) > 0 ?
+	    json_number_value(v) : 0;
+	b->worst = -1;
+}
+
+/*
+ * See saop.h: whether request may go under b.  Returns 0, or
+ * -SAOP_EBUDGET with e filled.
+ */
+int
+saop_budget_check(struct saop_budget *b, const json_t *request,
+    struct saop_err *e)
+{
+	const json_t *m = json_object_get(request, "model");
+	const json_t *mt = json_object_get(request, "max_tokens");
+	const char *model = json_is_string(m) ? json_string_value(m) :
+	    b->model;
+	struct saop__price p;
+	size_t bytes;
+	long out;
+
+	b->worst = -1;
+	if (b->max_usd < 0)
+		return 0;
+	if (model == NULL || saop__price_find(table_id(b->provider), model,
+	    &p) != 1 || p.input < 0 || p.output < 0) {
+		b->unpriced = 1;
+		return 0;
+	}
+	bytes = json_dumpb(request, NULL, 0, JSON_COMPACT);
+	out = json_is_integer(mt) && json_integer_value(mt) > 0 &&
+	    json_integer_value(mt) < LONG_MAX ? (long)json_integer_value(mt) :
+	    SAOP_LLM_DEFAULT_MAX_TOKENS;
+	/* At worst: no token read from a cache, every output token at the
+	 * dearer of output and reasoning. */
+	if (p.reasoning > p.output)
+		p.output = p.reasoning;
+	p.cached_input = p.input;
+	p.reasoning = p.output;
+	b->worst = saop__price_usd(&p, (long)bytes, 0, out, 0);
+	if (b->worst >= 0 && b->spent + b->worst > b->max_usd) {
+		saop_err_clear(e);
+		e->code = SAOP_EBUDGET;
+		snprintf(e->msg, sizeof(e->msg), "stopped at the cost limit "
+		    "(--max-cost, SAOP_MAX_COST) of $%.6f: the recovery of "
+		    "this record has cost $%.6f, and the next call (%.100s, %zu "
+		    "bytes, max_tokens %ld) could cost up to $%.6f",
+		    b->max_usd, b->spent, model, bytes, out, b->worst);
+		return -SAOP_EBUDGET;
+	}
+	return 0;
+}
+
+/* See saop.h: a's cost (else the call's worst) into b.  Returns nothing. */
+void
+saop_budget_spend(struct saop_budget *b, const struct saop_llm_answer *a)
+{
+	if (a->priced)
+		b->spent += a->cost;
+	else if (b->worst > 0)
+		b->spent += b->worst;
+	b->worst = -1;
 }

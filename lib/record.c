@@ -785,6 +785,7 @@ static const char *const member_names[SAOP_RECORD_MEMBERS] = {
 	[SAOP_RECORD_VALIDATE] = "validate",
 	[SAOP_RECORD_ENVELOPE] = "envelope",
 	[SAOP_RECORD_STRUCTURED_OUTPUT] = "structured_output",
+	[SAOP_RECORD_COST] = "cost",
 	[SAOP_RECORD_STATE] = "state",
 	[SAOP_RECORD_ERROR] = "error",
 };
@@ -1125,6 +1126,13 @@ saop_record_usage(const json_t *rec)
 	return typed(rec, SAOP_RECORD_USAGE, JSON_OBJECT);
 }
 
+/* See saop.h.  Returns the cost object, or NULL. */
+json_t *
+saop_record_cost(const json_t *rec)
+{
+	return typed(rec, SAOP_RECORD_COST, JSON_OBJECT);
+}
+
 /* See saop.h.  Returns the suspend object, or NULL. */
 json_t *
 saop_record_suspend(const json_t *rec)
@@ -1261,6 +1269,62 @@ int
 saop_record_set_usage(json_t *rec, json_t *v)
 {
 	return put(rec, SAOP_RECORD_USAGE, v, JSON_OBJECT);
+}
+
+/* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */
+int
+saop_record_set_cost(json_t *rec, json_t *v)
+{
+	return put(rec, SAOP_RECORD_COST, v, JSON_OBJECT);
+}
+
+/*
+ * See saop-private.h: rec's cost with c's added to part, as a new object
+ * into *out (NULL: c made no call, nothing to change).  Returns 0, or -1
+ * out of memory.
+ */
+int
+saop__record_cost_with(const json_t *rec, const char *part,
+    const struct saop_llm_cost *c, json_t **out)
+{
+	json_t *cost, *v;
+
+	*out = NULL;
+	if (c->calls == 0)
+		return 0;
+	v = saop_record_cost(rec);
+	if ((cost = v != NULL ? json_deep_copy(v) : json_object()) == NULL)
+		return -1;
+	v = json_object_get(cost, part);
+	if (v == NULL || json_is_number(v))
+		v = c->unpriced > 0 ? json_null() :
+		    json_real(c->usd + (v == NULL ? 0 : json_number_value(v)));
+	else
+		v = json_null();
+	if (v == NULL || json_object_set_new(cost, part, v) != 0 ||
+	    (json_object_get(cost, "recovery") == NULL &&
+	    json_object_set_new(cost, "recovery", json_real(0)) != 0)) {
+		json_decref(cost);
+		return -1;
+	}
+	*out = cost;
+	return 0;
+}
+
+/*
+ * See saop.h: c's cost added to rec.cost.part.  Returns 0, or
+ * -SAOP_ENOMEM.
+ */
+int
+saop_record_add_cost(json_t *rec, const char *part,
+    const struct saop_llm_cost *c)
+{
+	json_t *cost;
+
+	if (saop__record_cost_with(rec, part, c, &cost) != 0)
+		return -SAOP_ENOMEM;
+	return cost == NULL ? 0 : put(rec, SAOP_RECORD_COST, cost,
+	    JSON_OBJECT) != 0 ? -SAOP_ENOMEM : 0;
 }
 
 /* See saop.h.  Returns 0, -SAOP_EINTERNAL or -SAOP_ENOMEM. */

@@ -11,8 +11,9 @@
 /*
  * The report is a JSON object {"tasks": {ID: TASK...}} while it is being
  * filled; saop_report_finish() turns it into {"tasks": [TASK...],
- * "overall": TOTALS}.  Every count of a TASK is an integer, so that the
- * totals are plain sums (see sum_into()).
+ * "overall": TOTALS}.  Every count of a TASK is an integer, and every sum
+ * of money (USD) a real, so that the totals are plain sums (see
+ * sum_into()).
  */
 
 /* Per-row callback of each_row(): fold one result row into rep. */
@@ -35,7 +36,7 @@ task_new(const char *id)
 	    "s:{s:I, s:I, s:I, s:I}, s:{}, s:I, s:I, "
 	    "s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I}, "
 	    "s:{s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}}, s:I, "
-	    "s:{s:I, s:I}}",
+	    "s:{s:I, s:I}, s:{s:f, s:f, s:f, s:I}}",
 	    "task_id", id, "status", "reason",
 	    "turns", (json_int_t)0, "records", (json_int_t)0, "states",
 	    "truncations", "resumed", (json_int_t)0, "exhausted",
@@ -53,7 +54,8 @@ task_new(const char *id)
 	    "completion_tokens", (json_int_t)0,
 	    "recovery_tokens", (json_int_t)0,
 	    "usage", "prompt_tokens", (json_int_t)0, "completion_tokens",
-	    (json_int_t)0);
+	    (json_int_t)0, "money", "answer", 0.0, "recovery", 0.0, "total",
+	    0.0, "unpriced", (json_int_t)0);
 }
 
 /*
@@ -101,6 +103,41 @@ add(json_t *obj, const char *key, json_int_t n)
 
 	return json_object_set_new(obj, key, json_integer(sat_add(n,
 	    json_is_integer(v) ? json_integer_value(v) : 0)));
+}
+
+/*
+ * Add usd to the real at obj.key (a missing member counts 0).  Returns 0,
+ * or -1 out of memory.
+ */
+static int
+add_usd(json_t *obj, const char *key, double usd)
+{
+	return json_object_set_new(obj, key, json_real(usd +
+	    json_number_value(json_object_get(obj, key))));
+}
+
+/*
+ * Count the record cost rc (its "cost": answer, recovery; borrowed, may be
+ * NULL) into money: each part's USD added, a part that is null (a call not
+ * priced) counted in unpriced.  Returns 0, or -1 out of memory.
+ */
+static int
+add_money(json_t *money, const json_t *rc)
+{
+	static const char *const part[] = { "answer", "recovery" };
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < 2; i++) {
+		const json_t *v = json_object_get(rc, part[i]);
+
+		if (json_is_number(v) && json_number_value(v) >= 0)
+			bad |= add_usd(money, part[i], json_number_value(v)) |
+			    add_usd(money, "total", json_number_value(v));
+		else if (json_is_null(v))
+			bad |= add(money, "unpriced", 1);
+	}
+	return bad;
 }
 
 /* Column col of st as a 64-bit integer (NULL reads 0). */
@@ -380,14 +417,17 @@ saop_report_add_record(json_t *report, const json_t *rec, const char *task,
 			rc |= add(json_object_get(t, "usage"), n[i],
 			    json_integer_value(k));
 	}
+	/* What the calls cost in money, the answer and its recovery. */
+	rc |= add_money(json_object_get(t, "money"), saop_record_cost(rec));
 	if (rc != 0)
 		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
 	return 0;
 }
 
 /*
- * Add every integer of from to the same member of into, recursing into
- * objects; a member into lacks is made.  Returns 0, or -1 out of memory.
+ * Add every integer (and real: money) of from to the same member of into,
+ * recursing into objects; a member into lacks is made.  Returns 0, or -1
+ * out of memory.
  */
 static int
 sum_into(json_t *into, const json_t *from)
@@ -399,6 +439,8 @@ sum_into(json_t *into, const json_t *from)
 	json_object_foreach((json_t *)from, key, v) {
 		if (json_is_integer(v))
 			rc |= add(into, key, json_integer_value(v));
+		else if (json_is_real(v))
+			rc |= add_usd(into, key, json_real_value(v));
 		else if (json_is_object(v)) {
 			if ((sub = json_object_get(into, key)) == NULL) {
 				if ((sub = json_object()) == NULL ||

@@ -1394,12 +1394,12 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 	struct saop__shown sh;
 	struct saop_llm_answer ans;
 	struct progress pg;
-	struct saop_err ce;
+	struct saop_err ce, be;
 	struct log_row row;
 	json_t *cr;
 	char *m;
 	size_t mlen;
-	int max, rc, v, amb, again = 0, done = 0, call_rc = 0;
+	int max, rc, v, amb, again = 0, done = 0, call_rc = 0, over = 0;
 
 	out->verdict = g->r.verdict;
 	if (g->r.verdict != SAOP_TRUNCATED) {
@@ -1461,6 +1461,13 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 			rc = -e->code;
 			goto out;
 		}
+		if (opts->budget != NULL &&
+		    saop_budget_check(opts->budget, cr, &be) != 0) {
+			/* Over --max-cost: no more attempts. */
+			json_decref(cr);
+			over = 1;
+			break;
+		}
 		memset(&ans, 0, sizeof(ans));
 		saop_err_clear(&ce);
 		call_rc = saop_model_call(&opts->model, cr, &ans, &ce);
@@ -1480,6 +1487,8 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 		}
 		out->attempts++;
 		saop_llm_cost_add(&out->cost, sent, &ans);
+		if (opts->budget != NULL)
+			saop_budget_spend(opts->budget, &ans);
 		if (ans.raw != NULL && (call_rc == 0 || ans.raw_len > 0)) {
 			v = saop__shown_join(&sh, ans.raw, ans.raw_len,
 			    call_rc != 0 ||
@@ -1550,6 +1559,11 @@ resume(struct given *g, struct saop_resume_opts *opts, struct work *w,
 	    SAOP_EVENT_RESUME_FAILED, with_cost(json_pack("{s:i,s:s,s:I}",
 	    "attempts", out->attempts, "status", row.status, "length",
 	    (json_int_t)pg.len), &out->cost));
+	if (rc == 0 && over) {
+		/* Exhausted by the budget: the error names the limit. */
+		*e = be;
+		rc = -SAOP_EBUDGET;
+	}
 out:
 	free(pg.buf);
 	saop_detect_result_free(&pg.res);
@@ -1572,9 +1586,12 @@ saop_resume_record(json_t *rec, struct saop_resume_opts *opts,
 	memset(out, 0, sizeof(*out));
 	if ((rc = read_given(rec, opts, &g, e)) != 0)
 		return rc;
+	if (opts->budget != NULL)
+		saop_budget_record(opts->budget, rec);
 	rc = resume(&g, opts, &w, out, e);
 	saop_detect_result_free(&g.r);
-	if (write_outcome(rec, &w) != 0 && rc >= 0)
+	if ((write_outcome(rec, &w) != 0 ||
+	    saop_record_add_cost(rec, "recovery", &out->cost) != 0) && rc >= 0)
 		rc = saop__fail(e, SAOP_ENOMEM, 0, "out of memory");
 	out->state = w.state != SAOP_STATE_NONE ? w.state : g.state;
 	json_decref(w.raw);

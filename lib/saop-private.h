@@ -67,6 +67,8 @@ extern const struct saop__blob saop__prices_json;
 struct saop__price {
 	double input, output, cached_input, cache_write, reasoning;
 };
+/* model's prices into p, from $SAOP_PRICES's table first, then from the
+ * embedded one.  Returns 1 found, 0 not, -1 a table unreadable. */
 int saop__price_find(const char *provider, const char *model,
     struct saop__price *p);
 /*
@@ -79,6 +81,13 @@ int saop__price_find(const char *provider, const char *model,
  */
 double saop__price_usd(const struct saop__price *p, long input,
     long cached, long output, long reasoning);
+/*
+ * What answer a of model (reached through provider) cost, set on it
+ * (a->cost, a->priced 1) when the table prices the model and a reports
+ * its usage; else a->priced 0 (unknown, never 0).
+ */
+void saop__price_answer(enum saop_provider provider, const char *model,
+    struct saop_llm_answer *a);
 
 /*
  * Strict UTF-8 (lib/utf8.c).  saop__utf8_lead(): how many continuation
@@ -358,6 +367,15 @@ json_t *saop__record_unjudged(const json_t *rec);
  */
 int saop__record_put_all(json_t *rec, const enum saop_record_member *m,
     json_t *const *v, size_t n);
+
+/*
+ * record: rec's cost with the cost of c added to part (as
+ * saop_record_add_cost() adds it), a new object into *out for
+ * saop__record_put_all(); *out NULL when c made no call.  Returns 0, or
+ * -1 out of memory.
+ */
+int saop__record_cost_with(const json_t *rec, const char *part,
+    const struct saop_llm_cost *c, json_t **out);
 
 /*
  * store: the checks of the state database's place, as ssh does for its

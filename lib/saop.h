@@ -74,7 +74,9 @@ enum saop_errcode {
 	SAOP_ERATELIMIT = 13,	/* 429/503/529 that waiting can fix (75) */
 	SAOP_EPREFILL = 14,	/* the model refused assistant prefill (400) */
 	SAOP_EBADREQ = 15,	/* the endpoint said the request is wrong (69) */
-	SAOP_EBUSY = 16		/* a saved turn is held by another process (75) */
+	SAOP_EBUSY = 16,	/* a saved turn is held by another process
+				   (75) */
+	SAOP_EBUDGET = 17	/* a call would pass --max-cost (3) */
 };
 
 /*
@@ -293,6 +295,7 @@ enum saop_record_member {
 	SAOP_RECORD_VALIDATE,
 	SAOP_RECORD_ENVELOPE,
 	SAOP_RECORD_STRUCTURED_OUTPUT,
+	SAOP_RECORD_COST,
 	SAOP_RECORD_STATE,
 	SAOP_RECORD_ERROR,
 	SAOP_RECORD_MEMBERS	/* how many there are */
@@ -324,7 +327,8 @@ void saop_record_del(json_t *rec, enum saop_record_member m);
  *    for raw.
  *  - request, tool_call, usage, suspend, detect (saop_record_detect_info(),
  *    for saop_record_detect() scans), resume, validate, structured_output,
- *    error: the object, else NULL.  tool_calls, choices, server_tools: the
+ *    cost, error: the object, else NULL.  tool_calls, choices,
+ *    server_tools: the
  *    array, else NULL.  envelope: the value, any (JSON null too), else
  *    NULL.  The value may be changed in place (it stays rec's).
  */
@@ -346,8 +350,11 @@ json_t *saop_record_resume(const json_t *rec);
 json_t *saop_record_validate(const json_t *rec);
 json_t *saop_record_envelope(const json_t *rec);
 json_t *saop_record_structured_output(const json_t *rec);
+json_t *saop_record_cost(const json_t *rec);
 const char *saop_record_state_word(const json_t *rec);
 json_t *saop_record_error(const json_t *rec);
+
+struct saop_llm_cost;
 
 /*
  * Writing a member: each replaces the member (or adds it, at the end).
@@ -361,9 +368,9 @@ json_t *saop_record_error(const json_t *rec);
  *  - The others take a new reference to v (stolen, even on failure; NULL
  *    is -SAOP_ENOMEM, so a json_pack() can be passed as it is): request,
  *    tool_call, usage, suspend, detect, resume, validate,
- *    structured_output an object; tool_calls, choices, server_tools an
- *    array; envelope any value.  state: saop_record_set_state(); error:
- *    saop_record_set_error().
+ *    structured_output, cost an object; tool_calls, choices,
+ *    server_tools an array; envelope any value.  state:
+ *    saop_record_set_state(); error: saop_record_set_error().
  */
 int saop_record_set_task_id(json_t *rec, const char *id);
 int saop_record_set_turn(json_t *rec, long turn);
@@ -382,6 +389,19 @@ int saop_record_set_resume(json_t *rec, json_t *v);
 int saop_record_set_validate(json_t *rec, json_t *v);
 int saop_record_set_envelope(json_t *rec, json_t *v);
 int saop_record_set_structured_output(json_t *rec, json_t *v);
+int saop_record_set_cost(json_t *rec, json_t *v);
+
+/*
+ * Add what the calls c counted cost to rec's cost.part (part "answer": the
+ * turn's own call; "recovery": resume attempts, correction turns,
+ * suspension retries), the cost object made when rec has none (with
+ * recovery 0).  A part that is absent becomes c's cost; one that is null
+ * (not known) stays null; c with a call not priced makes it null.  c with
+ * no call changes nothing but the object's making.  Returns 0, or
+ * -SAOP_ENOMEM.
+ */
+int saop_record_add_cost(json_t *rec, const char *part,
+    const struct saop_llm_cost *c);
 
 /*
  * Scan raw (len bytes, rec's raw or a text that replaces it) as rec's
@@ -701,6 +721,7 @@ enum saop_task_status {
 /* Why a task is in its status (the tasks table's reason). */
 #define SAOP_REASON_NETWORK_LOSS	"NETWORK_LOSS"
 #define SAOP_REASON_MAX_RETRIES_EXCEEDED	"MAX_RETRIES_EXCEEDED"
+#define SAOP_REASON_MAX_COST_EXCEEDED	"MAX_COST_EXCEEDED"
 
 /* The word of status st ("IN_PROGRESS", ...), or NULL when unknown. */
 const char *saop_task_status_name(enum saop_task_status st);
@@ -852,6 +873,17 @@ struct saop_llm_answer {
 	int broken;		/* the stream ended without a finish reason */
 	long prompt_tokens;	/* -1 when not reported */
 	long completion_tokens;
+	long cached_tokens;	/* of prompt_tokens, read from the provider's
+				 * cache; -1 when not reported */
+	long reasoning_tokens;	/* of completion_tokens, the model's
+				 * reasoning; -1 when not reported */
+	/*
+	 * What the call cost in USD at the price table's prices (lib/price.c)
+	 * when priced is 1; 0 leaves it unknown (a model the table does not
+	 * price, or no usage reported): never a cost of 0.
+	 */
+	int priced;
+	double cost;
 	int http_status;
 	json_t *tool_calls;	/* OpenAI-style tool calls, or NULL */
 	/*
@@ -886,6 +918,8 @@ struct saop_llm_cost {
 	size_t received_bytes;	/* the answers' raw text */
 	long prompt_tokens;	/* summed usage; -1 while no call reported it */
 	long completion_tokens;
+	double usd;		/* the priced calls' cost summed */
+	int unpriced;		/* calls whose cost is not known */
 };
 
 /* Make c empty: no call, no bytes, token counts -1 (none reported). */
@@ -901,10 +935,67 @@ void saop_llm_cost_add(struct saop_llm_cost *c, size_t sent,
 /*
  * Set c on obj as it goes on a record or in an event: sent_bytes,
  * received_bytes, prompt_tokens, completion_tokens (a count not reported
- * null), after obj's other members.  Returns 0, or -1 when obj is not an
- * object or out of memory.
+ * null) and cost (USD; null when a call's cost is not known, 0 only when
+ * no call was made), after obj's other members.  Returns 0, or -1 when
+ * obj is not an object or out of memory.
  */
 int saop_llm_cost_put(json_t *obj, const struct saop_llm_cost *c);
+
+/*
+ * The cost of c as it goes on a record: USD, or null when a call of c is
+ * not priced (0 only when c counts no call).  Returns a new reference, or
+ * NULL out of memory.
+ */
+json_t *saop_llm_cost_usd(const struct saop_llm_cost *c);
+
+/*
+ * The budget of one record's recovery (--max-cost, SAOP_MAX_COST; the
+ * calls of lib/price.c): what its recovery calls (resume attempts,
+ * correction turns, saop-suspend's retries) have cost, and the limit no
+ * call may take it past.  A call is priced before it is made at worst:
+ * every byte of the request a token of input, and max_tokens (else
+ * SAOP_LLM_DEFAULT_MAX_TOKENS) of output.  A model without a price is not
+ * limited.
+ */
+struct saop_budget {
+	double max_usd;		/* the limit in USD; < 0: none */
+	enum saop_provider provider;	/* whose models are priced first */
+	const char *model;	/* for a request naming none (borrowed) */
+	double spent;		/* the record's recovery so far (USD) */
+	double worst;		/* the last call checked, at worst; -1 none */
+	int unpriced;		/* a call of a model without price was let
+				 * through (the caller warns, once) */
+};
+
+/*
+ * Whether the user's price table ($SAOP_PRICES, or the configuration
+ * file's prices: a JSON file of data/prices.json's shape, searched before
+ * the embedded table) can be read, when one is set.  Returns 0, or
+ * -SAOP_ECONFIG with e naming the setting and the file.
+ */
+int saop_prices_check(struct saop_err *e);
+
+/*
+ * Start b on record rec: spent is what rec's cost.recovery says (earlier
+ * programs' recovery), else 0.
+ */
+void saop_budget_record(struct saop_budget *b, const json_t *rec);
+
+/*
+ * Whether request (a provider-neutral request, as sent) may be sent
+ * under b.  Returns 0 (within the limit, or not limited: b->unpriced set
+ * for a model without price), or -SAOP_EBUDGET with e naming the limit,
+ * what was spent and what the call could cost.
+ */
+int saop_budget_check(struct saop_budget *b, const json_t *request,
+    struct saop_err *e);
+
+/*
+ * Count answer a of the call last checked into b->spent: its cost, else
+ * (priced model, usage not reported) that call's worst.
+ */
+void saop_budget_spend(struct saop_budget *b,
+    const struct saop_llm_answer *a);
 
 /*
  * Send request (a record's provider-neutral "request": model, messages,
@@ -1203,6 +1294,10 @@ struct saop_resume_opts {
 				   marked SUSPENDED with 0 attempts */
 	struct saop_store *store;	/* log rows and events; NULL: none */
 	const char *task_id;	/* for records without one; may be NULL */
+	/* The record's recovery budget (--max-cost), started on each
+	 * record; NULL: none.  Over it, no further attempt: EXHAUSTED,
+	 * and SAOP_EBUDGET returned. */
+	struct saop_budget *budget;
 };
 
 /* What one saop_resume_record() did. */
@@ -1296,6 +1391,13 @@ struct saop_suspend_opts {
 	volatile sig_atomic_t *stop;
 	/* Set to 1 while waiting, 0 while calling (for the handler). */
 	volatile sig_atomic_t *waiting;
+	/*
+	 * The record's recovery budget (--max-cost; NULL: none): the
+	 * turn's calls after its first, past it, are not made; the turn
+	 * stays saved (let go), suspend.limit "max-cost", state
+	 * USER_ESCALATION, and SAOP_EBUDGET is returned.
+	 */
+	struct saop_budget *budget;
 };
 
 /* What one saop_suspend_turn() did. */
@@ -1744,6 +1846,10 @@ struct saop_validate_opts {
 	int max_retries;	/* correction turns per record */
 	/* The correction calls; model.call NULL: only validate. */
 	struct saop_model model;
+	/* The record's recovery budget (--max-cost), started on each
+	 * record; NULL: none.  Over it, no further correction turn:
+	 * USER_ESCALATION, and SAOP_EBUDGET returned. */
+	struct saop_budget *budget;
 	struct saop_store *store;	/* events and tasks; needed with a
 					   model */
 	size_t max_answer;	/* longest answer (0: SAOP_MAX_RECORD_BYTES) */
@@ -1964,7 +2070,9 @@ int saop_report_new(struct saop_store *s, const char *task, json_t **report,
  * Count record rec (borrowed; skipped unless its task_id is task, when
  * task is not NULL) in report: records, final states, local repairs by
  * kind (validate.repairs), saop-suspend's tokens (usage, a refused
- * answer's too).  Returns 0 or SAOP_ENOMEM.
+ * answer's too), and money (the record's cost: answer and recovery in USD
+ * into money.answer, money.recovery, money.total; a part not known, null,
+ * counted in money.unpriced).  Returns 0 or SAOP_ENOMEM.
  */
 int saop_report_add_record(json_t *report, const json_t *rec,
     const char *task, struct saop_err *e);

@@ -43,6 +43,8 @@ static const struct {
 	{ "schema", "SAOP_SCHEMA" },
 	{ "schema_mode", "SAOP_SCHEMA_MODE" },
 	{ "max_correction_retries", "SAOP_MAX_CORRECTION_RETRIES" },
+	{ "max_cost", "SAOP_MAX_COST" },
+	{ "prices", "SAOP_PRICES" },
 };
 #define NKEYS	(sizeof(keys) / sizeof(keys[0]))
 

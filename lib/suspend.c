@@ -1182,6 +1182,9 @@ struct turn {
 	json_t *choices;	/* the answer's other choices, or NULL */
 	json_t *server_tools;	/* the tools the provider ran, or NULL */
 	struct saop_llm_cost cost;	/* the calls' usage */
+	/* The same calls apart: the turn's own first call, the others (a
+	 * restored turn's all), which are recovery. */
+	struct saop_llm_cost answer, recovery;
 	int resumes;
 	int discarded;		/* partial text not JSON: asked again */
 	int dropped;		/* the last answer was not merged: the
@@ -1474,9 +1477,12 @@ answer_extras(const struct turn *t, json_t *rec, int all)
 
 /*
  * The usage of t's calls on its record: prompt_tokens and completion_tokens
- * summed over the calls (each count only when a provider reported it),
- * nothing when none did.  Written for every answer that ended, a refused
- * one too: its tokens are paid as well.  Returns 0, or -1 out of memory.
+ * summed over the calls (each count only when a provider reported it) and
+ * their cost (USD, null when a call is not priced), nothing when none
+ * reported a count; and the record's cost, the first call of a fresh turn
+ * its answer, the others recovery.  Written for every answer that ended, a
+ * refused one too: its tokens are paid as well.  Returns 0, or -1 out of
+ * memory.
  */
 static int
 put_usage(const struct turn *t)
@@ -1484,17 +1490,23 @@ put_usage(const struct turn *t)
 	json_t *usage;
 
 	if (t->cost.prompt_tokens < 0 && t->cost.completion_tokens < 0)
-		return 0;
+		return saop_record_add_cost(t->rec, "answer",
+		    &t->answer) != 0 || saop_record_add_cost(t->rec,
+		    "recovery", &t->recovery) != 0 ? -1 : 0;
 	if ((usage = json_object()) == NULL ||
 	    (t->cost.prompt_tokens >= 0 && json_object_set_new(usage,
 	    "prompt_tokens", json_integer(t->cost.prompt_tokens)) != 0) ||
 	    (t->cost.completion_tokens >= 0 && json_object_set_new(usage,
 	    "completion_tokens", json_integer(t->cost.completion_tokens)) !=
-	    0)) {
+	    0) || json_object_set_new(usage, "cost",
+	    saop_llm_cost_usd(&t->cost)) != 0) {
 		json_decref(usage);
 		return -1;
 	}
-	return saop_record_set_usage(t->rec, usage) != 0 ? -1 : 0;
+	return saop_record_set_usage(t->rec, usage) != 0 ||
+	    saop_record_add_cost(t->rec, "answer", &t->answer) != 0 ||
+	    saop_record_add_cost(t->rec, "recovery", &t->recovery) != 0 ?
+	    -1 : 0;
 }
 
 /*
@@ -1764,6 +1776,35 @@ turn_free(struct turn *t)
 }
 
 /*
+ * A recovery call of t over o's budget (e names it): the turn kept saved
+ * and let go (a --resume with a larger --max-cost goes on), its task and
+ * record USER_ESCALATION (MAX_COST_EXCEEDED: a person decides, and no
+ * loop that retries exit 75 calls again), the record with its usage and
+ * cost and suspend.limit "max-cost".  Returns -SAOP_EBUDGET, or
+ * -SAOP_ENOMEM.
+ */
+static int
+over_budget(struct turn *t, const struct saop_suspend_opts *o,
+    struct saop_err *e)
+{
+	struct saop_err ignored;
+	int bad = 0;
+
+	save(t, o, 0, &ignored);
+	set_status(t, o, SAOP_TASK_USER_ESCALATION,
+	    SAOP_REASON_MAX_COST_EXCEEDED, &ignored);
+	bad |= answer_extras(t, t->rec, 1);
+	bad |= put_usage(t);
+	bad |= saop_record_set_suspend(t->rec, json_pack("{s:i, s:I, s:s}",
+	    "resumes", t->resumes, "received", (json_int_t)t->plen, "limit",
+	    "max-cost"));
+	bad |= saop_record_set_state(t->rec, SAOP_STATE_USER_ESCALATION);
+	if (bad)
+		return saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory");
+	return -SAOP_EBUDGET;
+}
+
+/*
  * Run one turn of rec under the suspend policy, from state when not NULL
  * (see saop.h).  Returns 0, or a negative code with e filled.
  */
@@ -1777,7 +1818,7 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 	json_t *req;
 	const char *text, *why;
 	size_t len;
-	int rc, verdict = SAOP_TRUNCATED, cls, again;
+	int rc, verdict = SAOP_TRUNCATED, cls, again, recovery;
 
 	memset(out, 0, sizeof(*out));
 	saop_err_clear(e);
@@ -1786,6 +1827,10 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 		    saop__fail(e, SAOP_ENOMEM, ENOMEM, "out of memory") :
 		    saop__fail(e, SAOP_EDATA, 0, "the record has no task_id");
 	saop_llm_cost_init(&t.cost);
+	saop_llm_cost_init(&t.answer);
+	saop_llm_cost_init(&t.recovery);
+	if (o->budget != NULL)
+		saop_budget_record(o->budget, rec);
 	if (saop_record_request(rec) == NULL) {
 		turn_free(&t);
 		return saop__fail(e, SAOP_EDATA, 0, "the record has no "
@@ -1807,10 +1852,20 @@ saop_suspend_turn(json_t *rec, const json_t *state,
 			rc = -e->code;
 			goto out;
 		}
+		recovery = !(t.fresh && t.answer.calls == 0);
+		if (recovery && o->budget != NULL &&
+		    (rc = saop_budget_check(o->budget, req, e)) != 0) {
+			json_decref(req);
+			rc = over_budget(&t, o, e);
+			goto out;
+		}
 		out->calls++;
 		rc = saop_model_call(&o->model, req, &a, e);
 		json_decref(req);
 		saop_llm_cost_add(&t.cost, 0, &a);
+		saop_llm_cost_add(recovery ? &t.recovery : &t.answer, 0, &a);
+		if (recovery && o->budget != NULL)
+			saop_budget_spend(o->budget, &a);
 		text = answer_text(&t, &a, &len);
 		out->received += len;
 		note_answer(rc, e, a.raw_len);

@@ -906,6 +906,7 @@ correct(const struct given *g, const struct saop_validate_opts *o,
     int keep, struct work *w, struct saop_err *e)
 {
 	struct saop_llm_answer a;
+	struct saop_err be;
 	struct saop_llm_cost one;
 	json_t *v = NULL, *errors = NULL, *repairs = NULL, *readings = NULL;
 	json_t *req;
@@ -984,10 +985,30 @@ correct(const struct given *g, const struct saop_validate_opts *o,
 			rc = -e->code;
 			goto out;
 		}
+		if (o->budget != NULL &&
+		    saop_budget_check(o->budget, req, &be) != 0) {
+			/* Over --max-cost: a person decides, as when the
+			 * retries are spent; the error names the limit. */
+			json_decref(req);
+			if (set_validate(w, 0, attempts - 1, repairs,
+			    errors) != 0)
+				goto oom;
+			w->state = SAOP_STATE_USER_ESCALATION;
+			if (o->store != NULL && (rc = saop_task_set_status(
+			    o->store, g->task_id, SAOP_TASK_USER_ESCALATION,
+			    SAOP_REASON_MAX_COST_EXCEEDED, e)) < 0)
+				goto out;
+			*e = be;
+			rc = -SAOP_EBUDGET;
+			goto out;
+		}
 		memset(&a, 0, sizeof(a));
 		a.prompt_tokens = a.completion_tokens = -1;
+		a.cached_tokens = a.reasoning_tokens = -1;
 		rc = saop_model_call(&o->model, req, &a, e);
 		json_decref(req);
+		if (o->budget != NULL)
+			saop_budget_spend(o->budget, &a);
 		if (rc == 0 && a.raw_len > max)
 			rc = saop__fail(e, SAOP_ELIMIT, 0, "the answer to "
 			    "correction turn %d is %zu bytes, over the limit "
@@ -1067,8 +1088,8 @@ static int
 write_outcome(json_t *rec, const struct given *g, const struct work *w,
     int write, struct saop_validate_outcome *out)
 {
-	enum saop_record_member m[4];
-	json_t *v[4], *state = NULL;
+	enum saop_record_member m[5];
+	json_t *v[5], *state = NULL, *cost;
 	size_t n = 0;
 	int first = w->valid && w->attempts == 0;
 
@@ -1080,6 +1101,11 @@ write_outcome(json_t *rec, const struct given *g, const struct work *w,
 	if (w->state != SAOP_STATE_NONE &&
 	    (state = json_string(saop_state_name(w->state))) == NULL)
 		return -1;
+	/* What the correction turns cost, on the record's recovery. */
+	if (saop__record_cost_with(rec, "recovery", &w->cost, &cost) != 0) {
+		json_decref(state);
+		return -1;
+	}
 	if (w->raw != NULL) {
 		m[n] = SAOP_RECORD_RAW;
 		v[n++] = json_incref(w->raw);
@@ -1095,6 +1121,10 @@ write_outcome(json_t *rec, const struct given *g, const struct work *w,
 	if (w->envelope != NULL && !first) {
 		m[n] = SAOP_RECORD_ENVELOPE;
 		v[n++] = json_incref(w->envelope);
+	}
+	if (cost != NULL) {
+		m[n] = SAOP_RECORD_COST;
+		v[n++] = cost;
 	}
 	if (state != NULL) {
 		m[n] = SAOP_RECORD_STATE;
@@ -1123,11 +1153,13 @@ saop_validate_record(json_t *rec, const struct saop_validate_opts *o,
 {
 	struct given g;
 	struct work w = { NULL, NULL, NULL, NULL, SAOP_STATE_NONE, 0, 0, 0,
-	    0, { 0, 0, 0, 0, 0 } };
+	    0, { 0, 0, 0, 0, 0, 0, 0 } };
 	int rc;
 
 	saop_llm_cost_init(&w.cost);
 	read_given(rec, &g);
+	if (o->budget != NULL)
+		saop_budget_record(o->budget, rec);
 	rc = correct(&g, o, !o->no_envelope, &w, e);
 	/* Out of memory, w may be half made: rec stays as it came. */
 	if (write_outcome(rec, &g, &w, rc != -SAOP_ENOMEM, out) != 0 &&

@@ -5,11 +5,13 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "cli-int.h"
 
 const char *cli_profile;	/* --profile NAME (the table's value) */
 int cli_show_config_flag;	/* --show-config */
@@ -221,6 +223,12 @@ cli_show_config(const struct cli *o, const struct saop_llm_config *cfg)
 			if (o->timeout_ms > 0)
 				opt = "--timeout";
 			builtin = "built in";
+		} else if (strcmp(k, "max_cost") == 0) {
+			if (o->max_cost != NULL) {
+				printf("%s", o->max_cost);
+				opt = "--max-cost";
+			} else if (v != NULL)
+				printf("%s", v);
 		} else if (strcmp(k, "db") == 0) {
 			printf("%s", saop_config_db(o->db));
 			if (o->db != NULL)
@@ -262,4 +270,55 @@ cli_llm_config(const struct cli *o, struct saop_llm_config *cfg)
 		cfg->connect_timeout_ms = o->connect_timeout_ms;
 	if (cli_show_config_flag)
 		cli_show_config(o, cfg);
+}
+
+/* See cli-int.h.  Returns the amount. */
+double
+cli_usd(const char *name, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno != 0 || end == arg || *end != '\0' || !(v >= 0) ||
+	    v > 1e12)
+		cli_usage_error("%s: '%s' is not an amount of USD (0 or more, "
+		    "as 0.50)", name, arg);
+	return v;
+}
+
+/* See cli.h: the budget of o (and the settings) into b.  Returns nothing. */
+void
+cli_budget(const struct cli *o, const struct saop_llm_config *cfg,
+    struct saop_budget *b)
+{
+	char name[300];
+	const char *v = o->max_cost;
+	struct saop_err e;
+
+	if (saop_prices_check(&e) != 0)
+		cli_die(&e);
+	memset(b, 0, sizeof(*b));
+	snprintf(name, sizeof(name), "--max-cost");
+	if (v == NULL)
+		v = cli_env_max_cost(name, sizeof(name));
+	b->max_usd = v != NULL ? cli_usd(name, v) : -1;
+	b->provider = cfg->provider;
+	b->model = cfg->model;
+	b->worst = -1;
+}
+
+/* See cli.h: the warning of a model without price, once.  Returns
+ * nothing. */
+void
+cli_budget_warn(const struct saop_budget *b)
+{
+	static int warned;
+
+	if (b->unpriced && !warned) {
+		warned = 1;
+		cli_warn("--max-cost: a model with no price in the price table "
+		    "was called: its calls are not limited");
+	}
 }

@@ -62,6 +62,16 @@ cli_env_schema_mode(void)
 }
 
 /*
+ * See cli.h: $SAOP_MAX_COST (or the file's max_cost), or NULL; name says
+ * where it was set.
+ */
+const char *
+cli_env_max_cost(char *name, size_t size)
+{
+	return setting_value("max_cost", name, size);
+}
+
+/*
  * See cli.h: $SAOP_MAX_CORRECTION_RETRIES (or the file's
  * max_correction_retries), else def (exits 64).
  */

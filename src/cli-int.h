@@ -1,7 +1,8 @@
 /*
  * cli-int.h: what the files of the command-line layer share among
  * themselves and no program sees (the programs' header is cli.h).  The
- * arrows run one way: cli-opt.c and cli-loop.c use cli.c, never back.
+ * arrows run one way: cli-opt.c and cli-loop.c use cli.c and
+ * cli-config.c, never back.
  */
 #ifndef SAOP_CLI_INT_H
 #define SAOP_CLI_INT_H
@@ -23,6 +24,13 @@ void cli_output_open(const char *target);
  * (on 0), around a record written and forgotten.
  */
 void cli_hold_signals(int on);
+
+/*
+ * cli-config.c: arg (of name: an option, or where a setting was set) as
+ * an amount of USD, 0 or more (0.50, 2); exits 64 naming it when it is
+ * not one.
+ */
+double cli_usd(const char *name, const char *arg);
 
 /* cli.c: the state database cli_store() made, or NULL before it. */
 struct saop_store *cli_store_made(void);

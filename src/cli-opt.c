@@ -176,7 +176,8 @@ seconds_ms(const char *name, const char *arg)
 
 /*
  * Handle a common option (see cli.h); exits 0 after -h or -V, 64 for an
- * empty --task, a bad --max-record or timeout, 70 out of memory.  Returns
+ * empty --task, a bad --max-record, timeout or --max-cost, 70 out of
+ * memory.  Returns
  * 1 when ch was a common option, else 0.
  */
 int
@@ -244,6 +245,10 @@ cli_common_opt(struct cli *o, int ch, const char *arg)
 		if (*arg == '\0')
 			cli_usage_error("-m: the model name is empty");
 		o->model = arg;
+		return 1;
+	case CLI_OPT_MAX_COST:
+		cli_usd("--max-cost", arg);
+		o->max_cost = arg;
 		return 1;
 	default:
 		return 0;

@@ -35,6 +35,7 @@ struct cli {
 	long timeout_ms;	/* --timeout SECONDS; 0: $SAOP_TIMEOUT_MS */
 	long connect_timeout_ms;	/* --connect-timeout SECONDS; 0: default */
 	const char *model;	/* -m, --model: over $SAOP_MODEL */
+	const char *max_cost;	/* --max-cost USD: over $SAOP_MAX_COST */
 };
 
 /* Long-only common options; a tool's own start at CLI_OPT_FIRST_OWN. */
@@ -47,6 +48,7 @@ enum {
 	CLI_OPT_HEADER,
 	CLI_OPT_TIMEOUT,
 	CLI_OPT_CONNECT_TIMEOUT,
+	CLI_OPT_MAX_COST,
 	CLI_OPT_MAX_RESUMES,	/* the suspend options: cli_suspend_opt() */
 	CLI_OPT_NO_WAIT,
 	CLI_OPT_FIRST_OWN
@@ -126,6 +128,7 @@ struct cli_option {
 	CLI_OPT("header", 0, CLI_OPT_HEADER, "'NAME: VALUE'", "add a header to each model call (repeatable)"), \
 	CLI_OPT("timeout", 0, CLI_OPT_TIMEOUT, "SECONDS", "limit of a whole model call ($SAOP_TIMEOUT_MS)"), \
 	CLI_OPT("connect-timeout", 0, CLI_OPT_CONNECT_TIMEOUT, "SECONDS", "limit of connecting to the model"), \
+	CLI_OPT("max-cost", 0, CLI_OPT_MAX_COST, "USD", "stop a record's recovery before a call that could take its cost past USD ($SAOP_MAX_COST)"), \
 	CLI_FLAG("show-config", &cli_show_config_flag, "print the settings in force and where each came from; exit")
 
 /*
@@ -185,6 +188,22 @@ int cli_common_opt(struct cli *o, int ch, const char *arg);
  * Returns 1 when ch was one of them, else 0; exits 64 on a bad count.
  */
 int cli_suspend_opt(struct saop_suspend_opts *so, int ch, const char *val);
+
+/*
+ * The budget of a record's recovery into b: --max-cost, else
+ * $SAOP_MAX_COST (or the file's max_cost), else none (max_usd -1); the
+ * provider and the default model of cfg.  Exits 64 on a value that is
+ * not an amount of USD, 78 when $SAOP_PRICES (or the file's prices) is
+ * not a price table.
+ */
+void cli_budget(const struct cli *o, const struct saop_llm_config *cfg,
+    struct saop_budget *b);
+
+/*
+ * After a record: when b let a call of a model without price through,
+ * say once per process that the model is not limited.
+ */
+void cli_budget_warn(const struct saop_budget *b);
 
 /*
  * Read the options of argv by the table given to cli_init(): each of the
@@ -304,6 +323,7 @@ const char *cli_env_named(const char *name);
 const char *cli_env_schema(void);
 const char *cli_env_schema_mode(void);
 int cli_env_correction_retries(int def);
+const char *cli_env_max_cost(char *name, size_t size);
 
 /*
  * Catch SIGINT and SIGTERM for the suspend policy of o: while o waits for

@@ -81,6 +81,25 @@ logged(const json_t *c)
 	return 0;
 }
 
+/*
+ * Print the money object m (the records' cost) as "$TOTAL ($A answer, $R
+ * recovery)", with the number of parts whose cost is not known.
+ */
+static void
+print_money(const json_t *m)
+{
+	long long unpriced = num(m, "unpriced", NULL);
+
+	printf("  money            $%.6f ($%.6f answer, $%.6f recovery)",
+	    json_number_value(json_object_get(m, "total")),
+	    json_number_value(json_object_get(m, "answer")),
+	    json_number_value(json_object_get(m, "recovery")));
+	if (unpriced > 0)
+		printf(", %lld cost%s not known", unpriced,
+		    unpriced == 1 ? "" : "s");
+	putchar('\n');
+}
+
 /* Print one TASK (or the overall sums) t as indented lines. */
 static void
 print_task(const json_t *t)
@@ -127,6 +146,7 @@ print_task(const json_t *t)
 	printf("  answer tokens    %lld+%lld (the records' usage)\n",
 	    num(t, "usage", "prompt_tokens"),
 	    num(t, "usage", "completion_tokens"));
+	print_money(json_object_get(t, "money"));
 }
 
 /* Print report (finished) as text: each task, then the overall sums. */

@@ -34,6 +34,7 @@ struct resume_run {
 	struct saop_resume_opts ro;
 	struct saop_suspend_guard guard;	/* the calls, under the
 						   suspend policy */
+	struct saop_budget budget;	/* --max-cost */
 };
 
 /*
@@ -64,15 +65,13 @@ resume_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 {
 	struct resume_run *r = l->arg;
 	struct saop_resume_outcome oc;
-	int unconfigured = 0;
+	int rc, unconfigured = 0;
 
 	cli_record_task(l->o, rec);
 
 	if (l->o->dry_run)
 		return dry_run(r, rec, e);
 	if (!l->no_call && !saop_llm_configured(&r->cfg)) {
-		int rc;
-
 		if ((rc = saop_resume_plan(rec, &r->ro, NULL, e)) < 0)
 			return -1;
 		unconfigured = rc > 0;
@@ -81,7 +80,9 @@ resume_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	r->ro.store = cli_store(l->o);
 	r->guard.opts.store = r->ro.store;
 	r->guard.rec = rec;
-	if (saop_resume_record(rec, &r->ro, &oc, e) < 0)
+	rc = saop_resume_record(rec, &r->ro, &oc, e);
+	cli_budget_warn(&r->budget);
+	if (rc < 0)
 		return -1;
 	if (oc.prefill_refused && l->o->verbose)
 		cli_warn("the model refuses assistant prefill: "
@@ -164,6 +165,8 @@ run(int argc, char *argv[])
 	cli_operands(argc, argv, first, CLI_FILES);
 	cli_llm_config(&opt, &r.cfg);
 	r.ro.provider = r.cfg.provider;
+	cli_budget(&opt, &r.cfg, &r.budget);
+	r.ro.budget = &r.budget;
 	saop_suspend_opts_for(&r.guard.opts, "saop-resume", &r.cfg);
 	cli_catch_signals(&r.guard.opts);
 	r.guard.opts.max_answer = opt.max_record ? opt.max_record :

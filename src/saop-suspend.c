@@ -59,6 +59,7 @@ static const struct cli_option options[] = {
 struct suspend_run {
 	struct saop_llm_config cfg;
 	struct saop_suspend_opts so;
+	struct saop_budget budget;	/* --max-cost */
 	int resumed;		/* --resume: turns done */
 	int answered;		/* the record at hand was answered */
 	int resume, list;	/* --resume, --list */
@@ -268,6 +269,7 @@ suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	struct saop_suspend_outcome oc;
 	const char *task;
 	char buf[32];
+	int rc;
 
 	if (l->o->raw_in && raw_request(rec, e) != 0)
 		return -1;
@@ -283,7 +285,9 @@ suspend_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	if (l->no_call)
 		return defer(r, rec, e);
 	r->sg.sent = r->sg.refused = 0;
-	if (saop_suspend_turn(rec, NULL, &r->so, &oc, e) != 0)
+	rc = saop_suspend_turn(rec, NULL, &r->so, &oc, e);
+	cli_budget_warn(&r->budget);
+	if (rc != 0)
 		return -1;
 	note_schema(r, rec);
 	r->answered = 1;	/* forgotten once written: forget_one() */
@@ -398,7 +402,9 @@ resume_turns(const struct cli *o, struct suspend_run *r, const char *task)
 		/* st is this claim's own parse: its record is worked on in
 		 * place (a copy by jansson would cut a key at a \u0000). */
 		rec = json_incref(json_object_get(st, "record"));
-		if (saop_suspend_turn(rec, st, &r->so, &oc, &e) != 0) {
+		rc = saop_suspend_turn(rec, st, &r->so, &oc, &e);
+		cli_budget_warn(&r->budget);
+		if (rc != 0) {
 			cli_warn_err(&e);
 			status = cli_worse(status,
 			    saop_err_exit_status(e.code));
@@ -516,6 +522,8 @@ run(int argc, char *argv[])
 	}
 	load_schema(&r);
 	saop_suspend_opts_for(&r.so, "saop-suspend", &r.cfg);
+	cli_budget(&opt, &r.cfg, &r.budget);
+	r.so.budget = &r.budget;
 	cli_catch_signals(&r.so);
 	r.so.max_answer = opt.max_record ? opt.max_record :
 	    SAOP_MAX_RECORD_BYTES;

@@ -64,6 +64,7 @@ struct validate_run {
 					   the correction calls */
 	size_t nrefs;
 	int no_retry;		/* --no-retry */
+	struct saop_budget budget;	/* --max-cost */
 };
 
 /* Print errors (an invalid record's) on stderr, one line each. */
@@ -156,6 +157,7 @@ validate_one(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	refusals = r->sg.refusals;
 	r->sg.sent = r->sg.refused = 0;
 	rc = saop_validate_record(rec, &r->vo, &oc, e);
+	cli_budget_warn(&r->budget);
 	if (r->sg.refusals > refusals) {
 		/* A correction call was refused the field and made again
 		 * without it: the record and the events say so. */
@@ -261,6 +263,8 @@ run(int argc, char *argv[])
 	r.vo.schema = schema;
 	r.vo.max_answer = opt.max_record;
 	cli_llm_config(&opt, &r.cfg);
+	cli_budget(&opt, &r.cfg, &r.budget);
+	r.vo.budget = &r.budget;
 	r.model = !r.no_retry && (opt.dry_run || saop_llm_configured(&r.cfg));
 	saop_suspend_opts_for(&r.guard.opts, "saop-validate", &r.cfg);
 	cli_catch_signals(&r.guard.opts);

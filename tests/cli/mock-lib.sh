@@ -126,7 +126,7 @@ mock_cases() {
 	    "$(jq -nc --arg t "$tail" '{text: $t}')"
 	mock_record cut | expect_status 0 saop-suspend >"$tmp/s.out"
 	jq -e --arg h "$head" '.raw == $h and .finish_reason == "length" and
-	    .usage == {prompt_tokens: 21, completion_tokens: 9}' \
+	    .usage == {prompt_tokens: 21, completion_tokens: 9, cost: null}' \
 	    "$tmp/s.out" >/dev/null || fail "$prov: cut: $(cat "$tmp/s.out")"
 	expect_status 0 saop-resume <"$tmp/s.out" >"$tmp/r.out"
 	jq -e --arg g "$good" '.state == "OK" and .raw == $g and
@@ -204,7 +204,8 @@ mock_cases() {
 	mock_record refused | expect_status 69 saop-suspend --no-wait \
 	    >"$tmp/f.out" 2>"$tmp/err"
 	jqf '.finish_reason == "refusal" and .state == "USER_ESCALATION" and
-	    .usage == {prompt_tokens: 17, completion_tokens: 6}' "$tmp/f.out"
+	    .usage == {prompt_tokens: 17, completion_tokens: 6,
+	    cost: null}' "$tmp/f.out"
 	grep -q 'refused' "$tmp/err" || fail "$prov: refusal: $(cat "$tmp/err")"
 	mock_logged 1 "$prov: refusal"
 

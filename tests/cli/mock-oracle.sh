@@ -196,8 +196,8 @@ jq -s -e 'all(.[-8:][].oracle; .answer == 4 and .manner == "blank")' \
     "$tmp/log" >/dev/null || fail "B: $(jq -c .oracle "$tmp/log" | tail -2)"
 rec user '{"b": ' | SAOP_PROVIDER=anthropic saop-suspend >"$tmp/got"
 tail -n 1 "$tmp/log" | jq -e --slurpfile r "$tmp/got" '.oracle.usage as $u |
-    $r[0].usage == {prompt_tokens: $u.input, completion_tokens: $u.output}
-    and $u.output > 0' >/dev/null ||
+    $r[0].usage == {prompt_tokens: $u.input, completion_tokens: $u.output,
+    cost: null} and $u.output > 0' >/dev/null ||
     fail "usage: $(jq -c .usage "$tmp/got") $(tail -n 1 "$tmp/log" | jq -c .oracle.usage)"
 
 # 4. The whole bodies (no "stream"), each format's own members.

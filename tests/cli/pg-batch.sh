@@ -7,7 +7,7 @@
 # out once and whole, no process killed by a signal (parallel's job log),
 # and each record the same but for what only the split decides (which
 # record of each process met the lost network first and so made the call:
-# its error, its suspend member, its resume attempt and bytes sent).
+# its error, its suspend member, its resume attempt, bytes sent and cost).
 . "$top_srcdir/tests/cli/lib.sh"
 . "$top_srcdir/tests/cli/pg-lib.sh"
 command -v parallel >/dev/null 2>&1 || pg_need "GNU parallel"
@@ -43,8 +43,8 @@ grep -i 'signal\|segmentation\|core dumped' "$tmp/par.err" &&
 norm() {
 	sed 's/full output in state\.sqlite, id [0-9]*\]/full output in state.sqlite, id N]/' "$1" |
 	    jq -c 'del(.error, .suspend) |
-	    if .resume.status == "SUSPENDED" then .resume |= del(.attempts, .sent_bytes)
-	    else . end' | sort
+	    if .resume.status == "SUSPENDED" then .resume |= del(.attempts,
+	    .sent_bytes, .cost) | del(.cost) else . end' | sort
 }
 norm "$tmp/one" >"$tmp/one.s"
 norm "$tmp/par" >"$tmp/par.s"

@@ -40,7 +40,7 @@ while IFS='	' read -r fx prov p c; do
 	fake_llm_start --repeat-last --provider "$prov" "{\"fixture\": $path}"
 	want=$(jq -nc --argjson p "$p" --argjson c "$c" \
 	    '{prompt_tokens: $p} + if $c == null then {}
-	    else {completion_tokens: $c} end')
+	    else {completion_tokens: $c} end + {cost: null}')
 
 	# saop-suspend: the record's usage, where a normal answer's goes.
 	rec "s$n" | expect_status 69 saop-suspend --no-wait >"$tmp/out" \

@@ -23,8 +23,9 @@ fake_llm_start "$(jq -nc --arg t "$bad_schema" '{text: $t, usage: [11, 5]}')" \
     "$(jq -nc --arg t "$good" '{text: $t, usage: [13, 7]}')"
 record "$bad_json" | expect_status 0 saop-validate >"$tmp/out"
 jq -e --arg raw "$bad_json" '.state == "OK" and (.validate | del(.sent_bytes,
-    .received_bytes, .prompt_tokens, .completion_tokens)) == {"valid": true,
-    "attempts": 2, "repairs": [], "original_raw": $raw} and
+    .received_bytes, .prompt_tokens, .completion_tokens, .cost)) ==
+    {"valid": true, "attempts": 2, "repairs": [], "original_raw": $raw} and
+    .validate.cost == null and .cost == {recovery: null} and
     .envelope.action.tool == "ls"' "$tmp/out" >/dev/null ||
     fail "not recovered: $(cat "$tmp/out")"
 jq -e --arg g "$good" '.raw == $g' "$tmp/out" >/dev/null ||
@@ -83,9 +84,10 @@ jq -s --arg a1 "$bad_schema" --arg a2 "$good" '[.[] |
     (.messages[1].content | utf8bytelength) +
     (.messages[2].content | utf8bytelength)] as $sent |
     [{attempt: 1, sent_bytes: $sent[0], received_bytes: ($a1 |
-    utf8bytelength), prompt_tokens: 11, completion_tokens: 5},
+    utf8bytelength), prompt_tokens: 11, completion_tokens: 5, cost: null},
     {attempt: 2, sent_bytes: $sent[1], received_bytes: ($a2 |
-    utf8bytelength), prompt_tokens: 13, completion_tokens: 7}]' \
+    utf8bytelength), prompt_tokens: 13, completion_tokens: 7,
+    cost: null}]' \
     "$tmp/bodies" >"$tmp/want-cost"
 sql "SELECT data FROM events WHERE event = 'CORRECTION_ANSWERED' AND
     task_id = 't-fix' AND turn = 5 ORDER BY rowid" | jq -s . >"$tmp/ev-cost"

@@ -90,7 +90,7 @@ for prov in vertex-gemini vertex-anthropic; do
 	    usage: {input: 31, output: 12}}')"
 	mock_record plain | expect_status 0 saop-suspend >"$tmp/out"
 	jq -e --arg g "$good" '.raw == $g and .finish_reason == "stop" and
-	    .usage == {prompt_tokens: 31, completion_tokens: 12}' \
+	    .usage == {prompt_tokens: 31, completion_tokens: 12, cost: null}' \
 	    "$tmp/out" >/dev/null || fail "$prov: plain: $(cat "$tmp/out")"
 	vx_logged 1 "$prov: plain"
 

@@ -636,6 +636,7 @@ START_TEST(record_every_member_set_and_read_back)
 		{ SAOP_RECORD_VALIDATE, "validate" },
 		{ SAOP_RECORD_ENVELOPE, "envelope" },
 		{ SAOP_RECORD_STRUCTURED_OUTPUT, "structured_output" },
+		{ SAOP_RECORD_COST, "cost" },
 		{ SAOP_RECORD_STATE, "state" },
 		{ SAOP_RECORD_ERROR, "error" },
 	};
@@ -681,6 +682,10 @@ START_TEST(record_every_member_set_and_read_back)
 	ck_assert_int_eq(saop_record_set_envelope(r, json_null()), 0);
 	ck_assert_int_eq(saop_record_set_structured_output(r,
 	    json_pack("{s:s}", "mode", "native")), 0);
+	ck_assert_int_eq(saop_record_set_cost(r, json_pack("{s:f}",
+	    "recovery", 0.5)), 0);
+	ck_assert_int_eq(saop_record_set_cost(r, json_pack("[]")),
+	    -SAOP_EINTERNAL);
 	ck_assert_int_eq(saop_record_set_state(r, SAOP_STATE_INVALID), 0);
 	saop_err_clear(&e);
 	e.code = SAOP_EDATA;
@@ -697,6 +702,8 @@ START_TEST(record_every_member_set_and_read_back)
 	ck_assert_str_eq(json_string_value(saop_record_task_id_value(r)),
 	    "t-1");
 	ck_assert_int_eq(saop_record_turn(r), 4);
+	ck_assert(json_real_value(json_object_get(saop_record_cost(r),
+	    "recovery")) == 0.5);
 	ck_assert_ptr_nonnull(json_object_get(saop_record_request(r),
 	    "messages"));
 	s = saop_record_raw(r, &m);
@@ -767,7 +774,8 @@ START_TEST(record_every_member_set_and_read_back)
 	    "\"tool_calls\":{},\"text\":[],\"choices\":{},"
 	    "\"server_tools\":\"x\",\"refusal\":false,\"usage\":[],"
 	    "\"suspend\":1,\"detect\":[],\"resume\":\"r\",\"validate\":true,"
-	    "\"structured_output\":[],\"state\":7,\"error\":\"e\"}", 0,
+	    "\"structured_output\":[],\"cost\":0.5,\"state\":7,"
+	    "\"error\":\"e\"}", 0,
 	    NULL);
 	ck_assert_ptr_nonnull(bad);
 	ck_assert_ptr_null(saop_record_task_id(bad, buf));
@@ -792,6 +800,7 @@ START_TEST(record_every_member_set_and_read_back)
 	ck_assert_ptr_null(saop_record_validate(bad));
 	ck_assert_ptr_null(saop_record_envelope(bad));
 	ck_assert_ptr_null(saop_record_structured_output(bad));
+	ck_assert_ptr_null(saop_record_cost(bad));
 	ck_assert_ptr_null(saop_record_state_word(bad));
 	ck_assert_ptr_null(saop_record_error(bad));
 	for (n = 0; n < SAOP_RECORD_MEMBERS; n++)

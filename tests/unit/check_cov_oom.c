@@ -1025,7 +1025,8 @@ static int
 written_key(const char *key)
 {
 	return strcmp(key, "raw") == 0 || strcmp(key, "state") == 0 ||
-	    strcmp(key, "validate") == 0 || strcmp(key, "envelope") == 0;
+	    strcmp(key, "validate") == 0 || strcmp(key, "envelope") == 0 ||
+	    strcmp(key, "cost") == 0;
 }
 
 /*

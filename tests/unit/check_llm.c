@@ -1751,6 +1751,66 @@ parse(const char *s, size_t n, size_t piece, const char *ctype,
 	return r;
 }
 
+/*
+ * The cached input and reasoning tokens, where each format reports them:
+ * OpenAI's chat and Responses among the counts; Anthropic's cache reads and
+ * writes and Bedrock's cache reads counted into the input; Gemini's
+ * thoughts among the output.  Not reported: -1.
+ */
+START_TEST(cached_and_reasoning_tokens_of_every_format)
+{
+	static const struct {
+		const char *body;
+		long prompt, completion, cached, reasoning;
+	} c[] = {
+		{ "{\"choices\":[{\"message\":{\"content\":\"x\"},"
+		  "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":"
+		  "100,\"completion_tokens\":50,\"prompt_tokens_details\":"
+		  "{\"cached_tokens\":40},\"completion_tokens_details\":"
+		  "{\"reasoning_tokens\":30}}}", 100, 50, 40, 30 },
+		{ "{\"choices\":[{\"message\":{\"content\":\"x\"},"
+		  "\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":"
+		  "7,\"completion_tokens\":2}}", 7, 2, -1, -1 },
+		{ "{\"type\":\"message\",\"content\":[{\"type\":\"text\","
+		  "\"text\":\"x\"}],\"stop_reason\":\"end_turn\",\"usage\":"
+		  "{\"input_tokens\":10,\"output_tokens\":5,"
+		  "\"cache_read_input_tokens\":200,"
+		  "\"cache_creation_input_tokens\":30}}", 240, 5, 200, -1 },
+		{ "{\"candidates\":[{\"content\":{\"parts\":[{\"text\":"
+		  "\"x\"}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":"
+		  "{\"promptTokenCount\":90,\"candidatesTokenCount\":10,"
+		  "\"thoughtsTokenCount\":25,\"cachedContentTokenCount\":60}}",
+		  90, 35, 60, 25 },
+		{ "{\"output\":{\"message\":{\"role\":\"assistant\","
+		  "\"content\":[{\"text\":\"x\"}]}},\"stopReason\":"
+		  "\"end_turn\",\"usage\":"
+		  "{\"inputTokens\":12,\"outputTokens\":3,"
+		  "\"cacheReadInputTokens\":8}}", 20, 3, 8, -1 },
+		{ "{\"object\":\"response\",\"status\":\"completed\","
+		  "\"output\":[{\"type\":\"message\",\"content\":[{\"type\":"
+		  "\"output_text\",\"text\":\"x\"}]}],\"usage\":"
+		  "{\"input_tokens\":64,\"output_tokens\":16,"
+		  "\"input_tokens_details\":{\"cached_tokens\":32},"
+		  "\"output_tokens_details\":{\"reasoning_tokens\":8}}}",
+		  64, 16, 32, 8 },
+	};
+	struct saop_llm_answer a;
+	struct saop_err e;
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		ck_assert_int_eq(parse(c[i].body, strlen(c[i].body),
+		    strlen(c[i].body), "application/json", &a, &e), 0);
+		ck_assert_int_eq(a.prompt_tokens, c[i].prompt);
+		ck_assert_int_eq(a.completion_tokens, c[i].completion);
+		ck_assert_int_eq(a.cached_tokens, c[i].cached);
+		ck_assert_int_eq(a.reasoning_tokens, c[i].reasoning);
+		ck_assert_int_eq(a.priced, 0);
+		saop_llm_answer_free(&a);
+	}
+}
+END_TEST
+
 START_TEST(sse_fixtures_read_the_same_byte_by_byte_and_with_crlf)
 {
 	static const char *const names[] = { "openai-chat-json-stop.sse",
@@ -2626,8 +2686,9 @@ START_TEST(a_calls_cost_is_summed_once_and_shown_alike)
 	ck_assert_int_eq(saop_llm_cost_put(NULL, &c), -1);
 	j = json_pack("{s:i}", "attempt", 1);
 	ck_assert_int_eq(saop_llm_cost_put(j, &c), 0);
-	want = json_pack("{s:i,s:i,s:i,s:n,s:n}", "attempt", 1, "sent_bytes",
-	    0, "received_bytes", 0, "prompt_tokens", "completion_tokens");
+	want = json_pack("{s:i,s:i,s:i,s:n,s:n,s:f}", "attempt", 1,
+	    "sent_bytes", 0, "received_bytes", 0, "prompt_tokens",
+	    "completion_tokens", "cost", 0.0);
 	ck_assert(json_equal(j, want));
 	json_decref(want);
 	json_decref(j);
@@ -2650,7 +2711,81 @@ START_TEST(a_calls_cost_is_summed_once_and_shown_alike)
 	ck_assert_int_eq(json_integer_value(json_object_get(j,
 	    "completion_tokens")), 0);
 	ck_assert(json_is_integer(json_object_get(j, "completion_tokens")));
+	/* None of the three priced: the cost not known, never 0. */
+	ck_assert(json_is_null(json_object_get(j, "cost")));
 	json_decref(j);
+}
+END_TEST
+
+/*
+ * The cost in money: priced calls summed; one call not priced makes the
+ * sum unknown (null), however many were priced.
+ */
+START_TEST(a_calls_money_is_summed_and_unknown_stays_unknown)
+{
+	struct saop_llm_answer a;
+	struct saop_llm_cost c;
+	json_t *j;
+
+	memset(&a, 0, sizeof(a));
+	saop_llm_cost_init(&c);
+	a.priced = 1;
+	a.cost = 0.25;
+	saop_llm_cost_add(&c, 1, &a);
+	a.cost = 0.5;
+	saop_llm_cost_add(&c, 1, &a);
+	j = json_object();
+	ck_assert_int_eq(saop_llm_cost_put(j, &c), 0);
+	ck_assert(json_is_real(json_object_get(j, "cost")));
+	ck_assert(json_real_value(json_object_get(j, "cost")) == 0.75);
+	json_decref(j);
+	a.priced = 0;
+	saop_llm_cost_add(&c, 1, &a);
+	j = saop_llm_cost_usd(&c);
+	ck_assert(json_is_null(j));
+	json_decref(j);
+}
+END_TEST
+
+/*
+ * A record's cost: the answer's and recovery's parts added to, recovery
+ * made 0 beside the first part written; a part not known stays null; no
+ * call changes nothing.
+ */
+START_TEST(a_records_cost_adds_up_by_part)
+{
+	struct saop_llm_answer a;
+	struct saop_llm_cost none, one, unknown;
+	json_t *rec = json_object(), *c;
+
+	memset(&a, 0, sizeof(a));
+	saop_llm_cost_init(&none);
+	saop_llm_cost_init(&one);
+	saop_llm_cost_init(&unknown);
+	a.priced = 1;
+	a.cost = 0.125;
+	saop_llm_cost_add(&one, 1, &a);
+	a.priced = 0;
+	saop_llm_cost_add(&unknown, 1, &a);
+	ck_assert_int_eq(saop_record_add_cost(rec, "recovery", &none), 0);
+	ck_assert_ptr_null(saop_record_cost(rec));
+	ck_assert_int_eq(saop_record_add_cost(rec, "answer", &one), 0);
+	ck_assert_ptr_nonnull(c = saop_record_cost(rec));
+	ck_assert(json_real_value(json_object_get(c, "answer")) == 0.125);
+	ck_assert(json_is_real(json_object_get(c, "recovery")));
+	ck_assert(json_real_value(json_object_get(c, "recovery")) == 0);
+	ck_assert_int_eq(saop_record_add_cost(rec, "recovery", &one), 0);
+	ck_assert_int_eq(saop_record_add_cost(rec, "recovery", &one), 0);
+	c = saop_record_cost(rec);
+	ck_assert(json_real_value(json_object_get(c, "recovery")) == 0.25);
+	ck_assert_int_eq(saop_record_add_cost(rec, "recovery", &unknown), 0);
+	c = saop_record_cost(rec);
+	ck_assert(json_is_null(json_object_get(c, "recovery")));
+	ck_assert_int_eq(saop_record_add_cost(rec, "recovery", &one), 0);
+	c = saop_record_cost(rec);
+	ck_assert(json_is_null(json_object_get(c, "recovery")));
+	ck_assert(json_real_value(json_object_get(c, "answer")) == 0.125);
+	json_decref(rec);
 }
 END_TEST
 
@@ -2665,6 +2800,9 @@ llm_suite(void)
 	tcase_set_timeout(gen, 120);
 	tcase_set_timeout(flt, 60);
 	tcase_add_test(fx, a_calls_cost_is_summed_once_and_shown_alike);
+	tcase_add_test(fx, a_calls_money_is_summed_and_unknown_stays_unknown);
+	tcase_add_test(fx, a_records_cost_adds_up_by_part);
+	tcase_add_test(fx, cached_and_reasoning_tokens_of_every_format);
 	tcase_add_test(fx,
 	    openai_length_stream_gives_the_partial_json_and_length);
 	tcase_add_test(fx,
