@@ -27,23 +27,9 @@ record() {
 # key or signature against $secret; the model's environment is Bedrock's
 # with SigV4 credentials (region us-west-2, the session token).
 bedrock_start() {
-	mock_stop
-	_bs_dir="$tmp/bm.${_bs_n:=0}"
-	_bs_n=$((_bs_n + 1))
-	mkdir -p "$_bs_dir"
-	: >"$_bs_dir/script"
-	for _bs_r in "$@"; do
-		printf '%s\n' "$_bs_r" | jq -c . >>"$_bs_dir/script" ||
-		    fail "bedrock_start: not JSON: $_bs_r"
-	done
-	MOCK_LOG="$_bs_dir/requests.ndjson"
-	MOCK_SECRET=$secret saop-mock --script "$_bs_dir/script" \
-	    --key-env MOCK_SECRET --port-file "$_bs_dir/port" \
-	    --log "$MOCK_LOG" --max-seconds 600 &
-	MOCK_PID=$!
-	at_exit mock_stop
-	wait_port "$_bs_dir/port" "$MOCK_PID" saop-mock
-	MOCK_PORT=$(cat "$_bs_dir/port")
+	MOCK_SECRET=$secret
+	export MOCK_SECRET
+	MOCK_KEY_ENV=MOCK_SECRET mock_serve "$@"
 	SAOP_PROVIDER=bedrock
 	SAOP_API_BASE="http://127.0.0.1:$MOCK_PORT/v1"
 	AWS_REGION=us-west-2

@@ -40,9 +40,12 @@ mock_stop() {
 	fi
 }
 
-mock_start() {
-	_ms_prov=$1
-	shift
+# mock_serve REPLY...: saop-mock (stopped first, if one runs) serving a
+# script of the REPLYs (each JSON, written compact), its requests logged
+# in $MOCK_LOG; with $MOCK_KEY_ENV set, each call's key (or signature)
+# checked against the value of that variable, which must be exported
+# (--key-env).  Sets MOCK_PID, MOCK_PORT and MOCK_LOG.
+mock_serve() {
 	mock_stop
 	_ms_dir="$tmp/mock.${_ms_n:=0}"
 	_ms_n=$((_ms_n + 1))
@@ -50,15 +53,22 @@ mock_start() {
 	: >"$_ms_dir/script"
 	for _ms_r in "$@"; do
 		printf '%s\n' "$_ms_r" | jq -c . >>"$_ms_dir/script" ||
-		    fail "mock_start: not JSON: $_ms_r"
+		    fail "mock_serve: not JSON: $_ms_r"
 	done
 	MOCK_LOG="$_ms_dir/requests.ndjson"
 	saop-mock --script "$_ms_dir/script" --port-file "$_ms_dir/port" \
+	    ${MOCK_KEY_ENV:+--key-env "$MOCK_KEY_ENV"} \
 	    --log "$MOCK_LOG" --max-seconds 600 &
 	MOCK_PID=$!
 	at_exit mock_stop
 	wait_port "$_ms_dir/port" "$MOCK_PID" saop-mock
 	MOCK_PORT=$(cat "$_ms_dir/port")
+}
+
+mock_start() {
+	_ms_prov=$1
+	shift
+	mock_serve "$@"
 	SAOP_PROVIDER=$_ms_prov
 	SAOP_API_BASE="http://127.0.0.1:$MOCK_PORT/v1"
 	SAOP_MODEL=m1

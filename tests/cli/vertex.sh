@@ -26,25 +26,11 @@ export SAOP_NETWORK_POLL_INTERVAL_MS
 # bearer token $want (default $token); the model's environment is Vertex
 # AI's (project proj-1, location europe-west4) with the host saop-mock's.
 vx_start() {
-	mock_stop
 	_vx_prov=$1
 	shift
-	_vx_dir="$tmp/vx.${_vx_n:=0}"
-	_vx_n=$((_vx_n + 1))
-	mkdir -p "$_vx_dir"
-	: >"$_vx_dir/script"
-	for _vx_r in "$@"; do
-		printf '%s\n' "$_vx_r" | jq -c . >>"$_vx_dir/script" ||
-		    fail "vx_start: not JSON: $_vx_r"
-	done
-	MOCK_LOG="$_vx_dir/requests.ndjson"
-	MOCK_TOKEN=${want:-$token} saop-mock --script "$_vx_dir/script" \
-	    --key-env MOCK_TOKEN --port-file "$_vx_dir/port" \
-	    --log "$MOCK_LOG" --max-seconds 600 &
-	MOCK_PID=$!
-	at_exit mock_stop
-	wait_port "$_vx_dir/port" "$MOCK_PID" saop-mock
-	MOCK_PORT=$(cat "$_vx_dir/port")
+	MOCK_TOKEN=${want:-$token}
+	export MOCK_TOKEN
+	MOCK_KEY_ENV=MOCK_TOKEN mock_serve "$@"
 	SAOP_PROVIDER=$_vx_prov
 	SAOP_API_BASE="http://127.0.0.1:$MOCK_PORT"
 	SAOP_API_KEY=$token

@@ -14,50 +14,7 @@
 
 #define PROMPT_AND(tok) SAOP_RESUME_PROMPT SAOP_RESUME_TOKEN_LABEL tok
 
-/* ---- A stand-in for the model ---- */
-
-struct fake {
-	const char *const *texts;	/* one answer per call */
-	int n;				/* how many */
-	int calls;			/* calls made (refused ones too) */
-	int fail_at;			/* this call (from 1) fails ... */
-	int fail_code;			/* ... with this code */
-	int refuse_prefill;		/* EPREFILL while the last turn is
-					   the assistant's */
-	json_t *last;			/* the last request received */
-	int usage;			/* report usage: 100 + call prompt
-					   tokens, the answer's length
-					   completion tokens; else none */
-};
-
-static int
-fake_call(void *arg, const json_t *request, struct saop_llm_answer *a,
-    struct saop_err *e)
-{
-	struct fake *f = arg;
-	const json_t *msgs = json_object_get(request, "messages");
-	const json_t *lastm = json_array_get(msgs, json_array_size(msgs) - 1);
-	const char *role = json_string_value(json_object_get(lastm, "role"));
-	const char *t;
-	int i = f->calls++;
-
-	json_decref(f->last);
-	f->last = json_deep_copy(request);
-	memset(a, 0, sizeof(*a));
-	if (f->refuse_prefill && strcmp(role, "assistant") == 0) {
-		a->raw = strdup("");
-		return saop__fail(e, SAOP_EPREFILL, 0, "prefill refused");
-	}
-	t = i < f->n ? f->texts[i] : "";
-	a->raw = strdup(t);
-	a->raw_len = strlen(t);
-	a->prompt_tokens = f->usage ? 100 + f->calls : -1;
-	a->completion_tokens = f->usage ? (long)strlen(t) : -1;
-	if (f->fail_at == f->calls)
-		return saop__fail(e, f->fail_code, 0, "connection reset");
-	strcpy(a->finish_reason, "stop");
-	return 0;
-}
+/* ---- The stand-in models: unit_model_call() (unit.h), and this one ---- */
 
 /*
  * A stand-in that knows the whole intended answer and carries on from
@@ -145,10 +102,10 @@ corpus(size_t *n, size_t **lens)
 }
 
 static void
-opts_for(struct saop_resume_opts *o, struct fake *f)
+opts_for(struct saop_resume_opts *o, struct unit_model *f)
 {
 	memset(o, 0, sizeof(*o));
-	o->model.call = fake_call;
+	o->model.call = unit_model_call;
 	o->model.arg = f;
 	o->provider = SAOP_PROVIDER_ANTHROPIC;
 }
@@ -517,32 +474,6 @@ START_TEST(merge_reports_a_continuation_truncated_again)
 }
 END_TEST
 
-/* A stand-in model that also looks at the record at each call. */
-struct watched {
-	struct fake f;		/* the answers (fake_call()) */
-	json_t *rec;		/* the record being resumed */
-	char *before;		/* its text before the protocol began */
-	int changed;		/* calls that found it changed */
-};
-
-/*
- * fake_call() on w->f, after counting in w->changed a record that is not
- * as it came.  Returns fake_call()'s.
- */
-static int
-watched_call(void *arg, const json_t *request, struct saop_llm_answer *a,
-    struct saop_err *e)
-{
-	struct watched *w = arg;
-	char *now = json_dumps(w->rec, JSON_COMPACT | JSON_SORT_KEYS);
-
-	ck_assert_ptr_nonnull(now);
-	if (strcmp(now, w->before) != 0)
-		w->changed++;
-	free(now);
-	return fake_call(&w->f, request, a, e);
-}
-
 /*
  * The record is written once, after the protocol: every continuation call
  * finds it as it came; the outcome's state is the state written.
@@ -550,51 +481,56 @@ watched_call(void *arg, const json_t *request, struct saop_llm_answer *a,
 START_TEST(the_record_is_written_once_with_the_state_returned)
 {
 	static const char *const ans[] = { "bcd", "efg", "h\"]" };
-	struct watched w;
+	struct unit_model f;
+	struct unit_watch w;
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
 
+	memset(&f, 0, sizeof(f));
 	memset(&w, 0, sizeof(w));
-	w.f.texts = ans;
-	w.f.n = 3;
-	opts_for(&o, &w.f);
-	o.model.call = watched_call;
+	f.answers = ans;
+	f.n = 3;
+	opts_for(&o, &f);
+	w.model = o.model;
+	o.model.call = unit_watch_call;
 	o.model.arg = &w;
 	o.form = SAOP_RESUME_USER;
 	o.max_attempts = 3;
 	w.rec = record("[\"a");
 	ck_assert_int_eq(saop_record_set_state(w.rec, SAOP_STATE_TRUNCATED),
 	    0);
-	w.before = json_dumps(w.rec, JSON_COMPACT | JSON_SORT_KEYS);
+	unit_watch_begin(&w, w.rec);
 	ck_assert_int_eq(saop_resume_record(w.rec, &o, &oc, &e), 0);
-	ck_assert_int_eq(w.f.calls, 3);
+	ck_assert_int_eq(f.calls, 3);
 	ck_assert_int_eq(w.changed, 0);
 	ck_assert_int_eq(oc.state, SAOP_STATE_OK);
 	ck_assert_str_eq(sget(w.rec, "state", NULL), "OK");
 	ck_assert_str_eq(sget(w.rec, "raw", NULL), "[\"abcdefgh\"]");
-	free(w.before);
+	unit_watch_end(&w);
 	json_decref(w.rec);
-	json_decref(w.f.last);
+	json_decref(f.last);
 
 	/* Exhausted: the state written is the state returned. */
+	memset(&f, 0, sizeof(f));
 	memset(&w, 0, sizeof(w));
-	w.f.texts = ans;
-	w.f.n = 1;
-	opts_for(&o, &w.f);
-	o.model.call = watched_call;
+	f.answers = ans;
+	f.n = 1;
+	opts_for(&o, &f);
+	w.model = o.model;
+	o.model.call = unit_watch_call;
 	o.model.arg = &w;
 	o.form = SAOP_RESUME_USER;
 	o.max_attempts = 1;
 	w.rec = record("[\"a");
-	w.before = json_dumps(w.rec, JSON_COMPACT | JSON_SORT_KEYS);
+	unit_watch_begin(&w, w.rec);
 	ck_assert_int_eq(saop_resume_record(w.rec, &o, &oc, &e), 0);
 	ck_assert_int_eq(w.changed, 0);
 	ck_assert_int_eq(oc.state, SAOP_STATE_RESUME_EXHAUSTED);
 	ck_assert_str_eq(sget(w.rec, "state", NULL), "RESUME_EXHAUSTED");
-	free(w.before);
+	unit_watch_end(&w);
 	json_decref(w.rec);
-	json_decref(w.f.last);
+	json_decref(f.last);
 
 	/* Complete: skipped, the state it came with. */
 	w.rec = record("[1]");
@@ -613,7 +549,7 @@ ws_case(enum saop_resume_form form, const char *answer, const char *want,
     const char *last)
 {
 	const char *const texts[] = { answer };
-	struct fake f = { texts, 1, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { texts, 1, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -649,7 +585,7 @@ START_TEST(progress_accumulates_and_the_cost_is_counted)
 {
 	/* Each answer carries on from the end of the last merge. */
 	static const char *const ans[] = { "bcd", "efg", "h\"]" };
-	struct fake f = { ans, 3, 0, 0, 0, 0, NULL, 1 };
+	struct unit_model f = { ans, 3, 0, 0, 0, 0, NULL, 1 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -670,9 +606,9 @@ START_TEST(progress_accumulates_and_the_cost_is_counted)
 	    SAOP_RESUME_PARTIAL_LABEL) + 3 + 6 + 9);
 	ck_assert_int_eq(iget(rec, "resume", "sent_bytes"),
 	    (json_int_t)oc.cost.sent_bytes);
-	ck_assert_int_eq(oc.cost.prompt_tokens, 101 + 102 + 103);
-	ck_assert_int_eq(iget(rec, "resume", "prompt_tokens"), 306);
-	ck_assert_int_eq(iget(rec, "resume", "completion_tokens"), 9);
+	ck_assert_int_eq(oc.cost.prompt_tokens, 10 + 20 + 30);
+	ck_assert_int_eq(iget(rec, "resume", "prompt_tokens"), 60);
+	ck_assert_int_eq(iget(rec, "resume", "completion_tokens"), 1 + 2 + 3);
 	json_decref(rec);
 	json_decref(f.last);
 	/* No usage reported: null, not 0. */
@@ -711,7 +647,7 @@ END_TEST
 START_TEST(truncated_record_resolves_in_one_attempt)
 {
 	static const char *const ans[] = { "2}" };
-	struct fake f = { ans, 1, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { ans, 1, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -737,7 +673,7 @@ END_TEST
 START_TEST(continuation_truncated_again_takes_a_second_attempt)
 {
 	static const char *const ans[] = { "[1, 2,", "3]}" };
-	struct fake f = { ans, 2, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { ans, 2, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -759,7 +695,7 @@ END_TEST
 START_TEST(attempts_stop_at_the_maximum_and_keep_the_best_merge)
 {
 	static const char *const ans[] = { "[1,", "2,", "3," };
-	struct fake f = { ans, 3, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { ans, 3, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -781,7 +717,7 @@ END_TEST
 START_TEST(max_attempts_can_be_raised)
 {
 	static const char *const ans[] = { "[1,", "2,", "3]}" };
-	struct fake f = { ans, 3, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { ans, 3, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -801,7 +737,7 @@ END_TEST
 START_TEST(invalid_continuation_counts_and_the_next_starts_over)
 {
 	static const char *const ans[] = { "]]]", "1}" };
-	struct fake f = { ans, 2, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { ans, 2, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -819,7 +755,7 @@ END_TEST
 
 START_TEST(complete_record_is_skipped_without_a_call)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -838,7 +774,7 @@ END_TEST
 
 START_TEST(invalid_record_passes_through_flagged)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -859,7 +795,7 @@ START_TEST(prefill_refusal_switches_to_the_user_form_for_good)
 {
 	/* The refused call takes no answer; its slot stays unused. */
 	static const char *const ans[] = { "-", "2}", "3}" };
-	struct fake f = { ans, 3, 0, 0, 0, 1, NULL, 0 };
+	struct unit_model f = { ans, 3, 0, 0, 0, 1, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -889,7 +825,7 @@ END_TEST
 
 START_TEST(forced_prefill_refusal_is_an_error)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 1, NULL, 0 };
+	struct unit_model f = { NULL, 0, 0, 0, 0, 1, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -908,7 +844,7 @@ END_TEST
 START_TEST(openai_auto_uses_the_user_form)
 {
 	static const char *const ans[] = { "1}" };
-	struct fake f = { ans, 1, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { ans, 1, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -928,7 +864,7 @@ END_TEST
 START_TEST(network_failure_keeps_the_progress_made)
 {
 	static const char *const ans[] = { "[1, 2,", "3" };
-	struct fake f = { ans, 2, 0, 2, SAOP_ENETWORK, 0, NULL, 0 };
+	struct unit_model f = { ans, 2, 0, 2, SAOP_ENETWORK, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -952,7 +888,7 @@ END_TEST
 START_TEST(a_call_that_cannot_start_is_no_attempt)
 {
 	/* ECONFIG (libcurl cannot be loaded, say): nothing was sent. */
-	struct fake f = { NULL, 0, 0, 1, SAOP_ECONFIG, 0, NULL, 0 };
+	struct unit_model f = { NULL, 0, 0, 1, SAOP_ECONFIG, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -973,7 +909,7 @@ END_TEST
 
 START_TEST(no_call_marks_truncated_records_suspended)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -992,7 +928,7 @@ END_TEST
 
 START_TEST(record_without_raw_names_the_field)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -1007,7 +943,7 @@ END_TEST
 
 START_TEST(plan_says_which_records_need_a_call)
 {
-	struct fake f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { NULL, 0, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_err e;
 	json_t *rec = record("[1, {\"a\"");
@@ -1323,7 +1259,7 @@ START_TEST(a_top_level_number_cut_at_the_limit_is_resumed)
 {
 	/* "12345.678" cut to "1" with finish_reason length: not complete. */
 	static const char *const texts[] = { "2345.678" };
-	struct fake f = { texts, 1, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { texts, 1, 0, 0, 0, 0, NULL, 0 };
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;
 	struct saop_err e;
@@ -1847,7 +1783,7 @@ START_TEST(an_unrelated_answer_never_resolves_with_lost_bytes)
 	struct saop_resume_outcome oc;
 	struct saop_detect_result r;
 	struct saop_err e;
-	struct fake f;
+	struct unit_model f;
 	size_t n, i, k, u, rp, *lens, resolved = 0;
 	char **v = corpus(&n, &lens);
 	const char *raw;
@@ -1869,7 +1805,7 @@ START_TEST(an_unrelated_answer_never_resolves_with_lost_bytes)
 				for (form = SAOP_RESUME_PREFILL;
 				    form <= SAOP_RESUME_USER; form++) {
 					memset(&f, 0, sizeof(f));
-					f.texts = &unrelated[u];
+					f.answers = &unrelated[u];
 					f.n = 1;
 					opts_for(&o, &f);
 					o.form = (enum saop_resume_form)form;
@@ -1906,7 +1842,7 @@ END_TEST
 START_TEST(resumed_record_writes_one_log_row_and_its_events)
 {
 	static const char *const ans[] = { "[1,", "2]}" };
-	struct fake f = { ans, 2, 0, 0, 0, 0, NULL, 0 };
+	struct unit_model f = { ans, 2, 0, 0, 0, 0, NULL, 0 };
 	char dir[] = "/tmp/check_resume.XXXXXX", path[64], cmd[96];
 	struct saop_resume_opts o;
 	struct saop_resume_outcome oc;

@@ -345,13 +345,12 @@ START_TEST(a_repaired_answer_lists_its_repairs_and_no_repair_turns_it_off)
 }
 END_TEST
 
-/* A scripted model: the answers, in order; counts the calls. */
+/*
+ * The stand-in model (unit_model_call(), in m) counting the bytes of the
+ * calls it answered: the turns a correction adds, and its answers.
+ */
 struct script {
-	const char *const *answers;
-	int calls;
-	int fail_at;		/* fail the call with this number (from 1) */
-	int usage;		/* report call n as 10n prompt, n completion
-				   tokens; 0: report no usage */
+	struct unit_model m;
 	size_t sent;		/* the bytes of the turns it got, answered */
 	size_t received;	/* the bytes it answered */
 };
@@ -373,31 +372,23 @@ turn_bytes(const json_t *request)
 }
 
 /*
- * The stand-in model of struct script: answers, in order, the next answer
- * (or fails the call fail_at); keeps the bytes it got and sent.  Returns 0
- * or -SAOP_ENETWORK.
+ * unit_model_call() on s->m, then the bytes of a call answered counted
+ * (the requests not kept).  Returns unit_model_call()'s return.
  */
 static int
 fake_call(void *arg, const json_t *request, struct saop_llm_answer *a,
     struct saop_err *e)
 {
 	struct script *s = arg;
-	const char *t;
+	int r = unit_model_call(&s->m, request, a, e);
 
-	s->calls++;
-	if (s->calls == s->fail_at)
-		return saop__fail(e, SAOP_ENETWORK, 0, "connection reset");
-	t = s->answers[s->calls - 1];
-	a->raw = strdup(t);
-	a->raw_len = strlen(t);
-	strcpy(a->finish_reason, "stop");
-	if (s->usage) {
-		a->prompt_tokens = 10L * s->calls;
-		a->completion_tokens = s->calls;
+	json_decref(s->m.last);
+	s->m.last = NULL;
+	if (r == 0) {
+		s->sent += turn_bytes(request);
+		s->received += a->raw_len;
 	}
-	s->sent += turn_bytes(request);
-	s->received += a->raw_len;
-	return 0;
+	return r;
 }
 
 /*
@@ -516,11 +507,11 @@ END_TEST
 
 START_TEST(a_valid_answer_makes_no_call)
 {
-	struct script sc = { NULL, 0, 0, 0, 0, 0 };
+	struct script sc = { { NULL, 0, 0, 0, 0, 0, NULL, 0 }, 0, 0 };
 	json_t *rec;
 
 	ck_assert_int_eq(run(good, &sc, 2, &rec), SAOP_STATE_OK);
-	ck_assert_int_eq(sc.calls, 0);
+	ck_assert_int_eq(sc.m.calls, 0);
 	ck_assert_int_eq(attempts(rec), 0);
 	/* No call, no cost. */
 	ck_assert_ptr_null(vmember(rec, "sent_bytes"));
@@ -534,11 +525,12 @@ END_TEST
 START_TEST(a_corrected_answer_counts_its_attempts_and_replaces_raw)
 {
 	static const char *const answers[] = { "{\"saop\": 1}", good };
-	struct script sc = { answers, 0, 0, 0, 0, 0 };
+	struct script sc = { { answers, UNIT_N(answers), 0, 0, 0, 0, NULL, 0 },
+	    0, 0 };
 	json_t *rec;
 
 	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_OK);
-	ck_assert_int_eq(sc.calls, 2);
+	ck_assert_int_eq(sc.m.calls, 2);
 	ck_assert_int_eq(attempts(rec), 2);
 	ck_assert_str_eq(json_string_value(json_object_get(rec, "raw")), good);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(rec,
@@ -551,11 +543,12 @@ END_TEST
 START_TEST(the_cost_of_the_correction_turns_is_what_the_model_saw)
 {
 	static const char *const answers[] = { "{\"saop\": 1}", good };
-	struct script sc = { answers, 0, 0, 1, 0, 0 };
+	struct script sc = { { answers, UNIT_N(answers), 0, 0, 0, 0, NULL, 1 },
+	    0, 0 };
 	json_t *rec;
 
 	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_OK);
-	ck_assert_int_eq(sc.calls, 2);
+	ck_assert_int_eq(sc.m.calls, 2);
 	ck_assert_uint_gt(sc.sent, 0);
 	ck_assert_int_eq(vcount(rec, "sent_bytes"), (json_int_t)sc.sent);
 	ck_assert_int_eq(vcount(rec, "received_bytes"),
@@ -571,7 +564,8 @@ END_TEST
 START_TEST(a_model_that_reports_no_usage_leaves_the_tokens_null)
 {
 	static const char *const answers[] = { good };
-	struct script sc = { answers, 0, 0, 0, 0, 0 };
+	struct script sc = { { answers, UNIT_N(answers), 0, 0, 0, 0, NULL, 0 },
+	    0, 0 };
 	json_t *rec;
 
 	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_OK);
@@ -588,8 +582,9 @@ START_TEST(an_escalated_record_and_a_failed_call_count_the_turns_answered)
 {
 	static const char *const no[] = { "no", "{\"saop\": 1}" };
 	static const char *const one[] = { "{\"saop\": 1}" };
-	struct script esc = { no, 0, 0, 1, 0, 0 };
-	struct script cut = { one, 0, 2, 1, 0, 0 };
+	struct script esc = { { no, UNIT_N(no), 0, 0, 0, 0, NULL, 1 }, 0, 0 };
+	struct script cut = { { one, UNIT_N(one), 0, 2, 0, 0, NULL, 1 },
+	    0, 0 };
 	json_t *rec;
 
 	ck_assert_int_eq(run("nope", &esc, 2, &rec),
@@ -614,7 +609,8 @@ END_TEST
 START_TEST(each_correction_answer_is_an_event_with_its_own_cost)
 {
 	static const char *const answers[] = { "{\"saop\": 1}", good };
-	struct script sc = { answers, 0, 0, 1, 0, 0 };
+	struct script sc = { { answers, UNIT_N(answers), 0, 0, 0, 0, NULL, 1 },
+	    0, 0 };
 	char dir[] = "/tmp/check_validate.XXXXXX", path[64], cmd[96];
 	struct saop_validate_opts o;
 	struct saop_validate_outcome oc;
@@ -676,11 +672,12 @@ END_TEST
 START_TEST(exhausted_retries_escalate_with_the_last_errors)
 {
 	static const char *const answers[] = { "no", "{\"saop\": 1}" };
-	struct script sc = { answers, 0, 0, 0, 0, 0 };
+	struct script sc = { { answers, UNIT_N(answers), 0, 0, 0, 0, NULL, 0 },
+	    0, 0 };
 	json_t *rec, *errors;
 
 	ck_assert_int_eq(run("nope", &sc, 2, &rec), SAOP_STATE_USER_ESCALATION);
-	ck_assert_int_eq(sc.calls, 2);
+	ck_assert_int_eq(sc.m.calls, 2);
 	ck_assert_str_eq(json_string_value(json_object_get(rec, "state")),
 	    "USER_ESCALATION");
 	errors = json_object_get(json_object_get(rec, "validate"), "errors");
@@ -692,11 +689,11 @@ END_TEST
 
 START_TEST(zero_retries_escalate_without_a_call)
 {
-	struct script sc = { NULL, 0, 0, 0, 0, 0 };
+	struct script sc = { { NULL, 0, 0, 0, 0, 0, NULL, 0 }, 0, 0 };
 	json_t *rec;
 
 	ck_assert_int_eq(run("nope", &sc, 0, &rec), SAOP_STATE_USER_ESCALATION);
-	ck_assert_int_eq(sc.calls, 0);
+	ck_assert_int_eq(sc.m.calls, 0);
 	json_decref(rec);
 }
 END_TEST
@@ -704,7 +701,8 @@ END_TEST
 START_TEST(a_failed_call_leaves_the_record_as_it_stands)
 {
 	static const char *const answers[] = { "{\"saop\": 1}" };
-	struct script sc = { answers, 0, 2, 0, 0, 0 };
+	struct script sc = { { answers, UNIT_N(answers), 0, 2, 0, 0, NULL, 0 },
+	    0, 0 };
 	json_t *rec;
 
 	ck_assert_int_eq(run("nope", &sc, 2, &rec), -SAOP_ENETWORK);
@@ -717,34 +715,14 @@ START_TEST(a_failed_call_leaves_the_record_as_it_stands)
 }
 END_TEST
 
-/* A stand-in model that also looks at the record at each call. */
+/* A stand-in model (struct script) and a watch on the record it sees. */
 struct watched {
 	struct script sc;	/* the answers (fake_call()) */
-	json_t *rec;		/* the record being validated */
-	char *before;		/* its text before the protocol began */
-	int changed;		/* calls that found it changed */
+	struct unit_watch w;	/* the record (unit_watch_call()) */
 };
 
 /*
- * fake_call() on w->sc, after counting in w->changed a record that is not
- * as it came.  Returns fake_call()'s.
- */
-static int
-watched_call(void *arg, const json_t *request, struct saop_llm_answer *a,
-    struct saop_err *e)
-{
-	struct watched *w = arg;
-	char *now = json_dumps(w->rec, JSON_COMPACT | JSON_SORT_KEYS);
-
-	ck_assert_ptr_nonnull(now);
-	if (strcmp(now, w->before) != 0)
-		w->changed++;
-	free(now);
-	return fake_call(&w->sc, request, a, e);
-}
-
-/*
- * Run the protocol on a record whose raw is raw through watched_call()
+ * Run the protocol on a record whose raw is raw through w's watch
  * (max retries, close as given), out filled.  Returns its return.
  */
 static int
@@ -759,15 +737,15 @@ run_watched(struct watched *w, const char *raw, int max, int close,
 	o.schema = saop_schema_envelope_v1(&e);
 	o.max_retries = max;
 	o.close = close;
-	o.model.call = watched_call;
-	o.model.arg = w;
-	w->rec = json_pack("{s:s, s:i, s:s}", "task_id", "t", "turn", 2,
-	    "raw", raw);
-	ck_assert_ptr_nonnull(w->rec);
-	w->before = json_dumps(w->rec, JSON_COMPACT | JSON_SORT_KEYS);
-	rc = saop_validate_record(w->rec, &o, out, &e);
+	w->w.model.call = fake_call;
+	w->w.model.arg = &w->sc;
+	o.model.call = unit_watch_call;
+	o.model.arg = &w->w;
+	unit_watch_begin(&w->w, json_pack("{s:s, s:i, s:s}", "task_id", "t",
+	    "turn", 2, "raw", raw));
+	rc = saop_validate_record(w->w.rec, &o, out, &e);
 	saop_schema_free((struct saop_schema *)o.schema);
-	free(w->before);
+	unit_watch_end(&w->w);
 	return rc;
 }
 
@@ -779,16 +757,20 @@ START_TEST(the_record_is_written_once_with_the_outcome_returned)
 {
 	static const char *const answers[] = { "{\"saop\": 1}", "no", good };
 	static const char *const no[] = { "no" };
-	struct watched w = { { answers, 0, 0, 1, 0, 0 }, NULL, NULL, 0 };
+	struct watched w;
 	struct saop_validate_outcome oc;
 	const json_t *v;
 
+	memset(&w, 0, sizeof(w));
+	w.sc.m.answers = answers;
+	w.sc.m.n = UNIT_N(answers);
+	w.sc.m.usage = 1;
 	ck_assert_int_eq(run_watched(&w, "nope", 3, 0, &oc), 0);
-	ck_assert_int_eq(w.sc.calls, 3);
-	ck_assert_int_eq(w.changed, 0);
-	v = json_object_get(w.rec, "validate");
+	ck_assert_int_eq(w.sc.m.calls, 3);
+	ck_assert_int_eq(w.w.changed, 0);
+	v = json_object_get(w.w.rec, "validate");
 	ck_assert_int_eq(oc.state, SAOP_STATE_OK);
-	ck_assert_str_eq(json_string_value(json_object_get(w.rec, "state")),
+	ck_assert_str_eq(json_string_value(json_object_get(w.w.rec, "state")),
 	    "OK");
 	ck_assert(oc.valid && json_is_true(json_object_get(v, "valid")));
 	ck_assert_int_eq(oc.attempts, 3);
@@ -804,37 +786,38 @@ START_TEST(the_record_is_written_once_with_the_outcome_returned)
 	ck_assert_int_eq(oc.cost.completion_tokens, 1 + 2 + 3);
 	ck_assert_int_eq(json_integer_value(json_object_get(v,
 	    "completion_tokens")), 6);
-	ck_assert_str_eq(json_string_value(json_object_get(w.rec, "raw")),
+	ck_assert_str_eq(json_string_value(json_object_get(w.w.rec, "raw")),
 	    good);
-	json_decref(w.rec);
+	json_decref(w.w.rec);
 
 	/* Escalated: the errors returned are the record's. */
 	memset(&w, 0, sizeof(w));
-	w.sc.answers = no;
+	w.sc.m.answers = no;
+	w.sc.m.n = UNIT_N(no);
 	ck_assert_int_eq(run_watched(&w, "nope", 1, 0, &oc), 0);
-	ck_assert_int_eq(w.changed, 0);
-	v = json_object_get(w.rec, "validate");
+	ck_assert_int_eq(w.w.changed, 0);
+	v = json_object_get(w.w.rec, "validate");
 	ck_assert_int_eq(oc.state, SAOP_STATE_USER_ESCALATION);
 	ck_assert_int_eq(oc.valid, 0);
 	ck_assert_int_eq(oc.attempts, 1);
 	ck_assert_ptr_nonnull(oc.errors);
 	ck_assert_ptr_eq(oc.errors, json_object_get(v, "errors"));
-	json_decref(w.rec);
+	json_decref(w.w.rec);
 
 	/* Closed locally (no call): closed and the repairs, as written. */
 	memset(&w, 0, sizeof(w));
 	ck_assert_int_eq(run_watched(&w, "{\"saop\": \"1.0\", \"turn_index\": "
 	    "0, \"agent_role\": \"developer\", \"thought\": \"t\", "
 	    "\"action\": null", 0, 1, &oc), 0);
-	ck_assert_int_eq(w.sc.calls, 0);
-	v = json_object_get(w.rec, "validate");
+	ck_assert_int_eq(w.sc.m.calls, 0);
+	v = json_object_get(w.w.rec, "validate");
 	ck_assert_int_eq(oc.state, SAOP_STATE_OK);
 	ck_assert_int_eq(oc.closed, 1);
 	ck_assert(json_is_true(json_object_get(v, "closed")));
 	ck_assert_uint_ge(oc.repairs, 1);
 	ck_assert_uint_eq(oc.repairs, json_array_size(json_object_get(v,
 	    "repairs")));
-	json_decref(w.rec);
+	json_decref(w.w.rec);
 }
 END_TEST
 
