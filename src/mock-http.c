@@ -23,7 +23,7 @@
 
 FILE *log_file;
 int wake[2] = { -1, -1 };
-long answered;
+long requests_answered;
 
 /* The requests received, and the script's served flags: under lock. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -86,7 +86,7 @@ wire_of(const char *path, int *path_stream)
 
 /* 1 when the header name (any case) carries the key, else 0. */
 static int
-key_name(const char *name)
+is_key_header(const char *name)
 {
 	static const char *const keys[] = { "authorization", "x-api-key",
 	    "x-goog-api-key", "api-key", "x-amz-security-token", NULL };
@@ -120,7 +120,7 @@ see_value(void *cls, enum MHD_ValueKind kind, const char *key,
 	char name[256];
 	size_t i;
 
-	if (s->query ? strcmp(key, "key") == 0 : key_name(key)) {
+	if (s->query ? strcmp(key, "key") == 0 : is_key_header(key)) {
 		s->key = 1;
 		for (i = 0; key[i] != '\0' && i + 1 < sizeof(name); i++)
 			name[i] = (char)tolower((unsigned char)key[i]);
@@ -621,8 +621,9 @@ on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	if (k->answered) {
 		pthread_mutex_lock(&lock);
-		answered++;
-		wakeup = max_requests > 0 && answered == max_requests;
+		requests_answered++;
+		wakeup = max_requests > 0 &&
+		    requests_answered == max_requests;
 		pthread_mutex_unlock(&lock);
 	}
 	if (wakeup && write(wake[1], "r", 1) < 0)

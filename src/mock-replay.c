@@ -213,7 +213,7 @@ status_of_name(const char *name)
 
 /* Fill rec from the body file path (name: its base name). */
 static void
-load_one(struct recorded *rec, const char *path, const char *name)
+load_recording(struct recorded *rec, const char *path, const char *name)
 {
 	char *stem = stem_of(path), *side;
 	json_t *h, *req;
@@ -293,7 +293,7 @@ replay_load(const char *path)
 
 		if ((recs = calloc(1, sizeof(*recs))) == NULL)
 			cli_die_nomem();
-		load_one(&recs[0], path, base != NULL ? base + 1 : path);
+		load_recording(&recs[0], path, base != NULL ? base + 1 : path);
 		recs[0].number = 1;
 		nrecs = 1;
 		return;
@@ -314,7 +314,7 @@ replay_load(const char *path)
 
 		if (asprintf(&full, "%s/%s", path, names[i]->d_name) < 0)
 			cli_die_nomem();
-		load_one(&recs[i], full, names[i]->d_name);
+		load_recording(&recs[i], full, names[i]->d_name);
 		recs[i].number = (long)i + 1;
 		free(full);
 		free(names[i]);
@@ -357,7 +357,7 @@ replay_load_file(const char *path)
 		return NULL;	/* not reached: for cppcheck */
 	}
 	singles = nl;
-	load_one(rec, path, base != NULL ? base + 1 : path);
+	load_recording(rec, path, base != NULL ? base + 1 : path);
 	rec->number = 1;
 	singles[nsingles++] = rec;
 	return rec;

@@ -106,7 +106,7 @@ extern struct cli cli_opts;
 /* The server's state (mock-http.c). */
 extern FILE *log_file;			/* --log's, or NULL */
 extern int wake[2];			/* the main loop's self-pipe */
-extern long answered;			/* requests answered */
+extern long requests_answered;	/* requests answered */
 
 /* mock-script.c */
 

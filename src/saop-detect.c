@@ -96,7 +96,7 @@ put_key(enum saop_record_member m, int first)
  * saop_store_error(); exits 70 out of memory.
  */
 static void
-event(const struct cli *o, const json_t *rec, const json_t *detect)
+detect_event(const struct cli *o, const json_t *rec, const json_t *detect)
 {
 	struct saop_err e;
 	json_t *data;
@@ -191,7 +191,7 @@ detect_record(struct cli_loop *l, json_t *rec, struct saop_err *e)
 	    res.verdict))) != 0)
 		cli_die_nomem();
 	if ((v = res.verdict) == SAOP_TRUNCATED)
-		event(o, rec, detect);
+		detect_event(o, rec, detect);
 	saop_detect_result_free(&res);
 	return cli_status(saop_state_of(saop_verdict_state(v)));
 }
@@ -416,7 +416,7 @@ run_raw(const struct cli *o, const char *path)
 	}
 	free(kept.buf);
 	if ((v = res.verdict) == SAOP_TRUNCATED)
-		event(o, NULL, detect);
+		detect_event(o, NULL, detect);
 	/* An event that could not be logged: said, and on the record. */
 	if ((logged = !saop_store_error(cli_store(o), &e)) == 0)
 		cli_warn_err(&e);

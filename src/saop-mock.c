@@ -284,7 +284,7 @@ main(int argc, char *argv[])
 	MHD_stop_daemon(d);
 	if (status != 0 && !cli_opts.quiet)
 		cli_warn("%ld seconds passed with %ld of %ld requests answered",
-		    max_seconds, answered, max_requests);
+		    max_seconds, requests_answered, max_requests);
 	if (log_file != NULL)
 		fclose(log_file);
 	script_free();
