@@ -83,14 +83,16 @@ logged(const json_t *c)
 
 /*
  * Print the money object m (the records' cost) as "$TOTAL ($A answer, $R
- * recovery)", with the number of parts whose cost is not known.
+ * recovery)", with the number of parts whose cost is not known; with
+ * one, the sums are "at least" theirs (what is known, not the cost).
  */
 static void
 print_money(const json_t *m)
 {
 	long long unpriced = num(m, "unpriced", NULL);
 
-	printf("  money            $%.6f ($%.6f answer, $%.6f recovery)",
+	printf("  money            %s$%.6f ($%.6f answer, $%.6f recovery)",
+	    unpriced > 0 ? "at least " : "",
 	    json_number_value(json_object_get(m, "total")),
 	    json_number_value(json_object_get(m, "answer")),
 	    json_number_value(json_object_get(m, "recovery")));
