@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -164,6 +165,22 @@ user_table(int *set, json_error_t *je)
 	return t;
 }
 
+/* The embedded table, parsed once a process (embedded_load()). */
+static json_t *embedded;
+static pthread_once_t embedded_once = PTHREAD_ONCE_INIT;
+
+/*
+ * Parse the embedded table (data/prices.json, 200 KB) into embedded:
+ * once, as every priced call searches it.  Returns nothing; embedded
+ * stays NULL when it cannot be parsed (out of memory).
+ */
+static void
+embedded_load(void)
+{
+	embedded = json_loadb(saop__prices_json.text, saop__prices_json.len,
+	    0, NULL);
+}
+
 /*
  * See saop-private.h: model's prices into p, from the user's table
  * ($SAOP_PRICES) first, then from the embedded one.  Returns 1 found, 0
@@ -186,12 +203,12 @@ saop__price_find(const char *provider, const char *model,
 		if (found)
 			return found;
 	}
-	t = json_loadb(saop__prices_json.text, saop__prices_json.len, 0, NULL);
-	if (t == NULL)
+	/* The user's table is read at each call (it may change); the
+	 * embedded one is the program's, read once. */
+	pthread_once(&embedded_once, embedded_load);
+	if (embedded == NULL)
 		return -1;
-	found = find_table(t, provider, model, p);
-	json_decref(t);
-	return found;
+	return find_table(embedded, provider, model, p);
 }
 
 /*
