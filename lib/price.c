@@ -192,13 +192,14 @@ saop__price_find(const char *provider, const char *model,
 {
 	json_error_t je;
 	json_t *t;
-	int found = 0, set;
+	int set;
 
 	t = user_table(&set, &je);
 	if (set && t == NULL)
 		return -1;
 	if (t != NULL) {
-		found = find_table(t, provider, model, p);
+		int found = find_table(t, provider, model, p);
+
 		json_decref(t);
 		if (found)
 			return found;
