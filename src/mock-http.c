@@ -238,6 +238,7 @@ oracle_reply(struct oracle_reply *o, size_t len, struct reply *r)
 	r->line = o->line;
 	r->split = 4;
 	r->retry_after = r->drop_after = -1;
+	r->stream = -1;		/* streamed or whole, as asked */
 	r->usage_in = tokens_of(len);
 	r->usage_out = tokens_of(o->len);
 	if (o->text == NULL) {
